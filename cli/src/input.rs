@@ -1,0 +1,51 @@
+//! Reading the inputs. A file that cannot be read, or whose bytes are not UTF-8, becomes a
+//! finding on that input (and exit status 2) rather than stopping the run: the other inputs are
+//! still checked and everything is reported in the chosen format.
+
+use std::io::Read;
+use std::path::Path;
+
+use xdsck_core::load::codes;
+use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
+
+/// The display name of standard input.
+pub const STDIN: &str = "<stdin>";
+
+/// Every input as a source, and the failures found while reading them.
+pub fn read_all(paths: &[impl AsRef<Path>]) -> (Sources, Vec<Diagnostic>) {
+    let mut sources = Sources::new();
+    let mut failed = Vec::new();
+    for path in paths {
+        let path = path.as_ref();
+        let (name, bytes) = if path == Path::new("-") {
+            let mut buf = Vec::new();
+            (STDIN.to_owned(), std::io::stdin().lock().read_to_end(&mut buf).map(|_| buf))
+        } else {
+            (path.display().to_string(), std::fs::read(path))
+        };
+        match bytes {
+            Ok(bytes) => {
+                let (file, bad_byte) = SourceFile::from_bytes(name.clone(), bytes);
+                let id = sources.add(file);
+                if let Some(offset) = bad_byte {
+                    let at = sources.get(id).line_column(offset);
+                    failed.push(
+                        Diagnostic::new(
+                            &codes::INVALID_UTF8,
+                            format!("{name} is not UTF-8: invalid byte at line {}, column {}", at.line, at.column),
+                        )
+                        .at(Location::new(id, "", Some(offset))),
+                    );
+                }
+            }
+            Err(e) => {
+                let id = sources.add(SourceFile::new(name.clone(), String::new()));
+                failed.push(
+                    Diagnostic::new(&codes::UNREADABLE, format!("cannot read {name}: {e}"))
+                        .at(Location::new(id, "", None)),
+                );
+            }
+        }
+    }
+    (sources, failed)
+}

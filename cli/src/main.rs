@@ -1,0 +1,89 @@
+//! `xdsck`: arguments, files and stdin, exit codes, the choice of renderer. No Envoy logic lives
+//! here; everything else is `xdsck-core`.
+
+mod args;
+mod input;
+mod rules;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use xdsck_core::Severity;
+use xdsck_core::report::{self, RenderOptions, Report};
+
+use args::{CheckArgs, Cli, Color, Command, FailOn, RulesFormat};
+
+/// The exit statuses design.md promises.
+const CLEAN: u8 = 0;
+const FOUND: u8 = 1;
+const FAILED: u8 = 2;
+
+fn main() -> ExitCode {
+    // Usage errors exit 2 from here (clap's default), help and version 0.
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            // The one place that speaks to stderr: what went wrong with the invocation itself.
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("xdsck: error: {e:#}");
+            }
+            ExitCode::from(FAILED)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Some(Command::Check(check)) => run_check(&check),
+        Some(Command::Rules { format: RulesFormat::Text }) => print(&rules::table()).map(|()| CLEAN),
+        Some(Command::Rules { format: RulesFormat::Json }) => print(&rules::json()).map(|()| CLEAN),
+        Some(Command::Explain { rule }) => print(&rules::explain(&rule)?).map(|()| CLEAN),
+        None => run_check(&cli.check),
+    }
+}
+
+fn run_check(args: &CheckArgs) -> Result<u8> {
+    let (sources, failed) = input::read_all(&args.paths);
+    let report = xdsck_core::analyze_except(&sources, &xdsck_core::Options::default(), failed);
+    let options = RenderOptions { color: use_color(args.color) };
+    print(&report::render(args.format.into(), &report, &sources, options))?;
+    Ok(exit_code(&report, args.fail_on))
+}
+
+fn exit_code(report: &Report, fail_on: FailOn) -> u8 {
+    if report.failed_inputs > 0 {
+        return FAILED;
+    }
+    let threshold = match fail_on {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+        FailOn::Info => Severity::Info,
+        FailOn::Never => return CLEAN,
+    };
+    if report.max_severity().is_some_and(|s| s >= threshold) { FOUND } else { CLEAN }
+}
+
+/// Colour only for a person at a terminal, and never when they asked for none
+/// (<https://no-color.org>: NO_COLOR set and not empty). `--color always` overrides NO_COLOR, as
+/// an explicit flag should.
+fn use_color(choice: Color) -> bool {
+    match choice {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// Writes the whole output to stdout, the only thing that ever goes there. A closed pipe
+/// (`xdsck dump.json | head`) is not an error: the reader has what it wanted.
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to standard output"),
+    }
+}

@@ -1,0 +1,155 @@
+//! What xdsck says: findings about a configuration, and problems reading an input. Both are
+//! [`Diagnostic`]s so every renderer handles them alike.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::source::Location;
+
+/// Severity has one fixed meaning (design.md):
+/// `Error` — Envoy 1.40 rejects this listener or config;
+/// `Warning` — Envoy accepts it, but connections will be lost or misrouted;
+/// `Info` — legal and deliberate-looking, worth knowing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The fixed description of a rule: the checks' findings (`XDS1xx`…) and the input problems
+/// (`XDS0xx`). `xdsck rules` and `xdsck explain` print these.
+#[derive(Debug)]
+pub struct Rule {
+    /// Stable code, e.g. `XDS101`.
+    pub code: &'static str,
+    /// Stable kebab-case name, e.g. `duplicate-filter-chain-match`.
+    pub name: &'static str,
+    pub severity: Severity,
+    /// One line.
+    pub summary: &'static str,
+    /// Markdown with the headings *What it finds*, *Why it matters*, *Example*, *Fix*.
+    pub explanation: &'static str,
+}
+
+/// A secondary place: "first defined here", "the wildcard chain".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Related {
+    pub message: String,
+    pub location: Location,
+}
+
+/// One thing xdsck says about an input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub rule: &'static Rule,
+    /// The severity of this finding; the rule's default unless the check decided otherwise.
+    pub severity: Severity,
+    pub message: String,
+    /// The message Envoy prints when it rejects this (severity `Error` only).
+    pub envoy_error: Option<String>,
+    pub listener: Option<String>,
+    pub filter_chains: Vec<String>,
+    pub location: Option<Location>,
+    pub related: Vec<Related>,
+    /// A concrete connection that shows the problem (`dst_ip`, `dst_port`, `sni`, ...).
+    pub example: BTreeMap<&'static str, serde_json::Value>,
+    /// Extra lines shown under the message: what Envoy actually does, how to fix it.
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn new(rule: &'static Rule, message: impl Into<String>) -> Self {
+        Self {
+            rule,
+            severity: rule.severity,
+            message: message.into(),
+            envoy_error: None,
+            listener: None,
+            filter_chains: Vec::new(),
+            location: None,
+            related: Vec::new(),
+            example: BTreeMap::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn at(mut self, location: Location) -> Self {
+        self.location = Some(location);
+        self
+    }
+
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    pub fn envoy_error(mut self, text: impl Into<String>) -> Self {
+        self.envoy_error = Some(text.into());
+        self
+    }
+
+    pub fn listener(mut self, name: impl Into<String>) -> Self {
+        self.listener = Some(name.into());
+        self
+    }
+
+    pub fn chain(mut self, name: impl Into<String>) -> Self {
+        self.filter_chains.push(name.into());
+        self
+    }
+
+    pub fn related(mut self, message: impl Into<String>, location: Location) -> Self {
+        self.related.push(Related { message: message.into(), location });
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn example(mut self, key: &'static str, value: impl Into<serde_json::Value>) -> Self {
+        self.example.insert(key, value.into());
+        self
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.rule.code
+    }
+
+    /// Total order used for output: by place, then code, then message, so the same input always
+    /// gives the same bytes.
+    pub fn sort_key(&self) -> impl Ord + '_ {
+        (
+            self.location.as_ref().map(|l| (l.source, l.offset, l.pointer.as_str())),
+            self.rule.code,
+            self.message.as_str(),
+            &self.filter_chains,
+        )
+    }
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+    }
+}
+
+impl Eq for Rule {}

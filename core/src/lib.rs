@@ -1,0 +1,78 @@
+//! xdsck-core: read Envoy listener configuration, build Envoy's own filter-chain match index,
+//! and find the chains that collide, shadow each other or can never be reached.
+//!
+//! No I/O and no printing happen here: text in, a [`report::Report`] out.
+
+pub mod checks;
+pub mod diagnostic;
+pub mod load;
+pub mod model;
+pub mod report;
+pub mod source;
+
+pub use diagnostic::{Diagnostic, Related, Rule, Severity};
+pub use source::{Location, SourceFile, SourceId, Sources};
+
+use load::Limits;
+use model::Snapshot;
+use report::{InputSummary, Report};
+
+/// Options for [`analyze`].
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub limits: Limits,
+}
+
+/// Loads every source, runs every check, and returns the sorted report. An input that cannot be
+/// loaded contributes one `XDS0xx` finding and no listeners; the others are still checked.
+pub fn analyze(sources: &Sources, options: &Options) -> Report {
+    analyze_except(sources, options, Vec::new())
+}
+
+/// Like [`analyze`], for a caller that already knows some sources cannot be loaded (a file that
+/// could not be read, bytes that are not UTF-8, see [`SourceFile::from_bytes`]): each of `failed`
+/// is reported as the failure of the source its location names, and that source is not loaded.
+/// The caller still adds such a source (with whatever text it has) so findings can show it.
+pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnostic>) -> Report {
+    let mut report = Report::default();
+    let mut snapshot = Snapshot::default();
+    let mut failed = failed;
+    for (id, file) in sources.iter() {
+        if let Some(i) = failed.iter().position(|d| d.location.as_ref().is_some_and(|l| l.source == id)) {
+            report.inputs.push(InputSummary { source: id, kind: None, inventory: Default::default() });
+            report.failed_inputs += 1;
+            report.findings.push(failed.swap_remove(i));
+            continue;
+        }
+        match load::load_with(id, file, &options.limits) {
+            Ok(input) => {
+                report.inputs.push(InputSummary {
+                    source: id,
+                    kind: Some(input.kind.as_str()),
+                    inventory: input.inventory(),
+                });
+                snapshot.inputs.push(input);
+            }
+            Err(e) => {
+                report.inputs.push(InputSummary { source: id, kind: None, inventory: Default::default() });
+                report.failed_inputs += 1;
+                report.findings.push(e.to_diagnostic());
+            }
+        }
+    }
+    // A failure naming no loaded source still reaches the output rather than vanishing.
+    report.findings.extend(failed);
+    report.findings.extend(checks::run_all(checks::Context { snapshot: &snapshot, sources }));
+    report.sort();
+    report
+}
+
+/// Every rule xdsck knows: the input problems (`XDS0xx`), then the checks, in code order.
+pub fn rules() -> impl Iterator<Item = &'static Rule> {
+    load::codes::ALL.iter().copied().chain(checks::ALL.iter().map(|c| c.rule()))
+}
+
+/// A rule by code (`XDS101`, any case) or name (`duplicate-filter-chain-match`).
+pub fn rule(code_or_name: &str) -> Option<&'static Rule> {
+    rules().find(|r| r.code.eq_ignore_ascii_case(code_or_name) || r.name == code_or_name)
+}

@@ -1,0 +1,252 @@
+//! Loaders: text in, [`Input`] out.
+//!
+//! The kind of input is detected from its content, never from a file name: JSON or YAML, then
+//! config_dump, bootstrap, Listener(s), DiscoveryResponse or CiliumEnvoyConfig. YAML is
+//! translated once into JSON ([`yaml`]); everything else reads JSON with serde_json and
+//! borrowed strings ([`raw`]), then [`classify`] walks the parsed documents into the model.
+
+mod classify;
+pub mod codes;
+mod error;
+pub mod locate;
+pub(crate) mod protojson;
+pub(crate) mod raw;
+pub mod yaml;
+
+pub use error::LoadError;
+
+use serde::Deserialize;
+
+use crate::model::Input;
+use crate::source::{Location, SourceFile, SourceId};
+use raw::RawObject;
+
+/// Safety limits for hostile or broken input.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Deepest nesting of objects and lists accepted in YAML. JSON is held to serde_json's
+    /// fixed 128; YAML stays below it so that its translation always parses.
+    pub max_depth: usize,
+    /// Nodes that YAML aliases may add in total by expansion, beyond the document's own nodes.
+    pub max_alias_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { max_depth: 100, max_alias_nodes: 100_000 }
+    }
+}
+
+/// Loads one source with default limits.
+pub fn load<'a>(id: SourceId, file: &'a SourceFile) -> Result<Input<'a>, LoadError> {
+    load_with(id, file, &Limits::default())
+}
+
+/// Loads one source.
+pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Result<Input<'a>, LoadError> {
+    let text = file.text();
+    let at = |offset: usize| Location::new(id, "", Some(offset));
+
+    let body_start = text.len() - text.trim_start_matches('\u{feff}').len();
+    let Some(first) = first_significant(&text[body_start..]) else {
+        return Err(LoadError::new(&codes::EMPTY, "the input is empty", at(0)));
+    };
+    let first_offset = body_start + first.0;
+    let is_json = matches!(first.1, b'{' | b'[');
+
+    if !is_json {
+        if let Some(offset) = template_action_line(text) {
+            return Err(template_error(at(offset)));
+        }
+        match yaml::translate(text, limits) {
+            Ok(y) => {
+                file.set_yaml(y);
+            }
+            Err(e) => {
+                if let Some(offset) = text.find("{{") {
+                    return Err(template_error(at(offset)));
+                }
+                let rule = match e.kind {
+                    yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
+                    yaml::YamlErrorKind::DuplicateKey => &codes::DUPLICATE_KEY,
+                    yaml::YamlErrorKind::Limit => &codes::TOO_COMPLEX,
+                };
+                return Err(LoadError::new(rule, e.message, at(e.offset)));
+            }
+        }
+    }
+
+    let json = file.json_text();
+    // Offsets are computed from borrowed strings while parsing and while classifying; they are
+    // relative to the whole text, so a byte-order mark skipped below still counts.
+    let _scope = protojson::ParseScope::new(json);
+    let skip = if is_json { body_start } else { 0 };
+    let documents = match parse(&json[skip..]) {
+        Ok(d) => d,
+        Err(e) => return Err(parse_error(id, file, json, skip, &e, is_json)),
+    };
+    let documents = match documents {
+        Some(d) => d,
+        None => {
+            let offset = if is_json { first_offset } else { 0 };
+            return Err(LoadError::new(
+                &codes::NOT_ENVOY,
+                "not Envoy configuration: the document is a single value, not an object or a list",
+                at(offset),
+            ));
+        }
+    };
+    classify::classify(id, file, documents)
+}
+
+/// What the top of a document holds.
+pub(crate) enum Documents<'a> {
+    One(Box<RawObject<'a>>),
+    /// A JSON list or a YAML stream; `None` for empty (null) documents.
+    Many(Vec<Option<RawObject<'a>>>),
+}
+
+/// Parses the JSON text; `Ok(None)` when it is a scalar.
+fn parse(json: &str) -> Result<Option<Documents<'_>>, serde_json::Error> {
+    let Some((_, first)) = first_significant(json) else {
+        return Ok(None);
+    };
+    let mut de = serde_json::Deserializer::from_str(json);
+    let docs = match first {
+        b'{' => Some(Documents::One(Box::new(RawObject::deserialize(&mut de)?))),
+        b'[' => Some(Documents::Many(Vec::<Option<RawObject<'_>>>::deserialize(&mut de)?)),
+        _ => {
+            serde::de::IgnoredAny::deserialize(&mut de)?;
+            None
+        }
+    };
+    de.end()?;
+    Ok(docs)
+}
+
+/// Turns a serde_json error into a located [`LoadError`].
+fn parse_error(
+    id: SourceId,
+    file: &SourceFile,
+    json: &str,
+    skip: usize,
+    e: &serde_json::Error,
+    is_json: bool,
+) -> LoadError {
+    use serde_json::error::Category;
+    // serde_json counts lines from one and columns in bytes from one, in the text it was given.
+    let json_offset = skip + locate::line_column_to_offset(&json[skip..], e.line(), e.column());
+    let message = strip_position(e);
+    match e.classify() {
+        Category::Syntax | Category::Eof | Category::Io => {
+            if let Some(offset) = file.text().find("{{") {
+                return template_error(Location::new(id, "", Some(offset)));
+            }
+            let rule = if message.contains("recursion limit") { &codes::TOO_COMPLEX } else { &codes::JSON_SYNTAX };
+            let message = if message.contains("recursion limit") {
+                "nesting deeper than 128 levels".to_owned()
+            } else if e.classify() == Category::Eof {
+                format!("{message} (the input ends in the middle of a value: truncated?)")
+            } else {
+                message
+            };
+            let offset = if is_json { json_offset } else { file.original_offset(json_offset) };
+            LoadError::new(rule, message, Location::new(id, "", Some(offset)))
+        }
+        Category::Data => {
+            // Parse again, this time recording the path: errors are rare, the fast path
+            // should not pay for this.
+            let mut pointer = path_of_error(&json[skip..]).unwrap_or_default();
+            let duplicate = message.strip_prefix("duplicate field `").and_then(|m| m.split('`').next());
+            let offset = if let Some(key) = duplicate {
+                // The error fires right after the repeated key: serde_json's position is the
+                // place, and the pointer names the key (its first occurrence).
+                crate::model::push_pointer(&mut pointer, key);
+                Some(file.original_offset(json_offset))
+            } else {
+                match file.yaml() {
+                    Some(y) => y.pointer_offset(&pointer).or(Some(file.original_offset(json_offset))),
+                    None => locate::pointer_offset(json, &pointer).or(Some(json_offset)),
+                }
+            };
+            let rule = if duplicate.is_some() { &codes::DUPLICATE_KEY } else { &codes::WRONG_TYPE };
+            let field = pointer.rsplit('/').next().filter(|t| !t.is_empty() && duplicate.is_none());
+            let message = match field {
+                Some(f) if !f.bytes().all(|b| b.is_ascii_digit()) => format!("`{f}`: {message}"),
+                _ => message,
+            };
+            LoadError::new(rule, message, Location::new(id, pointer, offset))
+        }
+    }
+}
+
+/// The JSON pointer of the value a data error happened in.
+fn path_of_error(json: &str) -> Option<String> {
+    let _scope = protojson::ParseScope::new(json);
+    let (_, first) = first_significant(json)?;
+    let mut de = serde_json::Deserializer::from_str(json);
+    let result = match first {
+        b'{' => serde_path_to_error::deserialize::<_, RawObject<'_>>(&mut de).map(drop),
+        _ => serde_path_to_error::deserialize::<_, Vec<Option<RawObject<'_>>>>(&mut de).map(drop),
+    };
+    let err = result.err()?;
+    let mut pointer = String::new();
+    for seg in err.path().iter() {
+        use serde_path_to_error::Segment;
+        match seg {
+            Segment::Seq { index } => crate::model::push_pointer(&mut pointer, &index.to_string()),
+            Segment::Map { key } => crate::model::push_pointer(&mut pointer, key),
+            Segment::Enum { variant } => crate::model::push_pointer(&mut pointer, variant),
+            Segment::Unknown => {}
+        }
+    }
+    Some(pointer)
+}
+
+/// serde_json's message without its " at line L column C" suffix (xdsck shows the place itself).
+fn strip_position(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    full.strip_suffix(&suffix).unwrap_or(&full).to_owned()
+}
+
+fn template_error(location: Location) -> LoadError {
+    LoadError::new(
+        &codes::TEMPLATE,
+        "this is a Helm/Go template (it contains `{{ ... }}` actions), not rendered configuration",
+        location,
+    )
+    .note("render it first, e.g. `helm template ... | xdsck -`, or check the running proxy with `xdsck attach`")
+}
+
+/// A line whose first non-blank characters are `{{`: a template action standing alone, which no
+/// YAML document contains outside a block scalar.
+fn template_action_line(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("{{") {
+            return Some(offset + (line.len() - trimmed.len()));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// The first byte that is not whitespace and not inside a `#` comment line, with its offset.
+fn first_significant(text: &str) -> Option<(usize, u8)> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b => return Some((i, b)),
+        }
+    }
+    None
+}

@@ -1,0 +1,505 @@
+//! The proto messages xdsck reads, as they appear in proto3 JSON, and their conversion into the
+//! model. Everything not listed here is skipped unread.
+//!
+//! Filter chains are converted into the model while the chain list is parsed, so a listener with
+//! 400k chains never holds two copies of them.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::protojson::{Bool, Present, Str, U32, enum_value, offset_of, proto_message};
+use crate::model::{
+    Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter, NetworkFilter,
+    NetworkFilterKind, Protocol, RouteSource, SocketAddress, SourceType, TransportSocket, VirtualHost,
+};
+
+fn casing(camel: bool) -> Casing {
+    if camel { Casing::Camel } else { Casing::Snake }
+}
+
+fn object_offset(first_key: Option<&str>) -> Option<usize> {
+    // The key's first character follows its opening quote; the object starts at or before it.
+    first_key.and_then(offset_of).map(|o| o.saturating_sub(1))
+}
+
+fn cow(s: Option<Str<'_>>) -> Cow<'_, str> {
+    s.map(Str::into_cow).unwrap_or_default()
+}
+
+fn cows<'a>(v: Option<Vec<Str<'a>>>) -> Vec<Cow<'a, str>> {
+    v.unwrap_or_default().into_iter().map(Str::into_cow).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents and containers. One union message reads every object that may be a document, a
+// config_dump entry or an Any resource; the loader classifies it afterwards. The fields of
+// different message types do not clash in name, so one pass reads them all.
+
+proto_message! {
+    /// Any object that may hold or be a Listener.
+    pub(crate) struct RawObject<'a> as "an Envoy configuration object" {
+        type_url_field: Str<'a> = "@type",
+        // Listener
+        name: Str<'a> = "name",
+        address: RawAddress<'a> = "address",
+        additional_addresses: Vec<RawAdditionalAddress<'a>> = "additional_addresses" | "additionalAddresses",
+        filter_chains: Chains<'a> = "filter_chains" | "filterChains",
+        default_filter_chain: RawFilterChain<'a> = "default_filter_chain" | "defaultFilterChain",
+        filter_chain_matcher: &'a RawValue = "filter_chain_matcher" | "filterChainMatcher",
+        listener_filters: Vec<RawListenerFilter<'a>> = "listener_filters" | "listenerFilters",
+        use_original_dst: Bool = "use_original_dst" | "useOriginalDst",
+        bind_to_port: Bool = "bind_to_port" | "bindToPort",
+        enable_reuse_port: Bool = "enable_reuse_port" | "enableReusePort",
+        internal_listener: Present = "internal_listener" | "internalListener",
+        api_listener: Present = "api_listener" | "apiListener",
+        udp_listener_config: Present = "udp_listener_config" | "udpListenerConfig",
+        // ConfigDump
+        configs: Vec<RawObject<'a>> = "configs",
+        // ListenersConfigDump
+        static_listeners: Vec<RawStaticListener<'a>> = "static_listeners" | "staticListeners",
+        dynamic_listeners: Vec<RawDynamicListener<'a>> = "dynamic_listeners" | "dynamicListeners",
+        // ListenersConfigDump.DynamicListener (the `?resource=dynamic_listeners` form)
+        active_state: RawListenerState<'a> = "active_state" | "activeState",
+        warming_state: RawListenerState<'a> = "warming_state" | "warmingState",
+        draining_state: RawListenerState<'a> = "draining_state" | "drainingState",
+        error_state: RawUpdateFailure<'a> = "error_state" | "errorState",
+        // Bootstrap
+        static_resources: RawStaticResources<'a> = "static_resources" | "staticResources",
+        dynamic_resources: Present = "dynamic_resources" | "dynamicResources",
+        admin: Present = "admin",
+        node: Present = "node",
+        // DiscoveryResponse
+        resources: Vec<RawObject<'a>> = "resources",
+        version_info: Str<'a> = "version_info" | "versionInfo",
+        type_url: Str<'a> = "type_url" | "typeUrl",
+        nonce: Present = "nonce",
+        // Kubernetes objects (CiliumEnvoyConfig, List)
+        api_version: Str<'a> = "apiVersion",
+        kind: Str<'a> = "kind",
+        metadata: RawMetadata<'a> = "metadata",
+        spec: RawSpec<'a> = "spec",
+        items: Vec<RawObject<'a>> = "items",
+    }
+}
+
+impl RawObject<'_> {
+    /// Whether any Listener field is set.
+    pub(crate) fn has_listener_fields(&self) -> bool {
+        self.address.is_some()
+            || self.additional_addresses.is_some()
+            || self.filter_chains.is_some()
+            || self.default_filter_chain.is_some()
+            || self.filter_chain_matcher.is_some()
+            || self.listener_filters.is_some()
+            || self.internal_listener.is_some()
+            || self.api_listener.is_some()
+    }
+
+    pub(crate) fn type_url(&self) -> Option<&str> {
+        self.type_url_field.as_ref().map(|s| &*s.0)
+    }
+}
+
+impl<'a> RawObject<'a> {
+    /// Builds the model Listener from this object's Listener fields.
+    pub(crate) fn into_listener(self, pointer: String) -> Listener<'a> {
+        let casing = casing(self.camel);
+        Listener {
+            name: cow(self.name),
+            pointer,
+            offset: object_offset(self.first_key),
+            casing,
+            address: self.address.and_then(RawAddress::into_model),
+            additional_addresses: self
+                .additional_addresses
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|a| a.address.and_then(RawAddress::into_model))
+                .collect(),
+            bind_to_port: self.bind_to_port.map(|b| b.0),
+            use_original_dst: self.use_original_dst.is_some_and(|b| b.0),
+            enable_reuse_port: self.enable_reuse_port.map(|b| b.0),
+            listener_filters: self
+                .listener_filters
+                .unwrap_or_default()
+                .into_iter()
+                .map(|f| ListenerFilter {
+                    name: cow(f.name),
+                    type_url: f.typed_config.and_then(|t| t.type_url).map(Str::into_cow),
+                })
+                .collect(),
+            filter_chains: self.filter_chains.map(|c| c.0).unwrap_or_default(),
+            default_filter_chain: self.default_filter_chain.map(|c| c.into_model(ChainIndex::Default)),
+            filter_chain_matcher: self.filter_chain_matcher,
+            internal_listener: self.internal_listener.is_some(),
+            api_listener: self.api_listener.is_some(),
+            udp_listener_config: self.udp_listener_config.is_some(),
+            ..Listener::default()
+        }
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawStaticListener<'a> as "a StaticListener object" {
+        listener: Box<RawObject<'a>> = "listener",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawDynamicListener<'a> as "a DynamicListener object" {
+        name: Str<'a> = "name",
+        active_state: RawListenerState<'a> = "active_state" | "activeState",
+        warming_state: RawListenerState<'a> = "warming_state" | "warmingState",
+        draining_state: RawListenerState<'a> = "draining_state" | "drainingState",
+        error_state: RawUpdateFailure<'a> = "error_state" | "errorState",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawListenerState<'a> as "a DynamicListenerState object" {
+        version_info: Str<'a> = "version_info" | "versionInfo",
+        listener: Box<RawObject<'a>> = "listener",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawUpdateFailure<'a> as "an UpdateFailureState object" {
+        failed_configuration: Box<RawObject<'a>> = "failed_configuration" | "failedConfiguration",
+        last_update_attempt: Str<'a> = "last_update_attempt" | "lastUpdateAttempt",
+        details: Str<'a> = "details",
+        version_info: Str<'a> = "version_info" | "versionInfo",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawStaticResources<'a> as "a Bootstrap.StaticResources object" {
+        listeners: Vec<RawObject<'a>> = "listeners",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawMetadata<'a> as "a Kubernetes ObjectMeta object" {
+        name: Str<'a> = "name",
+        namespace: Str<'a> = "namespace",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawSpec<'a> as "a spec object" {
+        resources: Vec<RawObject<'a>> = "resources",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Addresses.
+
+proto_message! {
+    pub(crate) struct RawAddress<'a> as "an Address object" {
+        socket_address: RawSocketAddress<'a> = "socket_address" | "socketAddress",
+        pipe: RawPipe<'a> = "pipe",
+        envoy_internal_address: RawInternalAddress<'a> = "envoy_internal_address" | "envoyInternalAddress",
+    }
+}
+
+impl<'a> RawAddress<'a> {
+    fn into_model(self) -> Option<Address<'a>> {
+        if let Some(s) = self.socket_address {
+            return Some(Address::Socket(SocketAddress {
+                address: cow(s.address),
+                port_value: s.port_value.map(|p| p.0),
+                named_port: s.named_port.map(Str::into_cow),
+                protocol: s.protocol.unwrap_or(Protocol::Tcp),
+                ipv4_compat: s.ipv4_compat.is_some_and(|b| b.0),
+                resolver_name: s.resolver_name.map(Str::into_cow),
+                network_namespace_filepath: s.network_namespace_filepath.map(Str::into_cow),
+            }));
+        }
+        if let Some(p) = self.pipe {
+            return Some(Address::Pipe { path: cow(p.path), mode: p.mode.map(|m| m.0) });
+        }
+        self.envoy_internal_address.map(|i| Address::EnvoyInternal {
+            server_listener_name: cow(i.server_listener_name),
+            endpoint_id: cow(i.endpoint_id),
+        })
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawAdditionalAddress<'a> as "an AdditionalAddress object" {
+        address: RawAddress<'a> = "address",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawSocketAddress<'a> as "a SocketAddress object" {
+        address: Str<'a> = "address",
+        port_value: U32 = "port_value" | "portValue",
+        named_port: Str<'a> = "named_port" | "namedPort",
+        protocol: Protocol = "protocol",
+        ipv4_compat: Bool = "ipv4_compat" | "ipv4Compat",
+        resolver_name: Str<'a> = "resolver_name" | "resolverName",
+        network_namespace_filepath: Str<'a> = "network_namespace_filepath" | "networkNamespaceFilepath",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawPipe<'a> as "a Pipe object" {
+        path: Str<'a> = "path",
+        mode: U32 = "mode",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawInternalAddress<'a> as "an EnvoyInternalAddress object" {
+        server_listener_name: Str<'a> = "server_listener_name" | "serverListenerName",
+        endpoint_id: Str<'a> = "endpoint_id" | "endpointId",
+    }
+}
+
+impl<'de> Deserialize<'de> for Protocol {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match enum_value(d, &["TCP", "UDP"])? {
+            0 => Protocol::Tcp,
+            _ => Protocol::Udp,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listener filters and typed configs.
+
+proto_message! {
+    pub(crate) struct RawListenerFilter<'a> as "a ListenerFilter object" {
+        name: Str<'a> = "name",
+        typed_config: RawTypeOnly<'a> = "typed_config" | "typedConfig",
+    }
+}
+
+proto_message! {
+    /// An Any of which only the type matters.
+    pub(crate) struct RawTypeOnly<'a> as "a typed_config object" {
+        type_url: Str<'a> = "@type",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filter chains.
+
+/// `filter_chains`: converted chain by chain as the list is read.
+#[derive(Debug, Default)]
+pub(crate) struct Chains<'a>(pub Vec<FilterChain<'a>>);
+
+impl<'de> Deserialize<'de> for Chains<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Chains<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of FilterChain objects")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Chains<'de>, S::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+                while let Some(raw) = seq.next_element::<Option<RawFilterChain<'de>>>()? {
+                    let index = ChainIndex::Listed(out.len());
+                    out.push(raw.unwrap_or_default().into_model(index));
+                }
+                Ok(Chains(out))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawFilterChain<'a> as "a FilterChain object" {
+        name: Str<'a> = "name",
+        filter_chain_match: RawFilterChainMatch<'a> = "filter_chain_match" | "filterChainMatch",
+        filters: Vec<RawFilter<'a>> = "filters",
+        transport_socket: RawTransportSocket<'a> = "transport_socket" | "transportSocket",
+    }
+}
+
+impl<'a> RawFilterChain<'a> {
+    fn into_model(self, index: ChainIndex) -> FilterChain<'a> {
+        FilterChain {
+            name: cow(self.name),
+            index,
+            offset: object_offset(self.first_key),
+            casing: casing(self.camel),
+            filter_chain_match: self.filter_chain_match.map(RawFilterChainMatch::into_model),
+            filters: self.filters.unwrap_or_default().into_iter().map(RawFilter::into_model).collect(),
+            transport_socket: self.transport_socket.map(|t| TransportSocket {
+                name: cow(t.name),
+                type_url: t.typed_config.and_then(|c| c.type_url).map(Str::into_cow),
+            }),
+        }
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawFilterChainMatch<'a> as "a FilterChainMatch object" {
+        destination_port: U32 = "destination_port" | "destinationPort",
+        prefix_ranges: Vec<RawCidr<'a>> = "prefix_ranges" | "prefixRanges",
+        address_suffix: Str<'a> = "address_suffix" | "addressSuffix",
+        suffix_len: U32 = "suffix_len" | "suffixLen",
+        direct_source_prefix_ranges: Vec<RawCidr<'a>> = "direct_source_prefix_ranges" | "directSourcePrefixRanges",
+        source_type: SourceType = "source_type" | "sourceType",
+        source_prefix_ranges: Vec<RawCidr<'a>> = "source_prefix_ranges" | "sourcePrefixRanges",
+        source_ports: Vec<U32> = "source_ports" | "sourcePorts",
+        server_names: Vec<Str<'a>> = "server_names" | "serverNames",
+        transport_protocol: Str<'a> = "transport_protocol" | "transportProtocol",
+        application_protocols: Vec<Str<'a>> = "application_protocols" | "applicationProtocols",
+    }
+}
+
+impl<'a> RawFilterChainMatch<'a> {
+    fn into_model(self) -> FilterChainMatch<'a> {
+        let cidrs = |v: Option<Vec<RawCidr<'a>>>| -> Vec<CidrRange<'a>> {
+            v.unwrap_or_default()
+                .into_iter()
+                .map(|c| CidrRange { address_prefix: cow(c.address_prefix), prefix_len: c.prefix_len.map(|l| l.0) })
+                .collect()
+        };
+        FilterChainMatch {
+            offset: object_offset(self.first_key),
+            casing: casing(self.camel),
+            destination_port: self.destination_port.map(|p| p.0),
+            prefix_ranges: cidrs(self.prefix_ranges),
+            address_suffix: cow(self.address_suffix),
+            suffix_len: self.suffix_len.map(|l| l.0),
+            direct_source_prefix_ranges: cidrs(self.direct_source_prefix_ranges),
+            source_type: self.source_type.unwrap_or_default(),
+            source_prefix_ranges: cidrs(self.source_prefix_ranges),
+            source_ports: self.source_ports.unwrap_or_default().into_iter().map(|p| p.0).collect(),
+            server_names: cows(self.server_names),
+            transport_protocol: cow(self.transport_protocol),
+            application_protocols: cows(self.application_protocols),
+        }
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawCidr<'a> as "a CidrRange object" {
+        address_prefix: Str<'a> = "address_prefix" | "addressPrefix",
+        prefix_len: U32 = "prefix_len" | "prefixLen",
+    }
+}
+
+impl<'de> Deserialize<'de> for SourceType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match enum_value(d, &["ANY", "SAME_IP_OR_LOOPBACK", "EXTERNAL"])? {
+            0 => SourceType::Any,
+            1 => SourceType::SameIpOrLoopback,
+            _ => SourceType::External,
+        })
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawTransportSocket<'a> as "a TransportSocket object" {
+        name: Str<'a> = "name",
+        typed_config: RawTypeOnly<'a> = "typed_config" | "typedConfig",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Network filters: xdsck reads tcp_proxy's clusters and http_connection_manager's route source.
+
+proto_message! {
+    pub(crate) struct RawFilter<'a> as "a Filter object" {
+        name: Str<'a> = "name",
+        typed_config: RawFilterConfig<'a> = "typed_config" | "typedConfig",
+    }
+}
+
+impl<'a> RawFilter<'a> {
+    fn into_model(self) -> NetworkFilter<'a> {
+        let name = cow(self.name);
+        let Some(cfg) = self.typed_config else {
+            return NetworkFilter { name, type_url: None, kind: NetworkFilterKind::Other };
+        };
+        let type_url = cfg.type_url.map(Str::into_cow);
+        let is = |suffix: &str, filter: &str| type_url.as_deref().map_or(name == filter, |t| t.ends_with(suffix));
+        let kind = if is(".tcp_proxy.v3.TcpProxy", "envoy.filters.network.tcp_proxy") {
+            let mut clusters: Vec<Cow<'a, str>> = cfg.cluster.into_iter().map(Str::into_cow).collect();
+            if let Some(w) = cfg.weighted_clusters {
+                clusters.extend(w.clusters.unwrap_or_default().into_iter().map(|c| cow(c.name)));
+            }
+            NetworkFilterKind::TcpProxy { clusters, stat_prefix: cfg.stat_prefix.map(Str::into_cow) }
+        } else if is(
+            ".http_connection_manager.v3.HttpConnectionManager",
+            "envoy.filters.network.http_connection_manager",
+        ) {
+            let routes = if let Some(rds) = cfg.rds {
+                RouteSource::Rds { route_config_name: cow(rds.route_config_name) }
+            } else if let Some(rc) = cfg.route_config {
+                RouteSource::Inline {
+                    name: rc.name.map(Str::into_cow),
+                    virtual_hosts: rc
+                        .virtual_hosts
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|v| VirtualHost { name: cow(v.name), domains: cows(v.domains) })
+                        .collect(),
+                }
+            } else if cfg.scoped_routes.is_some() {
+                RouteSource::Scoped
+            } else {
+                RouteSource::None
+            };
+            NetworkFilterKind::HttpConnectionManager { stat_prefix: cfg.stat_prefix.map(Str::into_cow), routes }
+        } else {
+            NetworkFilterKind::Other
+        };
+        NetworkFilter { name, type_url, kind }
+    }
+}
+
+proto_message! {
+    /// The typed_config of a network filter: the fields of TcpProxy and HttpConnectionManager
+    /// that xdsck reads (no other common filter uses these names with other types).
+    pub(crate) struct RawFilterConfig<'a> as "a typed_config object" {
+        type_url: Str<'a> = "@type",
+        stat_prefix: Str<'a> = "stat_prefix" | "statPrefix",
+        cluster: Str<'a> = "cluster",
+        weighted_clusters: RawWeightedClusters<'a> = "weighted_clusters" | "weightedClusters",
+        rds: RawRds<'a> = "rds",
+        route_config: RawRouteConfig<'a> = "route_config" | "routeConfig",
+        scoped_routes: Present = "scoped_routes" | "scopedRoutes",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawWeightedClusters<'a> as "a WeightedCluster object" {
+        clusters: Vec<RawNamed<'a>> = "clusters",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawNamed<'a> as "an object with a name" {
+        name: Str<'a> = "name",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawRds<'a> as "an Rds object" {
+        route_config_name: Str<'a> = "route_config_name" | "routeConfigName",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawRouteConfig<'a> as "a RouteConfiguration object" {
+        name: Str<'a> = "name",
+        virtual_hosts: Vec<RawVirtualHost<'a>> = "virtual_hosts" | "virtualHosts",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawVirtualHost<'a> as "a VirtualHost object" {
+        name: Str<'a> = "name",
+        domains: Vec<Str<'a>> = "domains",
+    }
+}

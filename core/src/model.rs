@@ -1,0 +1,481 @@
+//! The listener model every check and the match graph read.
+//!
+//! Strings borrow from the source text wherever the JSON had no escapes (`Cow::Borrowed`): a
+//! 100 MB dump must not become 100 MB of small allocations. Positions are byte offsets into the
+//! JSON text the loader parsed ([`crate::source::SourceFile::json_text`]); pointers are built on
+//! demand from the listener's pointer and the chain's index.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use crate::source::{Location, SourceFile, SourceId, escape_pointer_token};
+
+/// Every input of a run, loaded.
+#[derive(Debug, Default)]
+pub struct Snapshot<'a> {
+    pub inputs: Vec<Input<'a>>,
+}
+
+impl<'a> Snapshot<'a> {
+    /// Every listener Envoy is (or would be) serving, across inputs.
+    pub fn live_listeners(&self) -> impl Iterator<Item = &Listener<'a>> {
+        self.inputs.iter().flat_map(|i| i.listeners.iter().filter(|l| l.state.is_live()))
+    }
+}
+
+/// What kind of document an input was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// Envoy admin `/config_dump`.
+    ConfigDump,
+    /// `/config_dump?resource=dynamic_listeners`.
+    DynamicListenersDump,
+    Bootstrap,
+    /// One Listener, a list of them, or a YAML stream of them.
+    Listeners,
+    DiscoveryResponse,
+    /// CiliumEnvoyConfig / CiliumClusterwideEnvoyConfig, alone, in a stream or in a `kind: List`.
+    CiliumEnvoyConfig,
+    /// A YAML stream or JSON list mixing several of the above.
+    Mixed,
+}
+
+impl InputKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputKind::ConfigDump => "config_dump",
+            InputKind::DynamicListenersDump => "config_dump (dynamic_listeners)",
+            InputKind::Bootstrap => "bootstrap",
+            InputKind::Listeners => "listeners",
+            InputKind::DiscoveryResponse => "discovery_response",
+            InputKind::CiliumEnvoyConfig => "CiliumEnvoyConfig",
+            InputKind::Mixed => "mixed",
+        }
+    }
+}
+
+/// One loaded input.
+#[derive(Debug)]
+pub struct Input<'a> {
+    pub source: SourceId,
+    pub kind: InputKind,
+    /// Every listener found, in document order, whatever its state.
+    pub listeners: Vec<Listener<'a>>,
+    /// Rejected updates Envoy recorded (`error_state` of a dynamic listener).
+    pub error_states: Vec<ErrorState<'a>>,
+    /// Documents of a stream that were not Envoy configuration (e.g. a Gateway), by kind.
+    pub skipped_documents: Vec<String>,
+}
+
+impl Input<'_> {
+    pub fn inventory(&self) -> Inventory {
+        let mut inv = Inventory { failed: self.error_states.len(), ..Inventory::default() };
+        for l in &self.listeners {
+            match l.state {
+                ListenerState::Warming => inv.warming += 1,
+                ListenerState::Draining => inv.draining += 1,
+                s if s.is_live() => {
+                    inv.listeners += 1;
+                    inv.filter_chains += l.filter_chains.len();
+                }
+                _ => {}
+            }
+        }
+        inv
+    }
+}
+
+/// Counts per input, for the report's `inputs` section.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Inventory {
+    /// Live listeners: static and active (or declared, for inputs that are not dumps).
+    pub listeners: usize,
+    /// Filter chains in the live listeners (the default chain not counted).
+    pub filter_chains: usize,
+    pub warming: usize,
+    pub draining: usize,
+    /// Rejected updates (`error_state`).
+    pub failed: usize,
+}
+
+/// Where a listener stands in Envoy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListenerState {
+    /// From the bootstrap's static_resources, as listed in a config_dump.
+    Static,
+    /// `dynamic_listeners[].active_state`.
+    Active,
+    /// `dynamic_listeners[].warming_state`.
+    Warming,
+    /// `dynamic_listeners[].draining_state`.
+    Draining,
+    /// A listener given to Envoy (bootstrap, bare listener, xDS response, CEC): it is what Envoy
+    /// would serve if it accepts it.
+    #[default]
+    Declared,
+}
+
+impl ListenerState {
+    pub fn is_live(self) -> bool {
+        matches!(self, ListenerState::Static | ListenerState::Active | ListenerState::Declared)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListenerState::Static => "static",
+            ListenerState::Active => "active",
+            ListenerState::Warming => "warming",
+            ListenerState::Draining => "draining",
+            ListenerState::Declared => "declared",
+        }
+    }
+}
+
+/// A rejected listener update that Envoy recorded in a config_dump.
+#[derive(Debug)]
+pub struct ErrorState<'a> {
+    /// The dynamic listener entry's name.
+    pub listener_name: Cow<'a, str>,
+    /// Envoy's own error text.
+    pub details: Cow<'a, str>,
+    pub last_update_attempt: Option<Cow<'a, str>>,
+    /// Pointer and offset of the `error_state` object.
+    pub pointer: String,
+    pub offset: Option<usize>,
+    /// Whether the same entry also has an active state (an update to a running listener was
+    /// refused) or not (a new listener was refused; the entry holds only the error).
+    pub has_active_state: bool,
+    /// The configuration Envoy refused, when the dump carries it.
+    pub failed_configuration: Option<Listener<'a>>,
+}
+
+/// Proto field-name casing an object was written in. Pointers use the spelling of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Casing {
+    #[default]
+    Snake,
+    Camel,
+}
+
+impl Casing {
+    /// The field name as this object spells it: `filter_chain_match` or `filterChainMatch`.
+    pub fn field(self, snake: &str) -> Cow<'_, str> {
+        match self {
+            Casing::Snake => Cow::Borrowed(snake),
+            Casing::Camel if !snake.contains('_') => Cow::Borrowed(snake),
+            Casing::Camel => {
+                let mut out = String::with_capacity(snake.len());
+                let mut upper = false;
+                for c in snake.chars() {
+                    if c == '_' {
+                        upper = true;
+                    } else if upper {
+                        out.extend(c.to_uppercase());
+                        upper = false;
+                    } else {
+                        out.push(c);
+                    }
+                }
+                Cow::Owned(out)
+            }
+        }
+    }
+}
+
+/// An Envoy Listener.
+#[derive(Debug, Default)]
+pub struct Listener<'a> {
+    /// As Envoy names it (for CECs: `<namespace>/<cec>/<listener>` as the Cilium agent does).
+    pub name: Cow<'a, str>,
+    pub state: ListenerState,
+    /// `version_info` of the dump entry, when there is one.
+    pub version_info: Option<Cow<'a, str>>,
+    /// RFC 6901 pointer of the Listener object in the source.
+    pub pointer: String,
+    /// Byte offset of the Listener object in the source's JSON text.
+    pub offset: Option<usize>,
+    pub casing: Casing,
+    pub address: Option<Address<'a>>,
+    pub additional_addresses: Vec<Address<'a>>,
+    pub bind_to_port: Option<bool>,
+    pub use_original_dst: bool,
+    pub enable_reuse_port: Option<bool>,
+    pub listener_filters: Vec<ListenerFilter<'a>>,
+    pub filter_chains: Vec<FilterChain<'a>>,
+    pub default_filter_chain: Option<FilterChain<'a>>,
+    /// The unified matcher, kept as JSON for the checks that read it.
+    pub filter_chain_matcher: Option<&'a RawValue>,
+    /// `internal_listener` is set (an Envoy internal listener, no socket).
+    pub internal_listener: bool,
+    /// `api_listener` is set.
+    pub api_listener: bool,
+    /// `udp_listener_config` is set (UDP or QUIC).
+    pub udp_listener_config: bool,
+}
+
+impl<'a> Listener<'a> {
+    /// Every address, the primary first.
+    pub fn addresses(&self) -> impl Iterator<Item = &Address<'a>> {
+        self.address.iter().chain(self.additional_addresses.iter())
+    }
+
+    /// The address list as Envoy prints it in errors: comma-joined, IPv6 in brackets.
+    pub fn envoy_address_list(&self) -> String {
+        self.addresses().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
+    }
+
+    /// Whether a listener filter with this name (or whose typed_config has this type) is present.
+    pub fn has_listener_filter(&self, name: &str, type_suffix: &str) -> bool {
+        self.listener_filters
+            .iter()
+            .any(|f| f.name == name || f.type_url.as_deref().is_some_and(|t| t.ends_with(type_suffix)))
+    }
+
+    /// The pointer of a filter chain of this listener.
+    pub fn chain_pointer(&self, chain: &FilterChain<'_>) -> String {
+        match chain.index {
+            ChainIndex::Listed(i) => {
+                format!("{}/{}/{}", self.pointer, self.casing.field("filter_chains"), i)
+            }
+            ChainIndex::Default => {
+                format!("{}/{}", self.pointer, self.casing.field("default_filter_chain"))
+            }
+        }
+    }
+
+    /// The location of the listener in its source's original text.
+    pub fn location(&self, source: SourceId, file: &SourceFile) -> Location {
+        Location::new(source, self.pointer.clone(), self.offset.map(|o| file.node_offset(o)))
+    }
+
+    /// The location of one of its chains.
+    pub fn chain_location(&self, source: SourceId, file: &SourceFile, chain: &FilterChain<'_>) -> Location {
+        let offset = chain.offset.or(self.offset).map(|o| file.node_offset(o));
+        Location::new(source, self.chain_pointer(chain), offset)
+    }
+}
+
+/// A listener or upstream address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address<'a> {
+    Socket(SocketAddress<'a>),
+    Pipe { path: Cow<'a, str>, mode: Option<u32> },
+    EnvoyInternal { server_listener_name: Cow<'a, str>, endpoint_id: Cow<'a, str> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SocketAddress<'a> {
+    pub address: Cow<'a, str>,
+    pub port_value: Option<u32>,
+    pub named_port: Option<Cow<'a, str>>,
+    pub protocol: Protocol,
+    pub ipv4_compat: bool,
+    pub resolver_name: Option<Cow<'a, str>>,
+    pub network_namespace_filepath: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Protocol {
+    #[default]
+    Tcp,
+    Udp,
+}
+
+impl std::fmt::Display for Address<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Address::Socket(s) => {
+                let port = s.port_value.unwrap_or(0);
+                if s.address.contains(':') {
+                    write!(f, "[{}]:{}", s.address, port)
+                } else {
+                    write!(f, "{}:{}", s.address, port)
+                }
+            }
+            Address::Pipe { path, .. } => f.write_str(path),
+            Address::EnvoyInternal { server_listener_name, .. } => {
+                write!(f, "envoy://{server_listener_name}/")
+            }
+        }
+    }
+}
+
+/// A listener filter (`tls_inspector`, `http_inspector`, `original_dst`, `proxy_protocol`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenerFilter<'a> {
+    pub name: Cow<'a, str>,
+    /// `typed_config["@type"]`, when given.
+    pub type_url: Option<Cow<'a, str>>,
+}
+
+/// Which chain of a listener: one of `filter_chains`, or `default_filter_chain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ChainIndex {
+    Listed(usize),
+    Default,
+}
+
+/// A filter chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterChain<'a> {
+    /// As written; may be empty (Cilium emits unnamed chains).
+    pub name: Cow<'a, str>,
+    pub index: ChainIndex,
+    /// Byte offset of the chain object in the JSON text.
+    pub offset: Option<usize>,
+    pub casing: Casing,
+    /// `None` when the chain has no `filter_chain_match` (which Envoy treats as `{}`).
+    pub filter_chain_match: Option<FilterChainMatch<'a>>,
+    pub filters: Vec<NetworkFilter<'a>>,
+    pub transport_socket: Option<TransportSocket<'a>>,
+}
+
+impl FilterChain<'_> {
+    /// How xdsck names the chain: its name, or `filter_chains[N]` when it has none.
+    pub fn display_name(&self) -> Cow<'_, str> {
+        if !self.name.is_empty() {
+            return Cow::Borrowed(&self.name);
+        }
+        match self.index {
+            ChainIndex::Listed(i) => Cow::Owned(format!("filter_chains[{i}]")),
+            ChainIndex::Default => Cow::Borrowed("default_filter_chain"),
+        }
+    }
+
+    /// Whether the chain terminates TLS (a downstream TLS or QUIC transport socket).
+    pub fn terminates_tls(&self) -> bool {
+        self.transport_socket.as_ref().is_some_and(TransportSocket::terminates_tls)
+    }
+
+    /// Whether the chain is TLS passthrough: no TLS termination, a `tcp_proxy` as its filter.
+    pub fn is_tcp_proxy(&self) -> bool {
+        self.filters.iter().any(|f| matches!(f.kind, NetworkFilterKind::TcpProxy { .. }))
+    }
+}
+
+/// `FilterChainMatch`, every field, as written (normalisation happens in the graph).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FilterChainMatch<'a> {
+    pub offset: Option<usize>,
+    pub casing: Casing,
+    pub destination_port: Option<u32>,
+    pub prefix_ranges: Vec<CidrRange<'a>>,
+    pub address_suffix: Cow<'a, str>,
+    pub suffix_len: Option<u32>,
+    pub direct_source_prefix_ranges: Vec<CidrRange<'a>>,
+    pub source_type: SourceType,
+    pub source_prefix_ranges: Vec<CidrRange<'a>>,
+    pub source_ports: Vec<u32>,
+    pub server_names: Vec<Cow<'a, str>>,
+    pub transport_protocol: Cow<'a, str>,
+    pub application_protocols: Vec<Cow<'a, str>>,
+}
+
+/// `config.core.v3.CidrRange`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CidrRange<'a> {
+    pub address_prefix: Cow<'a, str>,
+    /// Unset means 0 (so an address without a length matches the whole family).
+    pub prefix_len: Option<u32>,
+}
+
+/// `FilterChainMatch.ConnectionSourceType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
+pub enum SourceType {
+    #[default]
+    Any,
+    SameIpOrLoopback,
+    External,
+}
+
+impl SourceType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceType::Any => "ANY",
+            SourceType::SameIpOrLoopback => "SAME_IP_OR_LOOPBACK",
+            SourceType::External => "EXTERNAL",
+        }
+    }
+}
+
+/// A network filter of a chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkFilter<'a> {
+    pub name: Cow<'a, str>,
+    pub type_url: Option<Cow<'a, str>>,
+    pub kind: NetworkFilterKind<'a>,
+}
+
+/// What xdsck knows about the filters it reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetworkFilterKind<'a> {
+    TcpProxy {
+        /// `cluster`, or the weighted clusters' names.
+        clusters: Vec<Cow<'a, str>>,
+        stat_prefix: Option<Cow<'a, str>>,
+    },
+    HttpConnectionManager {
+        stat_prefix: Option<Cow<'a, str>>,
+        routes: RouteSource<'a>,
+    },
+    Other,
+}
+
+/// Where an http_connection_manager gets its routes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteSource<'a> {
+    Rds { route_config_name: Cow<'a, str> },
+    Inline { name: Option<Cow<'a, str>>, virtual_hosts: Vec<VirtualHost<'a>> },
+    Scoped,
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VirtualHost<'a> {
+    pub name: Cow<'a, str>,
+    pub domains: Vec<Cow<'a, str>>,
+}
+
+/// A chain's transport socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportSocket<'a> {
+    pub name: Cow<'a, str>,
+    pub type_url: Option<Cow<'a, str>>,
+}
+
+impl TransportSocket<'_> {
+    pub fn terminates_tls(&self) -> bool {
+        match self.type_url.as_deref() {
+            Some(t) => t.ends_with(".DownstreamTlsContext") || t.ends_with(".QuicDownstreamTransport"),
+            None => matches!(&*self.name, "envoy.transport_sockets.tls" | "tls"),
+        }
+    }
+}
+
+/// Appends one escaped reference token to a pointer.
+pub(crate) fn push_pointer(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    pointer.push_str(&escape_pointer_token(token));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casing_spells_fields() {
+        assert_eq!(Casing::Camel.field("filter_chain_match"), "filterChainMatch");
+        assert_eq!(Casing::Camel.field("name"), "name");
+        assert_eq!(Casing::Snake.field("filter_chain_match"), "filter_chain_match");
+    }
+
+    #[test]
+    fn addresses_print_as_envoy_does() {
+        let v6 = Address::Socket(SocketAddress { address: "::1".into(), port_value: Some(443), ..Default::default() });
+        let v4 =
+            Address::Socket(SocketAddress { address: "0.0.0.0".into(), port_value: Some(80), ..Default::default() });
+        assert_eq!(v6.to_string(), "[::1]:443");
+        assert_eq!(v4.to_string(), "0.0.0.0:80");
+    }
+}

@@ -1,0 +1,137 @@
+//! `--format json`: the one object design.md promises to other tools. Structs (not maps) keep
+//! the keys in the documented order; absent values are `null`, never missing keys, so
+//! consumers can rely on the shape.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Report, line_column};
+use crate::diagnostic::Severity;
+use crate::source::{Location, Sources};
+
+/// Bumped only when the shape changes incompatibly.
+const VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Output<'r> {
+    version: u32,
+    inputs: Vec<Input<'r>>,
+    findings: Vec<Finding<'r>>,
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct Input<'r> {
+    source: &'r str,
+    /// `null` when the input could not be loaded.
+    kind: Option<&'static str>,
+    listeners: usize,
+    filter_chains: usize,
+    warming: usize,
+    draining: usize,
+    failed: usize,
+}
+
+#[derive(Serialize)]
+struct Finding<'r> {
+    code: &'static str,
+    rule: &'static str,
+    severity: Severity,
+    message: &'r str,
+    envoy_error: Option<&'r str>,
+    listener: Option<&'r str>,
+    filter_chains: &'r [String],
+    location: Option<JsonLocation<'r>>,
+    related: Vec<JsonRelated<'r>>,
+    /// `null` when the finding has no example connection.
+    example: Option<&'r BTreeMap<&'static str, serde_json::Value>>,
+    notes: &'r [String],
+}
+
+#[derive(Serialize)]
+struct JsonLocation<'r> {
+    source: &'r str,
+    pointer: &'r str,
+    /// `null` when only the pointer is known (e.g. an input that was not text).
+    line: Option<usize>,
+    column: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct JsonRelated<'r> {
+    message: &'r str,
+    location: JsonLocation<'r>,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    error: usize,
+    warning: usize,
+    info: usize,
+}
+
+impl Serialize for Severity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+fn location<'r>(sources: &'r Sources, loc: &'r Location) -> JsonLocation<'r> {
+    let lc = line_column(sources, loc);
+    JsonLocation {
+        source: sources.get(loc.source).name(),
+        pointer: &loc.pointer,
+        line: lc.map(|lc| lc.line),
+        column: lc.map(|lc| lc.column),
+    }
+}
+
+/// Renders the report as pretty-printed JSON with a trailing newline.
+pub fn render(report: &Report, sources: &Sources) -> String {
+    let output = Output {
+        version: VERSION,
+        inputs: report
+            .inputs
+            .iter()
+            .map(|i| Input {
+                source: sources.get(i.source).name(),
+                kind: i.kind,
+                listeners: i.inventory.listeners,
+                filter_chains: i.inventory.filter_chains,
+                warming: i.inventory.warming,
+                draining: i.inventory.draining,
+                failed: i.inventory.failed,
+            })
+            .collect(),
+        findings: report
+            .findings
+            .iter()
+            .map(|d| Finding {
+                code: d.rule.code,
+                rule: d.rule.name,
+                severity: d.severity,
+                message: &d.message,
+                envoy_error: d.envoy_error.as_deref(),
+                listener: d.listener.as_deref(),
+                filter_chains: &d.filter_chains,
+                location: d.location.as_ref().map(|l| location(sources, l)),
+                related: d
+                    .related
+                    .iter()
+                    .map(|r| JsonRelated { message: &r.message, location: location(sources, &r.location) })
+                    .collect(),
+                example: (!d.example.is_empty()).then_some(&d.example),
+                notes: &d.notes,
+            })
+            .collect(),
+        summary: Summary {
+            error: report.count(Severity::Error),
+            warning: report.count(Severity::Warning),
+            info: report.count(Severity::Info),
+        },
+    };
+    let mut out = serde_json::to_string_pretty(&output).expect("the report serializes: plain data, string keys");
+    out.push('\n');
+    out
+}

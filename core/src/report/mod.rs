@@ -1,0 +1,98 @@
+//! Rendering a [`Report`]: text for people, JSON for programs, SARIF for code scanning,
+//! GitHub workflow annotations. Lines and columns are computed here, from byte offsets.
+
+pub mod github;
+pub mod json;
+pub mod sarif;
+pub mod text;
+
+#[cfg(test)]
+mod tests;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::Inventory;
+use crate::source::{LineColumn, Location, SourceId, Sources};
+
+/// Everything one run found, ready to render.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub inputs: Vec<InputSummary>,
+    /// Sorted with [`Diagnostic::sort_key`].
+    pub findings: Vec<Diagnostic>,
+    /// How many inputs could not be loaded (their `XDS0xx` finding is in `findings`).
+    pub failed_inputs: usize,
+}
+
+/// One input's line in the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputSummary {
+    pub source: SourceId,
+    /// e.g. `config_dump`, `CiliumEnvoyConfig`; `None` when the input could not be loaded.
+    pub kind: Option<&'static str>,
+    pub inventory: Inventory,
+}
+
+impl Report {
+    /// Sorts the findings into their output order.
+    pub fn sort(&mut self) {
+        self.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    }
+
+    /// Count of findings per severity.
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings.iter().filter(|d| d.severity == severity).count()
+    }
+
+    /// The highest severity found.
+    pub fn max_severity(&self) -> Option<Severity> {
+        self.findings.iter().map(|d| d.severity).max()
+    }
+}
+
+/// Options shared by the renderers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenderOptions {
+    /// ANSI colours (text only). The CLI sets this only on a terminal and never with NO_COLOR.
+    pub color: bool,
+}
+
+/// The output formats, one renderer each. Every renderer is a pure function of the report and
+/// its sources, so the CLI and the web page print the same bytes for the same input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Sarif,
+    Github,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Github => "github",
+        }
+    }
+}
+
+/// Renders `report` in `format`.
+pub fn render(format: Format, report: &Report, sources: &Sources, options: RenderOptions) -> String {
+    match format {
+        Format::Text => text::render(report, sources, options),
+        Format::Json => json::render(report, sources),
+        Format::Sarif => sarif::render(report, sources),
+        Format::Github => github::render(report, sources),
+    }
+}
+
+/// Line and column of a location, when it has an offset.
+fn line_column(sources: &Sources, location: &Location) -> Option<LineColumn> {
+    location.offset.map(|offset| sources.get(location.source).line_column(offset))
+}
+
+/// `1 error`, `2 errors`: the tally and summary lines read as English.
+fn plural(count: usize, one: &str) -> String {
+    if count == 1 { format!("{count} {one}") } else { format!("{count} {one}s") }
+}

@@ -1,0 +1,237 @@
+//! Every fixture in testdata/ loads into the inventory and the places recorded in its snapshot;
+//! every malformed input fails with one located error.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use xdsck_core::load;
+use xdsck_core::model::{FilterChain, Input, Listener, NetworkFilterKind};
+use xdsck_core::source::{Location, SourceFile, SourceId, Sources};
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
+}
+
+fn files(dir: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(testdata().join(dir))
+        .unwrap_or_else(|e| panic!("testdata/{dir}: {e}"))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml")))
+        .collect();
+    out.sort();
+    assert!(!out.is_empty(), "no fixtures in testdata/{dir}");
+    out
+}
+
+fn source(path: &Path) -> SourceFile {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = format!("testdata/{}", path.strip_prefix(testdata()).unwrap_or(path).display());
+    SourceFile::new(name, text)
+}
+
+fn at(file: &SourceFile, loc: &Location) -> String {
+    match loc.offset {
+        Some(o) => {
+            let lc = file.line_column(o);
+            format!("{}:{} {}", lc.line, lc.column, if loc.pointer.is_empty() { "\"\"" } else { &loc.pointer })
+        }
+        None => format!("?:? {}", loc.pointer),
+    }
+}
+
+fn chain_summary(c: &FilterChain<'_>) -> String {
+    let mut s = String::new();
+    if let Some(m) = &c.filter_chain_match {
+        let mut parts = Vec::new();
+        if let Some(p) = m.destination_port {
+            parts.push(format!("port={p}"));
+        }
+        if !m.server_names.is_empty() {
+            parts.push(format!("sni={}", m.server_names.join(",")));
+        }
+        if !m.transport_protocol.is_empty() {
+            parts.push(format!("transport={}", m.transport_protocol));
+        }
+        if !m.application_protocols.is_empty() {
+            parts.push(format!("alpn={}", m.application_protocols.join(",")));
+        }
+        if !m.prefix_ranges.is_empty() {
+            parts.push(format!("dst={}", m.prefix_ranges.len()));
+        }
+        if !m.source_prefix_ranges.is_empty() || !m.source_ports.is_empty() {
+            parts.push(format!("src={}/{}", m.source_prefix_ranges.len(), m.source_ports.len()));
+        }
+        write!(s, "match{{{}}}", parts.join(" ")).unwrap();
+    } else {
+        s.push_str("no match");
+    }
+    for f in &c.filters {
+        match &f.kind {
+            NetworkFilterKind::TcpProxy { clusters, .. } => write!(s, " tcp_proxy({})", clusters.join(",")).unwrap(),
+            NetworkFilterKind::HttpConnectionManager { routes, .. } => write!(s, " hcm({routes:?})").unwrap(),
+            NetworkFilterKind::Other => write!(s, " {}", f.name).unwrap(),
+        }
+    }
+    if c.terminates_tls() {
+        s.push_str(" +tls");
+    }
+    s
+}
+
+fn listener_summary(out: &mut String, id: SourceId, file: &SourceFile, l: &Listener<'_>) {
+    writeln!(
+        out,
+        "listener {} {:?} @ {} [{}]",
+        l.state.as_str(),
+        l.name,
+        at(file, &l.location(id, file)),
+        l.envoy_address_list()
+    )
+    .unwrap();
+    if !l.listener_filters.is_empty() {
+        let names: Vec<_> = l.listener_filters.iter().map(|f| f.name.as_ref()).collect();
+        writeln!(out, "  listener_filters: {}", names.join(", ")).unwrap();
+    }
+    for c in l.filter_chains.iter().chain(l.default_filter_chain.iter()) {
+        writeln!(
+            out,
+            "  chain {} @ {}: {}",
+            c.display_name(),
+            at(file, &l.chain_location(id, file, c)),
+            chain_summary(c)
+        )
+        .unwrap();
+    }
+    if l.filter_chain_matcher.is_some() {
+        writeln!(out, "  filter_chain_matcher: set").unwrap();
+    }
+}
+
+fn describe(input: &Input<'_>, file: &SourceFile) -> String {
+    let mut out = String::new();
+    let inv = input.inventory();
+    writeln!(
+        out,
+        "{}: {}, listeners={} filter_chains={} warming={} draining={} failed={}",
+        file.name(),
+        input.kind.as_str(),
+        inv.listeners,
+        inv.filter_chains,
+        inv.warming,
+        inv.draining,
+        inv.failed
+    )
+    .unwrap();
+    for l in &input.listeners {
+        listener_summary(&mut out, input.source, file, l);
+    }
+    for e in &input.error_states {
+        let loc = Location::new(input.source, e.pointer.clone(), e.offset.map(|o| file.node_offset(o)));
+        writeln!(out, "error_state {:?} (active: {}) @ {}", e.listener_name, e.has_active_state, at(file, &loc))
+            .unwrap();
+        writeln!(out, "  details: {}", e.details).unwrap();
+    }
+    for s in &input.skipped_documents {
+        writeln!(out, "skipped {s}").unwrap();
+    }
+    out
+}
+
+fn snapshot_dir(dir: &str) {
+    let mut sources = Sources::new();
+    for path in files(dir) {
+        sources.add(source(&path));
+    }
+    for (id, file) in sources.iter() {
+        let input = load::load(id, file).unwrap_or_else(|e| panic!("{}: {e} at {:?}", file.name(), e.location));
+        let name = Path::new(file.name()).file_name().unwrap().to_string_lossy().replace('.', "_");
+        insta::assert_snapshot!(format!("{}__{name}", dir.replace('/', "_")), describe(&input, file));
+    }
+}
+
+#[test]
+fn envoy_made_dumps() {
+    snapshot_dir("envoy");
+}
+
+#[test]
+fn bootstraps() {
+    snapshot_dir("envoy/src");
+}
+
+#[test]
+fn cilium_envoy_configs() {
+    snapshot_dir("cilium");
+}
+
+#[test]
+fn listeners_and_discovery_responses() {
+    snapshot_dir("listeners");
+}
+
+#[test]
+fn edge_cases_that_load() {
+    snapshot_dir("edge");
+}
+
+#[test]
+fn malformed_inputs_fail_with_one_located_error() {
+    let mut report = String::new();
+    let mut sources = Sources::new();
+    for path in files("malformed") {
+        sources.add(source(&path));
+    }
+    for (id, file) in sources.iter() {
+        let err = match load::load(id, file) {
+            Ok(input) => panic!("{} loaded: {}", file.name(), describe(&input, file)),
+            Err(e) => e,
+        };
+        assert!(err.location.offset.is_some(), "{}: no offset in {err:?}", file.name());
+        writeln!(report, "{}: {} {} @ {}", file.name(), err.rule.code, err.rule.name, at(file, &err.location)).unwrap();
+        writeln!(report, "  {}", err.message).unwrap();
+        for n in &err.notes {
+            writeln!(report, "  note: {n}").unwrap();
+        }
+    }
+    insta::assert_snapshot!("malformed", report);
+}
+
+/// The same listener in both casings, in JSON and in YAML, loads to the same model.
+#[test]
+fn casing_and_format_do_not_change_the_model() {
+    let snake = r#"{"name": "l", "address": {"socket_address": {"address": "::", "port_value": "443", "ipv4_compat": true}},
+        "listener_filters": [{"name": "envoy.filters.listener.tls_inspector"}],
+        "filter_chains": [{"name": "a", "filter_chain_match": {"server_names": ["A.example.com"], "transport_protocol": "tls",
+            "prefix_ranges": [{"address_prefix": "10.0.0.0", "prefix_len": 8}], "source_type": "EXTERNAL", "source_ports": [1, "2"],
+            "destination_port": 443, "application_protocols": ["h2"]}}]}"#;
+    let camel = r#"{"name": "l", "address": {"socketAddress": {"address": "::", "portValue": 443, "ipv4Compat": true}},
+        "listenerFilters": [{"name": "envoy.filters.listener.tls_inspector"}],
+        "filterChains": [{"name": "a", "filterChainMatch": {"serverNames": ["A.example.com"], "transportProtocol": "tls",
+            "prefixRanges": [{"addressPrefix": "10.0.0.0", "prefixLen": "8"}], "sourceType": 2, "sourcePorts": [1, 2],
+            "destinationPort": "443", "applicationProtocols": ["h2"]}}]}"#;
+    let yaml = "name: l\naddress:\n  socketAddress: {address: '::', portValue: 443, ipv4Compat: true}\nlistenerFilters:\n- name: envoy.filters.listener.tls_inspector\nfilterChains:\n- name: a\n  filterChainMatch:\n    serverNames: [A.example.com]\n    transportProtocol: tls\n    prefixRanges: [{addressPrefix: 10.0.0.0, prefixLen: 8}]\n    sourceType: EXTERNAL\n    sourcePorts: [1, 2]\n    destinationPort: 443\n    applicationProtocols: [h2]\n";
+    let files = [SourceFile::new("snake", snake), SourceFile::new("camel", camel), SourceFile::new("yaml", yaml)];
+    let loaded: Vec<_> = files.iter().map(|f| load::load(SourceId(0), f).expect("loads")).collect();
+    fn strip<'a>(
+        i: &Input<'a>,
+    ) -> (
+        String,
+        String,
+        Vec<xdsck_core::model::ListenerFilter<'a>>,
+        FilterChain<'a>,
+        xdsck_core::model::FilterChainMatch<'a>,
+    ) {
+        let l = &i.listeners[0];
+        let mut c = l.filter_chains[0].clone();
+        c.offset = None;
+        c.casing = Default::default();
+        let mut m = c.filter_chain_match.take().unwrap();
+        m.offset = None;
+        m.casing = Default::default();
+        (l.name.to_string(), l.envoy_address_list(), l.listener_filters.clone(), c, m)
+    }
+    assert_eq!(strip(&loaded[0]), strip(&loaded[1]));
+    assert_eq!(strip(&loaded[0]), strip(&loaded[2]));
+    assert_eq!(loaded[0].listeners[0].chain_pointer(&loaded[0].listeners[0].filter_chains[0]), "/filter_chains/0");
+    assert_eq!(loaded[1].listeners[0].chain_pointer(&loaded[1].listeners[0].filter_chains[0]), "/filterChains/0");
+}
