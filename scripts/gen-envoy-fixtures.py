@@ -13,6 +13,8 @@ Default mode (generate):
      /config_dump?resource=dynamic_listeners -> dynamic_listeners.json;
   6. stop Envoy; start it once more on src/bootstrap.json and check that Envoy
      reads it to the same bootstrap as bootstrap.yaml.
+  --out DIR writes the three JSON files into DIR (created if missing) instead
+  of testdata/envoy/; the inputs are still read from testdata/envoy/src/.
   The JSON files are written byte for byte as Envoy returned them, except
   that bootstrap.node.extensions (Envoy's list of its 516 compiled-in
   extensions, ~87 KB) is cut out of the two full dumps; see
@@ -276,7 +278,7 @@ def prepare_workdir(workdir: Path, bootstrap: str) -> None:
     shutil.copy(SRC / "lds.yaml", workdir / "lds" / "lds.yaml")
 
 
-def generate(envoy: str, keep: bool, full_node: bool) -> None:
+def generate(envoy: str, keep: bool, full_node: bool, out_dir: Path = ENVOY_DIR) -> None:
     t0 = time.monotonic()
     lds_initial = (SRC / "lds.yaml").read_text()
     lds_update = (SRC / "lds-update.yaml").read_text()
@@ -365,10 +367,12 @@ def generate(envoy: str, keep: bool, full_node: bool) -> None:
 
         if not full_node:
             initial, after = drop_node_extensions(initial), drop_node_extensions(after)
-        (ENVOY_DIR / "config_dump_initial.json").write_bytes(initial)
-        (ENVOY_DIR / "config_dump.json").write_bytes(after)
-        (ENVOY_DIR / "dynamic_listeners.json").write_bytes(dynamic)
-        log(f"wrote testdata/envoy/{{config_dump_initial,config_dump,dynamic_listeners}}.json in {time.monotonic() - t0:.1f}s")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "config_dump_initial.json").write_bytes(initial)
+        (out_dir / "config_dump.json").write_bytes(after)
+        (out_dir / "dynamic_listeners.json").write_bytes(dynamic)
+        shown = display_path(out_dir)
+        log(f"wrote {shown}/{{config_dump_initial,config_dump,dynamic_listeners}}.json in {time.monotonic() - t0:.1f}s")
         summarize(json.loads(initial), "config_dump_initial.json")
         summarize(json.loads(after), "config_dump.json")
     finally:
@@ -376,6 +380,14 @@ def generate(envoy: str, keep: bool, full_node: bool) -> None:
             log(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def display_path(path: Path) -> str:
+    """`path` relative to the repo if it is inside it, else as given."""
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
 
 
 def drop_node_extensions(raw: bytes) -> bytes:
@@ -982,13 +994,22 @@ def main() -> int:
         action="store_true",
         help="write the dumps with bootstrap.node.extensions (~87 KB each); by default that one field is cut out",
     )
+    ap.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=ENVOY_DIR,
+        help="write the three dumps into DIR (created if missing) instead of testdata/envoy/",
+    )
     args = ap.parse_args()
+    if args.validate_only and args.out != ENVOY_DIR:
+        ap.error("--out has no effect with --validate-only (it writes nothing)")
     try:
         envoy = find_envoy()
         if args.validate_only:
             validate_all(envoy)
         else:
-            generate(envoy, args.keep_temp, args.keep_node_extensions)
+            generate(envoy, args.keep_temp, args.keep_node_extensions, args.out.resolve())
     except (Failure, YamlError) as e:
         log(f"gen-envoy-fixtures: error: {e}")
         return 1

