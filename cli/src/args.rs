@@ -37,6 +37,76 @@ pub enum Command {
         /// A code (`XDS101`) or a name (`duplicate-filter-chain-match`).
         rule: String,
     },
+    /// Trace a connection: the listener, what Envoy's matcher sees, each level's decision, and
+    /// the filter chain it reaches.
+    Trace(TraceArgs),
+    /// Print a listener's match graph (Envoy's filter-chain index) as DOT or Mermaid.
+    Graph(GraphArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// The configuration (any input `check` reads; `-` reads standard input).
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    /// The listener, by name; by default the one bound to --dst.
+    #[arg(long)]
+    pub listener: Option<String>,
+    /// The local address the connection arrives on (as restored by original_dst / PROXY).
+    #[arg(long, value_name = "IP:PORT")]
+    pub dst: std::net::SocketAddr,
+    /// The client's address (as PROXY protocol reports it, if used).
+    #[arg(long, value_name = "IP:PORT")]
+    pub src: Option<std::net::SocketAddr>,
+    /// The real TCP peer, when PROXY protocol changes the source. Defaults to --src's IP.
+    #[arg(long, value_name = "IP")]
+    pub direct_src: Option<std::net::IpAddr>,
+    /// What the client sends; the listener's inspectors decide what Envoy sees.
+    /// Default: tls when --sni or --alpn is given, else raw.
+    #[arg(long, value_enum, conflicts_with = "transport_protocol")]
+    pub client: Option<ClientKind>,
+    /// Give the matcher's attributes exactly, with no listener-filter derivation.
+    #[arg(long, value_name = "PROTOCOL")]
+    pub transport_protocol: Option<String>,
+    /// The SNI the client sends (or, with --transport-protocol, the server name as set).
+    #[arg(long)]
+    pub sni: Option<String>,
+    /// The client's ALPN list, in its order (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub alpn: Vec<String>,
+    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
+    pub format: TraceFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClientKind {
+    Tls,
+    Http1,
+    H2c,
+    Raw,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TraceFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    /// The listener, by name; may be left out when the input has only one.
+    #[arg(long)]
+    pub listener: Option<String>,
+    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+    pub format: GraphFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    Dot,
+    Mermaid,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 mod args;
 mod input;
 mod rules;
+mod trace;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -16,9 +17,9 @@ use xdsck_core::report::{self, RenderOptions, Report};
 use args::{CheckArgs, Cli, Color, Command, FailOn, RulesFormat};
 
 /// The exit statuses design.md promises.
-const CLEAN: u8 = 0;
+pub(crate) const CLEAN: u8 = 0;
 const FOUND: u8 = 1;
-const FAILED: u8 = 2;
+pub(crate) const FAILED: u8 = 2;
 
 fn main() -> ExitCode {
     // Usage errors exit 2 from here (clap's default), help and version 0.
@@ -42,6 +43,8 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Rules { format: RulesFormat::Text }) => print(&rules::table()).map(|()| CLEAN),
         Some(Command::Rules { format: RulesFormat::Json }) => print(&rules::json()).map(|()| CLEAN),
         Some(Command::Explain { rule }) => print(&rules::explain(&rule)?).map(|()| CLEAN),
+        Some(Command::Trace(args)) => trace::run(&args),
+        Some(Command::Graph(args)) => trace::graph(&args),
         None => run_check(&cli.check),
     }
 }
@@ -80,7 +83,7 @@ fn use_color(choice: Color) -> bool {
 
 /// Writes the whole output to stdout, the only thing that ever goes there. A closed pipe
 /// (`xdsck dump.json | head`) is not an error: the reader has what it wanted.
-fn print(text: &str) -> Result<()> {
+pub(crate) fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

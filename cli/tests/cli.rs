@@ -52,7 +52,7 @@ fn temp_file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-const CLEAN: &str = "testdata/listeners/listener.json";
+const CLEAN: &str = "testdata/listeners/listeners.json";
 /// A real Envoy dump with two rejected updates (XDS110, errors).
 const REJECTED: &str = "testdata/envoy/config_dump.json";
 
@@ -93,7 +93,7 @@ fn an_unloadable_input_exits_2_and_the_others_are_still_checked() {
     assert_eq!(code(&out), 2);
     let report = json(&out);
     assert_eq!(codes(&report), ["XDS004"]);
-    assert_eq!(report["inputs"][1]["listeners"], 1);
+    assert_eq!(report["inputs"][1]["listeners"], 2);
 }
 
 // ---- reading failures (no loader involved) ----

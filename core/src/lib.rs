@@ -5,10 +5,12 @@
 
 pub mod checks;
 pub mod diagnostic;
+pub mod graph;
 pub mod load;
 pub mod model;
 pub mod report;
 pub mod source;
+pub mod trace;
 
 pub use diagnostic::{Diagnostic, Related, Rule, Severity};
 pub use source::{Location, SourceFile, SourceId, Sources};
@@ -62,9 +64,22 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
     }
     // A failure naming no loaded source still reaches the output rather than vanishing.
     report.findings.extend(failed);
-    report.findings.extend(checks::run_all(checks::Context { snapshot: &snapshot, sources }));
+    report.findings.extend(checks::run_all(&snapshot, sources));
     report.sort();
     report
+}
+
+/// Loads every source; the inputs that fail to load come back as their `XDS0xx` diagnostics.
+pub fn load_all<'s>(sources: &'s Sources, options: &Options) -> (Snapshot<'s>, Vec<Diagnostic>) {
+    let mut snapshot = Snapshot::default();
+    let mut failed = Vec::new();
+    for (id, file) in sources.iter() {
+        match load::load_with(id, file, &options.limits) {
+            Ok(input) => snapshot.inputs.push(input),
+            Err(e) => failed.push(e.to_diagnostic()),
+        }
+    }
+    (snapshot, failed)
 }
 
 /// Every rule xdsck knows: the input problems (`XDS0xx`), then the checks, in code order.

@@ -222,6 +222,16 @@ impl<'a> Listener<'a> {
 
     /// The address list as Envoy prints it in errors: comma-joined, IPv6 in brackets.
     pub fn envoy_address_list(&self) -> String {
+        // An internal listener written without an address gets `envoy://<name>/` from Envoy,
+        // and that is what its errors print (checked with envoy 1.40 --mode validate).
+        if self.address.is_none() && self.internal_listener {
+            let mut list = format!("envoy://{}/", self.name);
+            for a in &self.additional_addresses {
+                list.push(',');
+                list.push_str(&a.to_string());
+            }
+            return list;
+        }
         self.addresses().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
     }
 
@@ -251,7 +261,11 @@ impl<'a> Listener<'a> {
 
     /// The location of one of its chains.
     pub fn chain_location(&self, source: SourceId, file: &SourceFile, chain: &FilterChain<'_>) -> Location {
-        let offset = chain.offset.or(self.offset).map(|o| file.node_offset(o));
+        // The chain's name says which chain it is; its opening brace does not.
+        let offset = match chain.name_offset {
+            Some(o) => Some(file.original_offset(o)),
+            None => chain.offset.or(self.offset).map(|o| file.node_offset(o)),
+        };
         Location::new(source, self.chain_pointer(chain), offset)
     }
 }
@@ -287,10 +301,13 @@ impl std::fmt::Display for Address<'_> {
         match self {
             Address::Socket(s) => {
                 let port = s.port_value.unwrap_or(0);
-                if s.address.contains(':') {
-                    write!(f, "[{}]:{}", s.address, port)
-                } else {
-                    write!(f, "{}:{}", s.address, port)
+                // Envoy prints the address it parsed, not the text (`::FFFF:1.2.3.4` becomes
+                // `[::ffff:1.2.3.4]`), so an IP literal is printed in its canonical form.
+                match s.address.parse::<std::net::IpAddr>() {
+                    Ok(std::net::IpAddr::V4(ip)) => write!(f, "{ip}:{port}"),
+                    Ok(std::net::IpAddr::V6(ip)) => write!(f, "[{}]:{port}", CanonicalIpv6(ip)),
+                    Err(_) if s.address.contains(':') => write!(f, "[{}]:{}", s.address, port),
+                    Err(_) => write!(f, "{}:{}", s.address, port),
                 }
             }
             Address::Pipe { path, .. } => f.write_str(path),
@@ -298,6 +315,23 @@ impl std::fmt::Display for Address<'_> {
                 write!(f, "envoy://{server_listener_name}/")
             }
         }
+    }
+}
+
+/// An IPv6 address as glibc's `inet_ntop` (which Envoy uses) prints it. Rust's `Display` agrees
+/// except for IPv4-compatible addresses (`::1.2.3.4`), which glibc prints in dotted form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CanonicalIpv6(pub std::net::Ipv6Addr);
+
+impl std::fmt::Display for CanonicalIpv6 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0.segments();
+        if s[..6].iter().all(|&w| w == 0) && s[6] != 0 {
+            let [a, b] = s[6].to_be_bytes();
+            let [c, d] = s[7].to_be_bytes();
+            return write!(f, "::{a}.{b}.{c}.{d}");
+        }
+        write!(f, "{}", self.0)
     }
 }
 
@@ -324,6 +358,8 @@ pub struct FilterChain<'a> {
     pub index: ChainIndex,
     /// Byte offset of the chain object in the JSON text.
     pub offset: Option<usize>,
+    /// Byte offset of its `name` value in the JSON text: where findings about the chain point.
+    pub name_offset: Option<usize>,
     pub casing: Casing,
     /// `None` when the chain has no `filter_chain_match` (which Envoy treats as `{}`).
     pub filter_chain_match: Option<FilterChainMatch<'a>>,
@@ -477,5 +513,15 @@ mod tests {
             Address::Socket(SocketAddress { address: "0.0.0.0".into(), port_value: Some(80), ..Default::default() });
         assert_eq!(v6.to_string(), "[::1]:443");
         assert_eq!(v4.to_string(), "0.0.0.0:80");
+        // Checked against envoy 1.40: the parsed address is printed, not the text.
+        let mapped = Address::Socket(SocketAddress {
+            address: "::FFFF:1.2.3.4".into(),
+            port_value: Some(1),
+            ..Default::default()
+        });
+        assert_eq!(mapped.to_string(), "[::ffff:1.2.3.4]:1");
+        let compat =
+            Address::Socket(SocketAddress { address: "::1.2.3.4".into(), port_value: Some(1), ..Default::default() });
+        assert_eq!(compat.to_string(), "[::1.2.3.4]:1");
     }
 }

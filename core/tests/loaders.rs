@@ -224,6 +224,7 @@ fn casing_and_format_do_not_change_the_model() {
         let l = &i.listeners[0];
         let mut c = l.filter_chains[0].clone();
         c.offset = None;
+        c.name_offset = None;
         c.casing = Default::default();
         let mut m = c.filter_chain_match.take().unwrap();
         m.offset = None;

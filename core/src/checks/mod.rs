@@ -1,17 +1,84 @@
 //! The checks. Each lives in its own file and reads top to bottom: its [`Rule`], how it builds
-//! its diagnostic, then its logic. [`ALL`] is the one explicit registry.
+//! its diagnostic, then its logic. [`ALL`] is the one explicit registry, in code order.
+//!
+//! Codes: `XDS1xx` Envoy rejects the configuration (severity error); `XDS2xx` Envoy accepts it
+//! but connections are lost or misrouted (warning); `XDS3xx` worth knowing (info).
 
+mod ambiguous_catch_all;
+mod duplicate_filter_chain_match;
+mod duplicate_listener_address;
+mod duplicate_listener_name;
+mod invalid_server_name;
+mod malformed_cidr;
+mod matcher_action;
+mod matcher_chain_name;
+mod matcher_server_name_domain;
+mod no_filter_chains;
+mod overlapping_filter_chain_match;
 mod rejected_update;
+mod sni_blackhole;
+mod unimplemented_field;
+mod unreachable_filter_chain;
+mod wildcard_overlap;
 
 use crate::diagnostic::{Diagnostic, Rule};
-use crate::model::Snapshot;
-use crate::source::Sources;
+use crate::graph::MatchGraph;
+use crate::model::{FilterChain, Listener, Snapshot};
+use crate::source::{Location, SourceFile, SourceId, Sources};
 
 /// What a check is given.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'s, 'a> {
     pub snapshot: &'s Snapshot<'a>,
     pub sources: &'s Sources,
+    listeners: &'s [ListenerCx<'s, 'a>],
+}
+
+/// One live listener with the source it came from and its match graph, built once for every
+/// check that asks it.
+#[derive(Debug, Clone, Copy)]
+pub struct ListenerCx<'s, 'a> {
+    pub source: SourceId,
+    pub file: &'s SourceFile,
+    pub listener: &'s Listener<'a>,
+    pub graph: &'s MatchGraph<'s, 'a>,
+}
+
+impl<'s, 'a> Context<'s, 'a> {
+    /// Every live listener (static, active or declared), in input order.
+    pub fn listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
+        self.listeners.iter().copied()
+    }
+}
+
+impl ListenerCx<'_, '_> {
+    /// Where the listener is.
+    pub fn location(&self) -> Location {
+        self.listener.location(self.source, self.file)
+    }
+
+    /// Where one of its chains is.
+    pub fn chain_location(&self, chain: &FilterChain<'_>) -> Location {
+        self.listener.chain_location(self.source, self.file, chain)
+    }
+
+    /// A place below a chain, e.g. `["filter_chain_match", "server_names", "2"]` (snake_case
+    /// field names; spelled as the input spells them). Its offset is found by reading the text
+    /// again, so use it for the few findings that name one value, not for bulk findings.
+    pub fn chain_field_location(&self, chain: &FilterChain<'_>, path: &[&str]) -> Location {
+        let mut pointer = self.listener.chain_pointer(chain);
+        let mut casing = chain.casing;
+        for (i, token) in path.iter().enumerate() {
+            pointer.push('/');
+            pointer.push_str(&crate::source::escape_pointer_token(&casing.field(token)));
+            // Below filter_chain_match the match object's own casing applies.
+            if i == 0 && *token == "filter_chain_match" {
+                casing = chain.filter_chain_match.as_ref().map_or(casing, |m| m.casing);
+            }
+        }
+        let offset = self.file.locate_pointer(&pointer).or_else(|| self.chain_location(chain).offset);
+        Location::new(self.source, pointer, offset)
+    }
 }
 
 /// One check.
@@ -21,10 +88,42 @@ pub trait Check: Sync {
 }
 
 /// Every check, in code order.
-pub static ALL: &[&dyn Check] = &[&rejected_update::RejectedUpdate];
+pub static ALL: &[&dyn Check] = &[
+    &duplicate_filter_chain_match::DuplicateFilterChainMatch,
+    &overlapping_filter_chain_match::OverlappingFilterChainMatch,
+    &invalid_server_name::InvalidServerName,
+    &malformed_cidr::MalformedCidr,
+    &unimplemented_field::UnimplementedField,
+    &no_filter_chains::NoFilterChains,
+    &matcher_chain_name::MatcherChainName,
+    &duplicate_listener_address::DuplicateListenerAddress,
+    &duplicate_listener_name::DuplicateListenerName,
+    &rejected_update::RejectedUpdate,
+    &matcher_server_name_domain::MatcherServerNameDomain,
+    &sni_blackhole::SniBlackhole,
+    &unreachable_filter_chain::UnreachableFilterChain,
+    &ambiguous_catch_all::AmbiguousCatchAll,
+    &matcher_action::MatcherAction,
+    &wildcard_overlap::WildcardOverlap,
+];
 
-/// Runs every check.
-pub fn run_all(cx: Context<'_, '_>) -> Vec<Diagnostic> {
+/// Runs every check on a snapshot.
+pub fn run_all(snapshot: &Snapshot<'_>, sources: &Sources) -> Vec<Diagnostic> {
+    let live: Vec<(SourceId, &SourceFile, &Listener<'_>)> = snapshot
+        .inputs
+        .iter()
+        .flat_map(|input| {
+            let file = sources.get(input.source);
+            input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, file, l))
+        })
+        .collect();
+    let graphs: Vec<MatchGraph<'_, '_>> = live.iter().map(|(_, _, l)| MatchGraph::build(l)).collect();
+    let listeners: Vec<ListenerCx<'_, '_>> = live
+        .iter()
+        .zip(&graphs)
+        .map(|(&(source, file, listener), graph)| ListenerCx { source, file, listener, graph })
+        .collect();
+    let cx = Context { snapshot, sources, listeners: &listeners };
     let mut out = Vec::new();
     for check in ALL {
         check.run(cx, &mut out);

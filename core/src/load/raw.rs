@@ -340,6 +340,7 @@ proto_message! {
 impl<'a> RawFilterChain<'a> {
     fn into_model(self, index: ChainIndex) -> FilterChain<'a> {
         FilterChain {
+            name_offset: self.name.as_ref().and_then(|n| n.offset()).map(|o| o.saturating_sub(1)),
             name: cow(self.name),
             index,
             offset: object_offset(self.first_key),

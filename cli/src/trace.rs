@@ -1,0 +1,92 @@
+//! `xdsck trace` and `xdsck graph`: questions about one listener of one input.
+
+use anyhow::{Result, bail};
+use xdsck_core::graph::MatchGraph;
+use xdsck_core::graph::trace::Client;
+use xdsck_core::report::{self, RenderOptions};
+use xdsck_core::trace::{Attributes, Query};
+
+use crate::args::{ClientKind, GraphArgs, GraphFormat, TraceArgs, TraceFormat};
+use crate::{CLEAN, FAILED, input, print};
+
+/// Loads one input; when it cannot be loaded, prints why (as `check` would) and gives up.
+fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
+    let (sources, mut failed) = input::read_all(&[path]);
+    let (_, load_failed) = xdsck_core::load_all(&sources, &xdsck_core::Options::default());
+    failed.extend(load_failed);
+    if failed.is_empty() {
+        return Ok(Some(sources));
+    }
+    let report = report::Report { inputs: Vec::new(), findings: failed, failed_inputs: 1 };
+    print(&report::render(report::Format::Text, &report, &sources, RenderOptions::default()))?;
+    Ok(None)
+}
+
+pub fn run(args: &TraceArgs) -> Result<u8> {
+    let Some(sources) = load_one(&args.path)? else { return Ok(FAILED) };
+    let (snapshot, _) = xdsck_core::load_all(&sources, &xdsck_core::Options::default());
+    let sni = args.sni.clone().unwrap_or_default();
+    let attributes = match (&args.transport_protocol, args.client) {
+        (Some(t), _) => Attributes::Exact {
+            transport_protocol: t.clone(),
+            server_name: sni,
+            application_protocols: args.alpn.clone(),
+        },
+        (None, client) => {
+            let kind = client.unwrap_or(if args.sni.is_some() || !args.alpn.is_empty() {
+                ClientKind::Tls
+            } else {
+                ClientKind::Raw
+            });
+            if kind != ClientKind::Tls && (args.sni.is_some() || !args.alpn.is_empty()) {
+                bail!(
+                    "--sni and --alpn describe a TLS ClientHello: use them with --client tls or --transport-protocol"
+                );
+            }
+            Attributes::Client(match kind {
+                ClientKind::Tls => Client::Tls { sni, alpn: args.alpn.clone() },
+                ClientKind::Http1 => Client::Http1,
+                ClientKind::H2c => Client::H2c,
+                ClientKind::Raw => Client::Raw,
+            })
+        }
+    };
+    let query = Query {
+        listener: args.listener.clone(),
+        destination: args.dst,
+        source: args.src,
+        direct_source: args.direct_src,
+        attributes,
+    };
+    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query)?;
+    print(&match args.format {
+        TraceFormat::Text => answer.to_text(),
+        TraceFormat::Json => answer.to_json(),
+    })?;
+    Ok(CLEAN)
+}
+
+pub fn graph(args: &GraphArgs) -> Result<u8> {
+    let Some(sources) = load_one(&args.path)? else { return Ok(FAILED) };
+    let (snapshot, _) = xdsck_core::load_all(&sources, &xdsck_core::Options::default());
+    let listener = match &args.listener {
+        Some(name) => xdsck_core::trace::select_listener(&snapshot, Some(name), None)?.1,
+        None => {
+            let live: Vec<_> = snapshot.live_listeners().collect();
+            match live.as_slice() {
+                [one] => *one,
+                _ => bail!(
+                    "the input has {} listeners; name one with --listener: {}",
+                    live.len(),
+                    live.iter().map(|l| &*l.name).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+    };
+    let graph = MatchGraph::build(listener);
+    print(&match args.format {
+        GraphFormat::Dot => graph.to_dot(),
+        GraphFormat::Mermaid => graph.to_mermaid(),
+    })?;
+    Ok(CLEAN)
+}

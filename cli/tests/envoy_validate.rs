@@ -1,0 +1,322 @@
+//! Conformance against the real Envoy 1.40 (no mocks): for every fixture under
+//! `testdata/checks/` that holds listeners, Envoy rejects it exactly when `xdsck` has an
+//! error-severity finding, and then Envoy's message equals the `envoy_error` of one of them
+//! (Envoy stops at its first error; xdsck reports all).
+//!
+//! Each fixture's listeners become the static listeners of a minimal JSON bootstrap (stub
+//! clusters for any cluster they name); `envoy --mode validate` and `xdsck --format json` both
+//! read that same file. So this tests the *bootstrap* behaviour: where LDS differs (a repeated
+//! listener name rejects an LDS response but is skipped silently among static listeners), the
+//! fixture says so and the LDS behaviour is covered by the unit fixtures only (see
+//! testdata/checks/README.md). CiliumEnvoyConfig fixtures are skipped: the cilium-agent
+//! rewrites them before Envoy sees them.
+//!
+//! Envoy comes from `scripts/install-envoy.sh` (`$XDSCK_ENVOY` wins); if that fails the test
+//! fails: it never skips.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn describe(what: &str, out: &Output) -> String {
+    format!("{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}", out.status, text(&out.stdout), text(&out.stderr))
+}
+
+/// The Envoy binary `scripts/install-envoy.sh` prints.
+fn envoy() -> String {
+    let script = workspace().join("scripts/install-envoy.sh");
+    let out = Command::new(&script)
+        .current_dir(workspace())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "{}",
+        describe("scripts/install-envoy.sh failed (set XDSCK_ENVOY to an Envoy 1.40)", &out)
+    );
+    let path = text(&out.stdout).lines().last().unwrap_or_default().trim().to_owned();
+    assert!(Path::new(&path).is_file(), "scripts/install-envoy.sh printed {path:?}, not a file");
+    path
+}
+
+/// Every `ok-*`/`bad-*` fixture under testdata/checks, sorted.
+fn fixtures() -> Vec<PathBuf> {
+    let root = workspace().join("testdata/checks");
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if (name.starts_with("ok-") || name.starts_with("bad-"))
+                && matches!(f.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
+            {
+                out.push(f);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The fixture as JSON (a YAML stream becomes an array of its documents).
+fn fixture_json(path: &Path) -> Value {
+    let raw = std::fs::read_to_string(path).unwrap();
+    let is_json = path.extension().is_some_and(|e| e == "json");
+    let json = if is_json {
+        raw
+    } else {
+        // xdsck's own YAML reader; both tools then read the same JSON, so a translation slip
+        // would show as a difference in what they are given, never hide one (the loader tests
+        // cover the translation itself).
+        xdsck_core::load::yaml::translate(&raw, &Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .json()
+            .to_owned()
+    };
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn field<'v>(obj: &'v Map<String, Value>, snake: &str, camel: &str) -> Option<&'v Value> {
+    obj.get(snake).or_else(|| obj.get(camel))
+}
+
+/// The bootstrap Envoy and xdsck are given, or why the fixture is not run.
+fn bootstrap(doc: &Value) -> Result<Value, &'static str> {
+    let docs: Vec<&Value> = match doc {
+        Value::Array(items) => items.iter().collect(),
+        one => vec![one],
+    };
+    let mut base: Option<Value> = None;
+    let mut listeners: Vec<Value> = Vec::new();
+    for d in docs {
+        let Some(obj) = d.as_object() else { return Err("not an object") };
+        if obj.contains_key("apiVersion") || obj.contains_key("kind") {
+            return Err("CiliumEnvoyConfig: the cilium-agent rewrites it before Envoy sees it");
+        }
+        if field(obj, "static_resources", "staticResources").is_some() {
+            base = Some(d.clone());
+        } else if let Some(resources) = obj.get("resources").and_then(Value::as_array) {
+            // An LDS DiscoveryResponse: its listeners, run as static ones.
+            for r in resources {
+                let mut r = r.clone();
+                if let Some(o) = r.as_object_mut() {
+                    o.remove("@type");
+                }
+                listeners.push(r);
+            }
+        } else {
+            listeners.push(d.clone());
+        }
+    }
+    let mut b = base.unwrap_or_else(|| json!({"static_resources": {}}));
+    let top = b.as_object_mut().ok_or("not an object")?;
+    // One spelling, so the listeners can be added to it (Envoy reads either).
+    if let Some(camel) = top.remove("staticResources") {
+        top.insert("static_resources".to_owned(), camel);
+    }
+    let sr =
+        top.get_mut("static_resources").and_then(Value::as_object_mut).ok_or("static_resources is not an object")?;
+    let list = sr.entry("listeners").or_insert_with(|| json!([]));
+    if let Some(l) = list.as_array_mut() {
+        l.extend(listeners);
+    }
+    // Clusters the listeners name but nobody defines get an empty STATIC stub.
+    let mut named = BTreeSet::new();
+    referenced_clusters(&sr["listeners"], &mut named);
+    let clusters = sr.entry("clusters").or_insert_with(|| json!([]));
+    if let Some(c) = clusters.as_array_mut() {
+        for existing in c.iter() {
+            if let Some(n) = existing.get("name").and_then(Value::as_str) {
+                named.remove(n);
+            }
+        }
+        c.extend(named.into_iter().map(|n| json!({"name": n, "type": "STATIC", "connect_timeout": "1s"})));
+    }
+    Ok(b)
+}
+
+/// Cluster names used by tcp_proxy and route actions (`cluster`, weighted clusters' `name`).
+fn referenced_clusters(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::String(c)) = o.get("cluster") {
+                out.insert(c.clone());
+            }
+            if let Some(ws) = field(o, "weighted_clusters", "weightedClusters")
+                .and_then(|w| w.get("clusters"))
+                .and_then(Value::as_array)
+            {
+                out.extend(ws.iter().filter_map(|w| w.get("name")?.as_str().map(str::to_owned)));
+            }
+            o.values().for_each(|x| referenced_clusters(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| referenced_clusters(x, out)),
+        _ => {}
+    }
+}
+
+/// Envoy's verdict: `None` when it accepts, else its error message.
+fn envoy_verdict(envoy: &str, config: &Path) -> Result<Option<String>, String> {
+    let out = Command::new(envoy)
+        .args(["--mode", "validate", "-l", "critical", "--disable-hot-restart", "-c"])
+        .arg(config)
+        .current_dir(config.parent().unwrap())
+        .output()
+        .map_err(|e| format!("cannot run {envoy}: {e}"))?;
+    if out.status.success() {
+        return Ok(None);
+    }
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    // The validation server logs `error initializing configuration '<file>': <message>`; the
+    // message may span lines (a chain name with a newline, PGV's message dump).
+    let marker = format!("error initializing configuration '{}': ", config.display());
+    let Some(at) = all.find(&marker) else {
+        return Err(describe("envoy failed without the expected message", &out));
+    };
+    Ok(Some(normalise(all[at + marker.len()..].trim_end())))
+}
+
+/// PGV failures start with a text dump of the whole bootstrap (with a varying
+/// `goo.gle/debugproto` banner) and then name the path from the Bootstrap down. xdsck gives the
+/// part from `Proto constraint validation failed` on, from the Listener down (as an LDS
+/// resource reports it), so the same is cut out of Envoy's message.
+fn normalise(message: &str) -> String {
+    const PGV: &str = "Proto constraint validation failed (";
+    let Some(at) = message.find(PGV) else { return message.to_owned() };
+    let rest = &message[at + PGV.len()..];
+    let bootstrap = "BootstrapValidationError.StaticResources: embedded message failed validation | caused by StaticResourcesValidationError.Listeners[";
+    let to_listener = "]: embedded message failed validation | caused by ";
+    let rest = rest
+        .strip_prefix(bootstrap)
+        .and_then(|r| r.find(to_listener).map(|i| &r[i + to_listener.len()..]))
+        .unwrap_or(rest);
+    format!("{PGV}{rest}")
+}
+
+/// xdsck's error findings on the same file: their `envoy_error`s (`None` when one lacks it).
+fn xdsck_errors(config: &Path) -> Result<Vec<Option<String>>, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+        .args(["--format", "json", "--fail-on", "never"])
+        .arg(config)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.code() != Some(0) {
+        return Err(describe("xdsck failed", &out));
+    }
+    let report: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("{e}: {}", text(&out.stdout)))?;
+    Ok(report["findings"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .filter(|f| f["severity"] == "error")
+                .map(|f| f["envoy_error"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+enum Outcome {
+    Agree,
+    Skipped(&'static str),
+    Disagree(String),
+}
+
+fn run_one(envoy: &str, fixture: &Path, dir: &Path) -> Outcome {
+    let b = match bootstrap(&fixture_json(fixture)) {
+        Ok(b) => b,
+        Err(why) => return Outcome::Skipped(why),
+    };
+    let config = dir.join("bootstrap.json");
+    std::fs::write(&config, serde_json::to_string_pretty(&b).unwrap()).unwrap();
+    let verdict = match envoy_verdict(envoy, &config) {
+        Ok(v) => v,
+        Err(e) => return Outcome::Disagree(e),
+    };
+    let errors = match xdsck_errors(&config) {
+        Ok(e) => e,
+        Err(e) => return Outcome::Disagree(e),
+    };
+    let listed = || {
+        errors
+            .iter()
+            .map(|e| format!("  - {}", e.as_deref().unwrap_or("(no envoy_error)")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    match verdict {
+        None if errors.is_empty() => Outcome::Agree,
+        None => Outcome::Disagree(format!("Envoy accepts it; xdsck has {} error(s):\n{}", errors.len(), listed())),
+        Some(msg) if errors.iter().flatten().any(|e| *e == msg) => Outcome::Agree,
+        Some(msg) if errors.is_empty() => {
+            Outcome::Disagree(format!("Envoy rejects it; xdsck has no error:\n  envoy: {msg}"))
+        }
+        Some(msg) => Outcome::Disagree(format!(
+            "Envoy rejects it with a message no xdsck error carries:\n  envoy: {msg}\n  xdsck:\n{}",
+            listed()
+        )),
+    }
+}
+
+#[test]
+fn envoy_and_xdsck_agree_on_every_check_fixture() {
+    let envoy = envoy();
+    let fixtures = fixtures();
+    assert!(!fixtures.is_empty(), "no fixtures under testdata/checks");
+    let tmp = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+    // Two workers: the CI machine has two cores, and each Envoy run is mostly start-up time.
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(f) = fixtures.get(i) else { break };
+                    // One directory per fixture: runs never share a file.
+                    let dir = tmp.path().join(i.to_string());
+                    std::fs::create_dir_all(&dir).unwrap();
+                    let outcome = run_one(&envoy, f, &dir);
+                    results.lock().unwrap().push((i, outcome));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    let rel = |i: usize| fixtures[i].strip_prefix(workspace()).unwrap_or(&fixtures[i]).display().to_string();
+    let (mut agree, mut skipped, mut failures) = (0, Vec::new(), Vec::new());
+    for (i, outcome) in results {
+        match outcome {
+            Outcome::Agree => agree += 1,
+            Outcome::Skipped(why) => skipped.push(format!("{} ({why})", rel(i))),
+            Outcome::Disagree(why) => failures.push(format!("{}: {why}", rel(i))),
+        }
+    }
+    let run = fixtures.len() - skipped.len();
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("{run} fixtures: {agree} agree ({:.1}s)", started.elapsed().as_secs_f64());
+        for s in &skipped {
+            eprintln!("skipped: {s}");
+        }
+    }
+    assert!(failures.is_empty(), "{} disagreement(s) with Envoy:\n{}", failures.len(), failures.join("\n\n"));
+}

@@ -1,0 +1,107 @@
+//! `invalid-server-name`: a `server_names` entry Envoy rejects (a partial wildcard) or accepts
+//! but that does not do what it looks like (`*.`, a leading dot, `""`, a trailing dot).
+
+use crate::checks::{Check, Context, ListenerCx};
+use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::model::FilterChain;
+
+pub static RULE: Rule = Rule {
+    code: "XDS103",
+    name: "invalid-server-name",
+    severity: Severity::Error,
+    summary: "A server_names entry is a partial wildcard (Envoy rejects the listener) or can never match as written.",
+    explanation: "## What it finds\nIn `filter_chain_match.server_names` (listeners without `filter_chain_matcher`):\n* error: a name that contains `*` but does not start with `*.`, such as `*`, `*w.example.com`, `www.*.example.com` or `**.x`. Envoy supports a wildcard only as a whole leading label.\n* warning: `*.` (accepted, never matches); `.example.com` (behaves exactly like `*.example.com`); `\"\"` (the same as no `server_names`: matches every connection); a trailing dot, `www.example.com.` (clients send SNI without the dot, so it never matches).\n\n## Why it matters\nA partial wildcard makes Envoy reject the whole listener (`partial wildcards are not supported in \"server_names\"`). The accepted oddities route traffic differently from what the name suggests.\n\n## Example\n```yaml\nfilter_chain_match:\n  server_names: [\"*\", \"api.*.example.com\"]\n```\n\n## Fix\nFor \"any name\" leave `server_names` out. Use `*.example.com` for a subdomain wildcard, list exact names otherwise, and drop trailing dots.\n",
+};
+
+pub struct InvalidServerName;
+
+/// What is wrong with one name.
+enum Problem {
+    PartialWildcard,
+    StarDot,
+    LeadingDot,
+    Empty,
+    TrailingDot,
+}
+
+fn classify(name: &str) -> Option<Problem> {
+    if name.contains('*') && !name.starts_with("*.") {
+        return Some(Problem::PartialWildcard);
+    }
+    if name == "*." {
+        return Some(Problem::StarDot);
+    }
+    if name.is_empty() {
+        return Some(Problem::Empty);
+    }
+    if name.starts_with('.') {
+        return Some(Problem::LeadingDot);
+    }
+    if name.ends_with('.') {
+        return Some(Problem::TrailingDot);
+    }
+    None
+}
+
+fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, name: &str, p: &Problem) -> Diagnostic {
+    let at = l.chain_field_location(chain, &["filter_chain_match", "server_names", &index.to_string()]);
+    let chain_name = chain.display_name();
+    let d = |message: String| {
+        Diagnostic::new(&RULE, message)
+            .at(at.clone())
+            .listener(l.listener.name.to_string())
+            .chain(chain_name.to_string())
+    };
+    match p {
+        Problem::PartialWildcard => d(format!("server name {name:?} in chain '{chain_name}' is a partial wildcard"))
+            .envoy_error(format!(
+                "error adding listener '{}': partial wildcards are not supported in \"server_names\"",
+                l.listener.envoy_address_list()
+            ))
+            .note("Envoy accepts a wildcard only as a leading `*.` label and rejects the whole listener")
+            .note("for \"any server name\" leave server_names out; for subdomains use `*.example.com`"),
+        Problem::StarDot => d(format!("server name \"*.\" in chain '{chain_name}' can never match"))
+            .severity(Severity::Warning)
+            .note("Envoy accepts it but stores the suffix \".\", which no SNI ends with"),
+        Problem::LeadingDot => {
+            let star = format!("*{name}");
+            d(format!("server name {name:?} in chain '{chain_name}' is a wildcard: it matches like {star:?}"))
+                .severity(Severity::Warning)
+                .note(format!(
+                    "Envoy stores {name:?} under the same key as {star:?}: it matches every subdomain, never {:?} itself",
+                    &name[1..]
+                ))
+        }
+        Problem::Empty => d(format!("an empty server name in chain '{chain_name}' matches every connection"))
+            .severity(Severity::Warning)
+            .note("Envoy treats \"\" as no server_names at all: the chain also takes connections with any or no SNI"),
+        Problem::TrailingDot => {
+            d(format!("server name {name:?} in chain '{chain_name}' ends with a dot and never matches"))
+                .severity(Severity::Warning)
+                .note("clients send SNI without the trailing dot and Envoy does not normalise it")
+        }
+    }
+}
+
+impl Check for InvalidServerName {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for l in cx.listeners() {
+            // With a matcher Envoy ignores (and does not validate) filter_chain_match.
+            if l.listener.filter_chain_matcher.is_some() {
+                continue;
+            }
+            for chain in &l.listener.filter_chains {
+                let Some(m) = &chain.filter_chain_match else { continue };
+                for (i, name) in m.server_names.iter().enumerate() {
+                    if let Some(p) = classify(name) {
+                        out.push(diagnostic(&l, chain, i, name, &p));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! `matcher-action`: what `filter_chain_matcher` does that Envoy accepts but that loses
+//! connections: actions naming chains that do not exist, chains no action names,
+//! `filter_chain_match` that Envoy ignores, and ServerNameMatcher domains that can never match.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use crate::checks::{Check, Context, ListenerCx};
+use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::graph::matcher::RawParts;
+use crate::model::{FilterChain, FilterChainMatch};
+use crate::source::Location;
+
+pub static RULE: Rule = Rule {
+    code: "XDS204",
+    name: "matcher-action",
+    severity: Severity::Warning,
+    summary: "filter_chain_matcher sends connections to a chain that does not exist, never reaches a chain, or has settings Envoy ignores.",
+    explanation: "## What it finds\nIn a listener with `filter_chain_matcher`:\n* an action naming a filter chain the listener does not have (the `default_filter_chain` does not count: actions only see `filter_chains`);\n* a named filter chain that no action names;\n* a chain that sets `filter_chain_match`;\n* a `ServerNameMatcher` domain with upper-case letters.\n\n## Why it matters\nEnvoy does not check action names when it loads the listener. A connection that reaches an action naming a missing chain is closed; Envoy does **not** fall back to `default_filter_chain`. A chain no action names is never used. With a matcher Envoy ignores `filter_chain_match` entirely (it is not even validated). Envoy lower-cases the SNI but not the ServerNameMatcher's domains, so `API.example.com` matches no connection.\n\n## Example\n```yaml\nfilter_chain_matcher:\n  matcher_tree:\n    input: {name: sni, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.ServerNameInput}}\n    exact_match_map:\n      map:\n        api.example.com: {action: {name: api, typed_config: {\"@type\": type.googleapis.com/google.protobuf.StringValue, value: apii}}}\nfilter_chains:\n- name: api\n  filter_chain_match: {server_names: [api.example.com]}\n```\n\n## Fix\nName existing chains in the actions (or add the chain), remove chains nothing selects, move `filter_chain_match` conditions into the matcher, and write domains in lower case.\n",
+};
+
+pub struct MatcherAction;
+
+fn missing_chain(l: &ListenerCx<'_, '_>, at: Location, name: &str) -> Diagnostic {
+    let default_named = l.listener.default_filter_chain.as_ref().is_some_and(|d| d.name == name);
+    let mut d = Diagnostic::new(
+        &RULE,
+        format!("filter_chain_matcher action names filter chain '{name}', which the listener does not have"),
+    )
+    .at(at)
+    .listener(l.listener.name.to_string())
+    .note("Envoy closes every connection that reaches this action; it does not fall back to default_filter_chain");
+    if default_named {
+        d = d.note("actions select only among filter_chains: the default_filter_chain cannot be named by an action");
+    }
+    d
+}
+
+fn unreachable(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
+    Diagnostic::new(
+        &RULE,
+        format!("no filter_chain_matcher action names filter chain '{}': it is never used", chain.name),
+    )
+    .at(l.chain_location(chain))
+    .listener(l.listener.name.to_string())
+    .chain(chain.display_name().into_owned())
+    .note("with filter_chain_matcher, a chain is reached only through an action naming it")
+}
+
+fn ignored_match(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
+    Diagnostic::new(
+        &RULE,
+        format!(
+            "filter_chain_match of chain '{}' is ignored because the listener has filter_chain_matcher",
+            chain.display_name()
+        ),
+    )
+    .at(l.chain_field_location(chain, &["filter_chain_match"]))
+    .listener(l.listener.name.to_string())
+    .chain(chain.display_name().into_owned())
+    .note("Envoy selects chains only through the matcher; it neither applies nor validates filter_chain_match")
+}
+
+fn upper_case(l: &ListenerCx<'_, '_>, at: Location, domain: &str) -> Diagnostic {
+    Diagnostic::new(&RULE, format!("ServerNameMatcher domain '{domain}' has upper-case letters and never matches"))
+        .at(at)
+        .listener(l.listener.name.to_string())
+        .note(format!(
+            "Envoy lower-cases the SNI but compares ServerNameMatcher domains as written: write '{}'",
+            domain.to_ascii_lowercase()
+        ))
+}
+
+/// Whether a match says anything (a `{}` next to a matcher is harmless).
+fn restricts(m: &FilterChainMatch<'_>) -> bool {
+    let empty = FilterChainMatch { offset: m.offset, casing: m.casing, ..FilterChainMatch::default() };
+    *m != empty
+}
+
+impl Check for MatcherAction {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for l in cx.listeners() {
+            let Some(raw) = l.listener.filter_chain_matcher else { continue };
+            let Ok(value) = serde_json::from_str::<Value>(raw.get()) else { continue };
+            let base = format!("{}/{}", l.listener.pointer, l.listener.casing.field("filter_chain_matcher"));
+            let locate = |p: &str| {
+                let pointer = format!("{base}{p}");
+                let offset = l.file.locate_pointer(&pointer).or_else(|| l.location().offset);
+                Location::new(l.source, pointer, offset)
+            };
+            let parts = RawParts::of(&value);
+            let chains = &l.listener.filter_chains;
+            for a in &parts.actions {
+                if !chains.iter().any(|c| c.name == a.name) {
+                    out.push(missing_chain(&l, locate(&a.pointer), a.name));
+                }
+            }
+            let named: HashSet<&str> = parts.actions.iter().map(|a| a.name).collect();
+            // A repeated name is matcher-chain-name's error; the chain is reported once here.
+            let mut seen: HashSet<&str> = HashSet::new();
+            for chain in chains {
+                if !chain.name.is_empty() && seen.insert(&chain.name) && !named.contains(&*chain.name) {
+                    out.push(unreachable(&l, chain));
+                }
+                if chain.filter_chain_match.as_ref().is_some_and(restricts) {
+                    out.push(ignored_match(&l, chain));
+                }
+            }
+            for snm in parts.server_name_matchers.iter().filter(|s| s.reads_server_name) {
+                for (domain, pointer) in snm.domain_matchers.iter().flatten() {
+                    if domain.bytes().any(|b| b.is_ascii_uppercase()) {
+                        out.push(upper_case(&l, locate(pointer), domain));
+                    }
+                }
+            }
+        }
+    }
+}

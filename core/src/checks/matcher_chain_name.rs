@@ -1,0 +1,72 @@
+//! `matcher-chain-name`: with `filter_chain_matcher`, every filter chain needs a non-empty,
+//! unique name (the matcher's actions name chains); Envoy rejects the listener otherwise.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use crate::checks::{Check, Context, ListenerCx};
+use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::model::FilterChain;
+
+pub static RULE: Rule = Rule {
+    code: "XDS107",
+    name: "matcher-chain-name",
+    severity: Severity::Error,
+    summary: "A listener with filter_chain_matcher has a filter chain with no name or a repeated name; Envoy rejects it.",
+    explanation: "## What it finds\nIn a listener that uses `filter_chain_matcher`, a filter chain without a `name`, or with the name of an earlier chain (`default_filter_chain` is exempt from both). (A `filter_chain_match` that Envoy ignores next to a matcher is `matcher-action`.)\n\n## Why it matters\nThe matcher's actions select chains by name, so Envoy rejects the listener: `\"name\" field is required when using a listener matcher` or `\"name\" field is duplicated with value '<name>'`.\n\n## Example\n```yaml\nfilter_chain_matcher: {...}\nfilter_chains:\n- name: alpha\n- name: alpha\n- filters: [...]\n```\n\n## Fix\nGive every chain a distinct name and refer to those names in the matcher's actions.\n",
+};
+
+pub struct MatcherChainName;
+
+fn unnamed(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
+    Diagnostic::new(&RULE, format!("{} has no name, which filter_chain_matcher requires", chain.display_name()))
+        .at(l.chain_location(chain))
+        .listener(l.listener.name.to_string())
+        .chain(chain.display_name().into_owned())
+        .envoy_error(format!(
+            "error adding listener '{}': \"name\" field is required when using a listener matcher",
+            l.listener.envoy_address_list()
+        ))
+        .note("the matcher's actions select chains by name; Envoy rejects the whole listener")
+}
+
+fn duplicated(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterChain<'_>) -> Diagnostic {
+    Diagnostic::new(&RULE, format!("filter chain name '{}' is used twice with filter_chain_matcher", chain.name))
+        .at(l.chain_field_location(chain, &["name"]))
+        .listener(l.listener.name.to_string())
+        .chain(chain.display_name().into_owned())
+        .related("the first chain with this name", l.chain_location(first))
+        .envoy_error(format!(
+            "error adding listener '{}': \"name\" field is duplicated with value '{}'",
+            l.listener.envoy_address_list(),
+            chain.name
+        ))
+        .note("the matcher's actions select chains by name, so names must be unique; Envoy rejects the whole listener")
+}
+
+impl Check for MatcherChainName {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for l in cx.listeners() {
+            if l.listener.filter_chain_matcher.is_none() {
+                continue;
+            }
+            let mut first: HashMap<&str, usize> = HashMap::with_capacity(l.listener.filter_chains.len());
+            for (i, chain) in l.listener.filter_chains.iter().enumerate() {
+                if chain.name.is_empty() {
+                    out.push(unnamed(&l, chain));
+                } else {
+                    match first.entry(&chain.name) {
+                        Entry::Vacant(v) => {
+                            v.insert(i);
+                        }
+                        Entry::Occupied(o) => out.push(duplicated(&l, chain, &l.listener.filter_chains[*o.get()])),
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! `matcher-server-name-domain`: a `ServerNameMatcher` in `filter_chain_matcher` with a domain
+//! Envoy refuses (repeated, empty, or a wildcard other than `*` and `*.domain`).
+
+use serde_json::Value;
+
+use crate::checks::{Check, Context, ListenerCx};
+use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::graph::matcher::{DomainError, RawParts, server_name_errors_at};
+use crate::source::Location;
+
+pub static RULE: Rule = Rule {
+    code: "XDS111",
+    name: "matcher-server-name-domain",
+    severity: Severity::Error,
+    summary: "A ServerNameMatcher in filter_chain_matcher lists a domain twice or a wildcard Envoy does not support; Envoy rejects the listener.",
+    explanation: "## What it finds\nA `xds.type.matcher.v3.ServerNameMatcher` (a `custom_match` of `filter_chain_matcher`) with a domain that appears twice across its `domain_matchers`, an empty domain, or a wildcard other than `*` and `*.domain`: `*` anywhere but at the start (`a.*.com`), not followed by a dot (`*example.com`), nothing after `*.`, or a second `*` (`*.*.com`).\n\n## Why it matters\nEnvoy cannot build the matcher and rejects the whole listener, e.g. `cannot create a filter chain matcher: Duplicate domain in ServerNameMatcher: api.example.com`.\n\n## Example\n```yaml\nfilter_chain_matcher:\n  matcher_tree:\n    input: {name: sni, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.ServerNameInput}}\n    custom_match:\n      name: sni\n      typed_config:\n        \"@type\": type.googleapis.com/xds.type.matcher.v3.ServerNameMatcher\n        domain_matchers:\n        - domains: [api.example.com]\n          on_match: {action: ...}\n        - domains: [api.example.com, \"*.*.example.com\"]\n          on_match: {action: ...}\n```\n\n## Fix\nList each domain once (one domain matcher decides it) and write wildcards as `*.example.com` (it covers names of any depth below `example.com`) or `*`.\n",
+};
+
+pub struct MatcherServerNameDomain;
+
+fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, first: Option<Location>, err: &DomainError) -> Diagnostic {
+    let message = match err {
+        DomainError::Duplicate(d) => format!("domain '{d}' is listed twice in a ServerNameMatcher"),
+        DomainError::Empty => "a ServerNameMatcher lists an empty domain".to_owned(),
+        DomainError::BadWildcard(d) => {
+            format!("ServerNameMatcher domain '{d}' is a wildcard Envoy does not support (only '*' and '*.domain')")
+        }
+        DomainError::MultipleWildcards(d) => format!("ServerNameMatcher domain '{d}' has more than one wildcard"),
+    };
+    let mut d = Diagnostic::new(&RULE, message)
+        .at(at)
+        .listener(l.listener.name.to_string())
+        .envoy_error(format!("cannot create a filter chain matcher: {}", err.envoy_text()))
+        .note("Envoy cannot build the filter_chain_matcher and rejects the whole listener");
+    if let Some(first) = first {
+        d = d.related("first listed here", first);
+    }
+    d
+}
+
+impl Check for MatcherServerNameDomain {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for l in cx.listeners() {
+            let Some(raw) = l.listener.filter_chain_matcher else { continue };
+            let Ok(value) = serde_json::from_str::<Value>(raw.get()) else { continue };
+            let base = format!("{}/{}", l.listener.pointer, l.listener.casing.field("filter_chain_matcher"));
+            let locate = |p: &str| {
+                let pointer = format!("{base}{p}");
+                let offset = l.file.locate_pointer(&pointer).or_else(|| l.location().offset);
+                Location::new(l.source, pointer, offset)
+            };
+            for snm in RawParts::of(&value).server_name_matchers {
+                let domains: Vec<Vec<String>> =
+                    snm.domain_matchers.iter().map(|dm| dm.iter().map(|(d, _)| (*d).to_owned()).collect()).collect();
+                for (i, j, err) in server_name_errors_at(&domains) {
+                    let first = match &err {
+                        DomainError::Duplicate(d) => {
+                            snm.domain_matchers.iter().flatten().find(|(x, _)| x == d).map(|(_, p)| locate(p))
+                        }
+                        _ => None,
+                    };
+                    out.push(diagnostic(&l, locate(&snm.domain_matchers[i][j].1), first, &err));
+                }
+            }
+        }
+    }
+}

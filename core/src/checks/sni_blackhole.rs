@@ -1,0 +1,348 @@
+//! `sni-blackhole`: a more specific key wins a level, then its chains turn the connection away,
+//! and Envoy never goes back to the less specific key that would have taken it.
+//!
+//! Every finding is proven with the match graph itself: one concrete connection that Envoy
+//! closes (or hands to the default chain), and that reaches a chain if the specific key were not
+//! there. Candidates come from the less specific sibling's own chains, so the search stays
+//! linear in the keys of the listener.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use petgraph::graph::NodeIndex;
+
+use crate::checks::{Check, Context, ListenerCx};
+use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::graph::key::suffixes;
+use crate::graph::trace::{Connection, Outcome};
+use crate::graph::{Key, Level, MatchGraph, Node};
+use crate::model::{Address, SourceType};
+
+pub static RULE: Rule = Rule {
+    code: "XDS201",
+    name: "sni-blackhole",
+    severity: Severity::Warning,
+    summary: "A more specific match (exact SNI, port, prefix, source type) loses connections a less specific chain would take: Envoy never backtracks.",
+    explanation: "## What it finds\nA key that wins its level of Envoy's filter-chain index — an exact server name over `*.example.com`, a `destination_port` over port-less chains, a longer prefix over a shorter one, `SAME_IP_OR_LOOPBACK`/`EXTERNAL` over `ANY`, a source port over none — whose chains then demand more (a transport protocol, an ALPN, a source range or port) than some connections offer. Envoy commits to the most specific key at each level before it looks at the next, so those connections are closed (or given to `default_filter_chain`) even though the less specific chain would have matched them.\n\n## Why it matters\nThe connections vanish without an error: the stat `no_filter_chain_match` grows and clients see a reset. A typical case: an exact-SNI chain that requires ALPN `h2` black-holes that name for HTTP/1.1 clients, although `*.example.com` would serve them.\n\n## Example\n```yaml\n- name: api-h2\n  filter_chain_match: {server_names: [api.example.com], application_protocols: [h2]}\n- name: wildcard\n  filter_chain_match: {server_names: ['*.example.com']}\n```\nA TLS client for `api.example.com` offering only `http/1.1` is closed.\n\n## Fix\nGive the specific key a chain for the connections it turns away (e.g. a second `api.example.com` chain without `application_protocols`), or move the extra criterion to the less specific chains.\n",
+};
+
+pub struct SniBlackhole;
+
+impl Check for SniBlackhole {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for l in cx.listeners() {
+            // A listener Envoy rejects has no traffic to lose; its errors come first.
+            if !l.graph.overlaps.is_empty() || l.graph.excluded.iter().any(Option::is_some) {
+                continue;
+            }
+            Search::new(&l).run(out);
+        }
+    }
+}
+
+/// Attributes of a candidate connection; `None` where the path leaves the attribute free.
+#[derive(Debug, Clone, Default)]
+struct Attrs {
+    dst_port: Option<u16>,
+    dst_ip: Option<IpAddr>,
+    sni: Option<String>,
+    transport: Option<String>,
+    alpn: Option<Vec<String>>,
+    direct_src: Option<IpAddr>,
+    source_type: Option<SourceType>,
+    src_ip: Option<IpAddr>,
+    src_port: Option<u16>,
+}
+
+const EXTERNAL: IpAddr = IpAddr::V4(Ipv4Addr::new(198, 51, 100, 7));
+const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+struct Search<'c, 's, 'a> {
+    l: &'c ListenerCx<'s, 'a>,
+    g: &'s MatchGraph<'s, 'a>,
+    /// Leaf paths (keys per level) below a node, a few per node.
+    paths: HashMap<NodeIndex, Vec<Vec<(Level, Key<'s>)>>>,
+    parent: HashMap<NodeIndex, NodeIndex>,
+}
+
+impl<'c, 's, 'a> Search<'c, 's, 'a> {
+    fn new(l: &'c ListenerCx<'s, 'a>) -> Self {
+        let g = l.graph;
+        let mut parent = HashMap::new();
+        for e in g.graph.raw_edges() {
+            parent.insert(e.target(), e.source());
+        }
+        Search { l, g, paths: HashMap::new(), parent }
+    }
+
+    fn run(&mut self, out: &mut Vec<Diagnostic>) {
+        let nodes: Vec<NodeIndex> = self.g.graph.node_indices().collect();
+        for n in nodes {
+            let Some(Node::Key { level, key }) = self.g.graph.node_weight(n).cloned() else { continue };
+            if key == Key::Any {
+                continue;
+            }
+            let Some(parent) = self.parent.get(&n).copied() else { continue };
+            let Some(fallback) = self.fallback(parent, level, &key) else { continue };
+            if let Some(d) = self.witness(n, level, &key, parent, fallback) {
+                out.push(d);
+            }
+        }
+    }
+
+    /// The sibling that takes `key`'s connections when `key` is absent.
+    fn fallback(&self, parent: NodeIndex, level: Level, key: &Key<'_>) -> Option<NodeIndex> {
+        let any = self.g.child(parent, &Key::Any);
+        match key {
+            Key::Name(n) => suffixes(n).find_map(|s| self.g.child(parent, &Key::Suffix(s.into()))).or(any),
+            Key::Suffix(s) => suffixes(s).find_map(|t| self.g.child(parent, &Key::Suffix(t.into()))).or(any),
+            Key::Cidr(net) => {
+                let wider = self
+                    .g
+                    .children(parent)
+                    .into_iter()
+                    .filter_map(|c| match self.g.key(c) {
+                        Some(Key::Cidr(w)) if w.prefix_len() < net.prefix_len() && w.contains(net) => {
+                            Some((w.prefix_len(), c))
+                        }
+                        _ => None,
+                    })
+                    .max();
+                wider.map(|(_, c)| c).or(any)
+            }
+            Key::Port(_) | Key::Protocol(_) | Key::SourceType(_) => {
+                let _ = level;
+                any
+            }
+            Key::Any => None,
+        }
+    }
+
+    /// The keys on the way from the root to `node` (inclusive).
+    fn ancestors(&self, node: NodeIndex) -> Vec<(Level, Key<'s>)> {
+        let mut out = Vec::new();
+        let mut n = node;
+        while let Some(Node::Key { level, key }) = self.g.graph.node_weight(n) {
+            out.push((*level, key.clone()));
+            match self.parent.get(&n) {
+                Some(&p) => n = p,
+                None => break,
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// A few leaf paths below `node`, keys from the level after it down to the source port.
+    fn leaf_paths(&mut self, node: NodeIndex) -> Vec<Vec<(Level, Key<'s>)>> {
+        if let Some(p) = self.paths.get(&node) {
+            return p.clone();
+        }
+        let mut found = Vec::new();
+        let mut stack = vec![(node, Vec::new())];
+        while let Some((n, path)) = stack.pop() {
+            if found.len() >= 8 {
+                break;
+            }
+            let children = self.g.children(n);
+            if children.iter().any(|&c| matches!(self.g.graph[c], Node::Chain(_))) {
+                found.push(path);
+                continue;
+            }
+            for c in children.into_iter().rev() {
+                if let Some(Node::Key { level, key }) = self.g.graph.node_weight(c) {
+                    let mut p = path.clone();
+                    p.push((*level, key.clone()));
+                    stack.push((c, p));
+                }
+            }
+        }
+        self.paths.insert(node, found.clone());
+        found
+    }
+
+    fn witness(
+        &mut self,
+        node: NodeIndex,
+        level: Level,
+        key: &Key<'s>,
+        parent: NodeIndex,
+        fallback: NodeIndex,
+    ) -> Option<Diagnostic> {
+        let above = self.ancestors(parent);
+        let depth = level as usize;
+        for below in self.leaf_paths(fallback) {
+            let mut attrs = Attrs::default();
+            for (lv, k) in above.iter().chain(std::iter::once(&(level, key.clone()))).chain(below.iter()) {
+                set(&mut attrs, *lv, k);
+            }
+            for c in self.candidates(&attrs) {
+                let hit = self.g.reach(&c, None);
+                if hit.path[depth] != Some(node) || !matches!(hit.outcome, Outcome::Closed | Outcome::Default) {
+                    continue;
+                }
+                if let Outcome::Chain(taker) = self.g.reach(&c, Some(node)).outcome {
+                    return Some(self.diagnostic(node, level, key, &c, hit.outcome, taker));
+                }
+            }
+        }
+        None
+    }
+
+    /// Concrete connections for the attributes, free ones filled with the values real clients
+    /// send (no ALPN, HTTP/1.1 only, h2 first; an external and a loopback source).
+    fn candidates(&self, a: &Attrs) -> Vec<Connection> {
+        let listener_addr = self.l.listener.addresses().find_map(|addr| match addr {
+            Address::Socket(s) => Some((s.address.parse::<IpAddr>().ok(), s.port_value)),
+            _ => None,
+        });
+        let dst_ip =
+            a.dst_ip.or(listener_addr.and_then(|(ip, _)| ip).filter(|ip| !ip.is_unspecified())).unwrap_or(LOOPBACK);
+        let dst_port = a
+            .dst_port
+            .or(listener_addr.and_then(|(_, p)| p).and_then(|p| u16::try_from(p).ok()).filter(|&p| p != 0))
+            .unwrap_or(10000);
+        let sni = a.sni.clone().unwrap_or_default();
+        let transports: Vec<String> = match &a.transport {
+            Some(t) => vec![t.clone()],
+            None if !sni.is_empty() || a.alpn.as_ref().is_some_and(|v| !v.is_empty()) => vec!["tls".into()],
+            None => vec!["raw_buffer".into(), "tls".into()],
+        };
+        let alpns: Vec<Vec<String>> = match &a.alpn {
+            Some(v) => vec![v.clone()],
+            None => vec![vec![], vec!["http/1.1".into()], vec!["h2".into(), "http/1.1".into()], vec!["h2c".into()]],
+        };
+        let sources: Vec<IpAddr> = match (a.src_ip, a.source_type) {
+            (Some(ip), _) => vec![ip],
+            (None, Some(SourceType::SameIpOrLoopback)) => vec![LOOPBACK],
+            (None, Some(SourceType::External)) => vec![EXTERNAL],
+            _ => vec![EXTERNAL, LOOPBACK],
+        };
+        let listener = self.l.listener;
+        let tls_inspector =
+            listener.has_listener_filter("envoy.filters.listener.tls_inspector", ".tls_inspector.v3.TlsInspector");
+        let http_inspector =
+            listener.has_listener_filter("envoy.filters.listener.http_inspector", ".http_inspector.v3.HttpInspector");
+        // Only connections this listener's own listener filters can produce: SNI and ALPN come
+        // from a ClientHello (tls_inspector), a plaintext ALPN from http_inspector.
+        let possible = |t: &str, alpn: &[String]| match t {
+            "tls" => tls_inspector,
+            "raw_buffer" => {
+                sni.is_empty()
+                    && (alpn.is_empty()
+                        || (http_inspector
+                            && alpn.len() == 1
+                            && matches!(alpn[0].as_str(), "http/1.1" | "http/1.0" | "h2c")))
+            }
+            _ => true,
+        };
+        let mut out = Vec::new();
+        for t in &transports {
+            for alpn in alpns.iter().filter(|alpn| possible(t, alpn)) {
+                for &src in &sources {
+                    out.push(Connection {
+                        destination: Some(SocketAddr::new(dst_ip, dst_port)),
+                        source: Some(SocketAddr::new(src, a.src_port.unwrap_or(40000))),
+                        direct_source: a.direct_src,
+                        transport_protocol: t.clone(),
+                        server_name: sni.clone(),
+                        application_protocols: alpn.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn diagnostic(
+        &self,
+        node: NodeIndex,
+        level: Level,
+        key: &Key<'_>,
+        c: &Connection,
+        outcome: Outcome,
+        taker: usize,
+    ) -> Diagnostic {
+        let chains = &self.l.listener.filter_chains;
+        let specific = self.g.chains_below(node);
+        let first = specific.first().copied().unwrap_or(taker);
+        let taker_chain = &chains[taker];
+        let fate = match outcome {
+            Outcome::Default => "are handed to default_filter_chain",
+            _ => "are closed",
+        };
+        let what = describe(c);
+        let mut d = Diagnostic::new(
+            &RULE,
+            format!(
+                "{what} {fate}: {} {key} wins that level, but {} {} {} not match them, and Envoy never falls back to '{}', which would",
+                level.as_str(),
+                if specific.len() == 1 { "its chain" } else { "its chains" },
+                specific.iter().map(|&i| format!("'{}'", chains[i].display_name())).collect::<Vec<_>>().join(", "),
+                if specific.len() == 1 { "does" } else { "do" },
+                taker_chain.display_name()
+            ),
+        )
+        .at(self.l.chain_location(&chains[first]))
+        .listener(self.l.listener.name.to_string())
+        .related(format!("'{}' would take these connections", taker_chain.display_name()), self.l.chain_location(taker_chain))
+        .note("Envoy picks the most specific key at each level before it looks at the next, and does not come back");
+        for &i in &specific {
+            d = d.chain(chains[i].display_name());
+        }
+        d = d.chain(taker_chain.display_name());
+        if let Some(dst) = c.destination {
+            d = d.example("dst_ip", dst.ip().to_string()).example("dst_port", dst.port());
+        }
+        if !c.server_name.is_empty() {
+            d = d.example("sni", c.server_name.clone());
+        }
+        d = d.example("transport", c.transport_protocol.clone());
+        d = d.example("alpn", c.application_protocols.clone());
+        if let Some(src) = c.source {
+            d = d.example("src_ip", src.ip().to_string()).example("src_port", src.port());
+        }
+        d
+    }
+}
+
+fn describe(c: &Connection) -> String {
+    let mut parts = Vec::new();
+    if !c.server_name.is_empty() {
+        parts.push(format!("SNI {}", c.server_name));
+    }
+    parts.push(if c.application_protocols.is_empty() {
+        format!("{} without ALPN", c.transport_protocol)
+    } else {
+        format!("{} with ALPN {}", c.transport_protocol, c.application_protocols.join(","))
+    });
+    if let Some(src) = c.source {
+        parts.push(format!("from {src}"));
+    }
+    if let Some(dst) = c.destination {
+        parts.push(format!("to {dst}"));
+    }
+    format!("connections ({})", parts.join(", "))
+}
+
+/// Fixes the attribute of one level from a key on the path.
+fn set(a: &mut Attrs, level: Level, key: &Key<'_>) {
+    match (level, key) {
+        (_, Key::Any) => {}
+        (Level::DestinationPort, Key::Port(p)) => a.dst_port = u16::try_from(*p).ok(),
+        (Level::DestinationIp, Key::Cidr(n)) => a.dst_ip = Some(n.network()),
+        (Level::ServerName, Key::Name(n)) => a.sni = Some(n.to_string()),
+        (Level::ServerName, Key::Suffix(s)) => a.sni = Some(format!("unlisted{s}")),
+        (Level::TransportProtocol, Key::Protocol(p)) => a.transport = Some(p.to_string()),
+        (Level::ApplicationProtocol, Key::Protocol(p)) => a.alpn = Some(vec![p.to_string()]),
+        (Level::DirectSourceIp, Key::Cidr(n)) => a.direct_src = Some(n.network()),
+        (Level::SourceType, Key::SourceType(t)) => a.source_type = Some(*t),
+        (Level::SourceIp, Key::Cidr(n)) => a.src_ip = Some(n.network()),
+        (Level::SourcePort, Key::Port(p)) => a.src_port = u16::try_from(*p).ok(),
+        _ => {}
+    }
+}

@@ -1,0 +1,151 @@
+//! `unreachable-filter-chain`: chains no connection can ever reach on this listener.
+//!
+//! Only what can be proven from the listener itself: criteria no listener filter can satisfy,
+//! destinations the listener never sees, and port-less chains on a listener whose every port has
+//! its own chains.
+
+use std::net::IpAddr;
+
+use crate::checks::{Check, Context, ListenerCx};
+use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::graph::key;
+use crate::model::{Address, FilterChain, Listener};
+
+pub static RULE: Rule = Rule {
+    code: "XDS202",
+    name: "unreachable-filter-chain",
+    severity: Severity::Warning,
+    summary: "A filter chain no connection can reach: nothing sets what it matches on, or more specific chains take all its traffic.",
+    explanation: "## What it finds\nFilter chains that can never be selected:\n- `server_names`, `transport_protocol: tls` or TLS `application_protocols` on a listener without `tls_inspector` (Envoy has not injected it since 1.17 and gives no warning);\n- plaintext `application_protocols` (`http/1.1`, `h2c`) without `http_inspector`;\n- a `destination_port` that is none of the listener's ports, or `prefix_ranges` that contain none of its addresses, when no listener filter (`original_dst`, `proxy_protocol`, Cilium's `bpf_metadata`) restores another destination;\n- chains without `destination_port` on a listener whose every port has chains with that `destination_port`: Envoy never tries the port-less chains then.\n\n## Why it matters\nThe chain's traffic goes elsewhere (or is dropped) while the configuration reads as if it were served.\n\n## Example\n```yaml\nlistener_filters: []\nfilter_chains:\n- filter_chain_match: {server_names: [api.example.com]}\n```\n\n## Fix\nAdd the listener filter the chain relies on, or remove or correct the chain.\n",
+};
+
+pub struct UnreachableFilterChain;
+
+impl Check for UnreachableFilterChain {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for l in cx.listeners() {
+            let listener = l.listener;
+            if listener.filter_chain_matcher.is_some() || listener.udp_listener_config {
+                continue;
+            }
+            let facts = Facts::of(listener);
+            let port_less_shadowed = facts.ports_all_claimed(listener);
+            for chain in &listener.filter_chains {
+                if let Some(why) = facts.why_unreachable(chain, port_less_shadowed) {
+                    out.push(diagnostic(&l, chain, why));
+                }
+            }
+        }
+    }
+}
+
+fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, why: String) -> Diagnostic {
+    Diagnostic::new(&RULE, format!("filter chain '{}' can never be reached: {why}", chain.display_name()))
+        .at(l.chain_location(chain))
+        .listener(l.listener.name.to_string())
+        .chain(chain.display_name())
+}
+
+/// What the listener's filters and addresses allow.
+struct Facts {
+    tls_inspector: bool,
+    http_inspector: bool,
+    /// A listener filter may present another local address than the socket's.
+    destination_restored: bool,
+    /// The listener's own ports and IPs; `None` when they are not known (no address, port 0).
+    ports: Option<Vec<u32>>,
+    ips: Option<Vec<IpAddr>>,
+}
+
+impl Facts {
+    fn of(l: &Listener<'_>) -> Self {
+        let restored = l.use_original_dst
+            || l.has_listener_filter("envoy.filters.listener.original_dst", ".original_dst.v3.OriginalDst")
+            || l.has_listener_filter("envoy.filters.listener.proxy_protocol", ".proxy_protocol.v3.ProxyProtocol")
+            // Cilium's transparent proxy: the local address is the original destination.
+            || l.has_listener_filter("cilium.bpf_metadata", ".BpfMetadata");
+        let sockets: Vec<_> = l
+            .addresses()
+            .map(|a| match a {
+                Address::Socket(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        let known = !sockets.is_empty() && sockets.iter().all(|s| s.is_some_and(|s| s.port_value.unwrap_or(0) != 0));
+        let ports = known.then(|| sockets.iter().flatten().filter_map(|s| s.port_value).collect());
+        let ips = known
+            .then(|| sockets.iter().flatten().filter_map(|s| s.address.parse::<IpAddr>().ok()).collect::<Vec<_>>())
+            .filter(|ips: &Vec<IpAddr>| !ips.is_empty() && ips.iter().all(|ip| !ip.is_unspecified()));
+        Facts {
+            tls_inspector: l
+                .has_listener_filter("envoy.filters.listener.tls_inspector", ".tls_inspector.v3.TlsInspector"),
+            http_inspector: l
+                .has_listener_filter("envoy.filters.listener.http_inspector", ".http_inspector.v3.HttpInspector"),
+            destination_restored: restored,
+            ports,
+            ips,
+        }
+    }
+
+    /// Whether every port the listener receives has chains with that `destination_port`.
+    fn ports_all_claimed(&self, l: &Listener<'_>) -> bool {
+        let Some(ports) = &self.ports else { return false };
+        !self.destination_restored
+            && ports.iter().all(|p| {
+                l.filter_chains
+                    .iter()
+                    .any(|c| c.filter_chain_match.as_ref().and_then(|m| m.destination_port) == Some(*p))
+            })
+    }
+
+    fn why_unreachable(&self, chain: &FilterChain<'_>, port_less_shadowed: bool) -> Option<String> {
+        let Some(m) = &chain.filter_chain_match else {
+            return port_less_shadowed.then(|| self.shadowed_text());
+        };
+        let names = m.server_names.iter().any(|n| !n.is_empty());
+        if !self.tls_inspector && (names || m.transport_protocol == "tls") {
+            let what = if names { "server_names" } else { "transport_protocol tls" };
+            return Some(format!(
+                "it matches on {what}, and the listener has no tls_inspector to read a ClientHello (Envoy does not add one by itself)"
+            ));
+        }
+        if !m.application_protocols.is_empty() && !self.tls_inspector {
+            let plaintext =
+                m.application_protocols.iter().any(|a| matches!(a.as_ref(), "http/1.1" | "http/1.0" | "h2c"));
+            if !(plaintext && self.http_inspector && m.transport_protocol != "tls") {
+                return Some(
+                    "it matches on application_protocols, and no listener filter sets them (tls_inspector for TLS, http_inspector for plaintext HTTP)"
+                        .to_owned(),
+                );
+            }
+        }
+        if !self.destination_restored {
+            if let (Some(port), Some(ports)) = (m.destination_port, &self.ports) {
+                if !ports.contains(&port) {
+                    return Some(format!(
+                        "destination_port {port} is none of the listener's ports ({}) and no listener filter restores another destination",
+                        ports.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
+            if let Some(ips) = &self.ips {
+                let ranges: Vec<_> = m.prefix_ranges.iter().filter_map(|r| key::cidr(r).ok()).collect();
+                if !ranges.is_empty() && !ips.iter().any(|ip| ranges.iter().any(|r| r.contains(ip))) {
+                    return Some(format!(
+                        "its prefix_ranges contain none of the listener's addresses ({})",
+                        ips.iter().map(IpAddr::to_string).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
+        }
+        (port_less_shadowed && m.destination_port.is_none()).then(|| self.shadowed_text())
+    }
+
+    fn shadowed_text(&self) -> String {
+        "it has no destination_port, and every port of the listener has chains with that destination_port: Envoy then never tries the port-less chains".to_owned()
+    }
+}

@@ -1,0 +1,119 @@
+//! `wildcard-overlap`: exact server names carved out of a wildcard on the same listener. Legal
+//! (the exact name wins), and worth knowing — especially where a TLS-terminating wildcard meets
+//! passthrough exact names, which Cilium ≥ 1.19.6 marks as a ProtocolConflict.
+
+use std::collections::BTreeMap;
+
+use crate::checks::{Check, Context, ListenerCx};
+use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::graph::key::suffixes;
+use crate::graph::{Key, Level, Node};
+
+pub static RULE: Rule = Rule {
+    code: "XDS301",
+    name: "wildcard-overlap",
+    severity: Severity::Info,
+    summary: "Exact server names carved out of a wildcard on the same listener (the exact names win).",
+    explanation: "## What it finds\nA `*.example.com` chain and, on the same listener and the same earlier criteria, chains for exact names under it (`api.example.com`). One finding per wildcard, listing its exact names.\n\n## Why it matters\nEnvoy accepts it and sends each exact name to its own chain, the rest of the domain to the wildcard. That is usually deliberate, but it means the wildcard's chain (certificate, routes, filters) never sees those names. Where the wildcard terminates TLS and an exact name is TLS passthrough (`tcp_proxy`, no transport socket), Cilium 1.19.6 and later mark the Gateway listener pair `ProtocolConflict` (Accepted=False) although Envoy serves it correctly; cilium#48092 proposes to narrow that rule to equal hostnames.\n\n## Example\n```yaml\n- name: https\n  filter_chain_match: {server_names: ['*.example.com']}\n  transport_socket: {name: envoy.transport_sockets.tls}\n- name: api-passthrough\n  filter_chain_match: {server_names: [api.example.com]}\n```\n\n## Fix\nNothing, if intended. For Cilium, expect the Gateway status to show the conflict on 1.19.6+; move one of the listeners to another port to avoid it.\n",
+};
+
+pub struct WildcardOverlap;
+
+impl Check for WildcardOverlap {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for l in cx.listeners() {
+            let g = l.graph;
+            for parent in g.graph.node_indices() {
+                let children = g.children(parent);
+                let at_names =
+                    children.iter().any(|&n| matches!(&g.graph[n], Node::Key { level: Level::ServerName, .. }));
+                if !at_names {
+                    continue;
+                }
+                // Each exact name belongs to the longest wildcard that covers it (the one that
+                // would take it if the name were gone).
+                // A catch-all chain that terminates TLS counts as `*` (Cilium renders a Gateway
+                // listener without hostname so); a plaintext catch-all is no wildcard at all.
+                let catch_all = g
+                    .child(parent, &Key::Any)
+                    .filter(|&a| g.chains_below(a).iter().any(|&c| l.listener.filter_chains[c].terminates_tls()));
+                let mut carved: BTreeMap<petgraph::graph::NodeIndex, Vec<petgraph::graph::NodeIndex>> = BTreeMap::new();
+                for &n in &children {
+                    if let Some(Key::Name(name)) = g.key(n) {
+                        let wildcard = suffixes(name).find_map(|s| g.child(parent, &Key::Suffix(s.into())));
+                        if let Some(w) = wildcard.or(catch_all) {
+                            carved.entry(w).or_default().push(n);
+                        }
+                    }
+                }
+                for (wildcard, names) in carved {
+                    out.push(diagnostic(&l, wildcard, &names));
+                }
+            }
+        }
+    }
+}
+
+fn diagnostic(
+    l: &ListenerCx<'_, '_>,
+    wildcard: petgraph::graph::NodeIndex,
+    names: &[petgraph::graph::NodeIndex],
+) -> Diagnostic {
+    let g = l.graph;
+    let chains = &l.listener.filter_chains;
+    let wild_chains = g.chains_below(wildcard);
+    let wild_key = match g.key(wildcard) {
+        Some(Key::Any) => "the catch-all TLS chain (no server_names)".to_owned(),
+        Some(k) => k.to_string(),
+        None => String::new(),
+    };
+    let listed: Vec<String> = names
+        .iter()
+        .take(10)
+        .map(|&n| {
+            let below: Vec<String> =
+                g.chains_below(n).iter().map(|&c| format!("'{}'", chains[c].display_name())).collect();
+            format!("{} ({})", g.key(n).map(ToString::to_string).unwrap_or_default(), below.join(", "))
+        })
+        .collect();
+    let more = names.len().saturating_sub(listed.len());
+    let mut message = format!(
+        "{} exact name{} carved out of {wild_key}: {}",
+        names.len(),
+        if names.len() == 1 { " is" } else { "s are" },
+        listed.join(", ")
+    );
+    if more > 0 {
+        message.push_str(&format!(" and {more} more"));
+    }
+    let first = wild_chains.first().map(|&c| &chains[c]);
+    let mut d = Diagnostic::new(&RULE, message)
+        .listener(l.listener.name.to_string())
+        .note("Envoy sends each exact name to its own chain and the rest of the domain to the wildcard");
+    if let Some(c) = first {
+        d = d.at(l.chain_location(c));
+    }
+    for &c in &wild_chains {
+        d = d.chain(chains[c].display_name());
+    }
+    let terminates = wild_chains.iter().any(|&c| chains[c].terminates_tls());
+    let passthrough: Vec<usize> = names
+        .iter()
+        .flat_map(|&n| g.chains_below(n))
+        .filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy())
+        .collect();
+    if terminates && !passthrough.is_empty() {
+        d = d.note(format!(
+            "the wildcard terminates TLS and {} passes TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",
+            passthrough.iter().map(|&c| format!("'{}'", chains[c].display_name())).collect::<Vec<_>>().join(", ")
+        ));
+        if let Some(&c) = passthrough.first() {
+            d = d.related("a passthrough chain for a name under the wildcard", l.chain_location(&chains[c]));
+        }
+    }
+    d
+}

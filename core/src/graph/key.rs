@@ -1,0 +1,203 @@
+//! The keys of Envoy's filter-chain index, normalised the way Envoy normalises them.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::model::{CidrRange, SourceType};
+
+/// One level of Envoy's index, in the order Envoy walks them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    DestinationPort,
+    DestinationIp,
+    ServerName,
+    TransportProtocol,
+    ApplicationProtocol,
+    DirectSourceIp,
+    SourceType,
+    SourceIp,
+    SourcePort,
+}
+
+impl Level {
+    pub const ALL: [Level; 9] = [
+        Level::DestinationPort,
+        Level::DestinationIp,
+        Level::ServerName,
+        Level::TransportProtocol,
+        Level::ApplicationProtocol,
+        Level::DirectSourceIp,
+        Level::SourceType,
+        Level::SourceIp,
+        Level::SourcePort,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::DestinationPort => "destination_port",
+            Level::DestinationIp => "destination_ip",
+            Level::ServerName => "server_name",
+            Level::TransportProtocol => "transport_protocol",
+            Level::ApplicationProtocol => "application_protocol",
+            Level::DirectSourceIp => "direct_source_ip",
+            Level::SourceType => "source_type",
+            Level::SourceIp => "source_ip",
+            Level::SourcePort => "source_port",
+        }
+    }
+
+    pub fn next(self) -> Option<Level> {
+        Level::ALL.get(self as usize + 1).copied()
+    }
+}
+
+/// A key at one level. `Any` is Envoy's wildcard key: the criterion was not set.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key<'a> {
+    /// Unset criterion (port 0, `""`, ANY): matches when nothing more specific is present.
+    Any,
+    Port(u32),
+    Cidr(IpNet),
+    /// An exact server name, lower-cased.
+    Name(Cow<'a, str>),
+    /// A wildcard server name stored as Envoy stores it: `*.example.com` → `.example.com`.
+    Suffix(Cow<'a, str>),
+    /// A transport or application protocol (compared case-sensitively, as Envoy does).
+    Protocol(Cow<'a, str>),
+    SourceType(SourceType),
+}
+
+impl fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Any => f.write_str("(any)"),
+            Key::Port(p) => write!(f, "{p}"),
+            Key::Cidr(n) => write!(f, "{n}"),
+            Key::Name(n) => f.write_str(n),
+            Key::Suffix(s) => write!(f, "*{s}"),
+            Key::Protocol(p) => f.write_str(p),
+            Key::SourceType(t) => f.write_str(t.as_str()),
+        }
+    }
+}
+
+/// Why a CIDR of a chain cannot be indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CidrProblem {
+    /// `address_prefix` is not an IP literal: Envoy rejects the listener.
+    Malformed,
+}
+
+/// Normalises a CIDR as Envoy's `CidrRange` does: unset length is 0, IPv4 lengths above 32 are
+/// clamped, host bits are masked.
+pub fn cidr(range: &CidrRange<'_>) -> Result<IpNet, CidrProblem> {
+    let addr: IpAddr = range.address_prefix.parse().map_err(|_| CidrProblem::Malformed)?;
+    let len = range.prefix_len.unwrap_or(0);
+    let len = match addr {
+        IpAddr::V4(_) => len.min(32),
+        IpAddr::V6(_) => len.min(128),
+    };
+    let len = u8::try_from(len).map_err(|_| CidrProblem::Malformed)?;
+    IpNet::new(addr, len).map(|n| n.trunc()).map_err(|_| CidrProblem::Malformed)
+}
+
+/// Whether a server name is one Envoy refuses (`*` anywhere but a leading `*.`).
+pub fn is_partial_wildcard(name: &str) -> bool {
+    name.contains('*') && !name.starts_with("*.")
+}
+
+/// The server-name key Envoy stores: lower-cased; `*.x` and `.x` both become the suffix `.x`;
+/// `""` is the wildcard key.
+pub fn server_name(name: &str) -> Key<'_> {
+    let lower: Cow<'_, str> = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    };
+    if lower.is_empty() {
+        return Key::Any;
+    }
+    match lower {
+        Cow::Borrowed(s) => match s.strip_prefix('*') {
+            Some(rest) => Key::Suffix(Cow::Borrowed(rest)),
+            None if s.starts_with('.') => Key::Suffix(Cow::Borrowed(s)),
+            None => Key::Name(Cow::Borrowed(s)),
+        },
+        Cow::Owned(s) => match s.strip_prefix('*') {
+            Some(rest) => Key::Suffix(Cow::Owned(rest.to_owned())),
+            None if s.starts_with('.') => Key::Suffix(Cow::Owned(s)),
+            None => Key::Name(Cow::Owned(s)),
+        },
+    }
+}
+
+/// The wildcard suffixes Envoy tries for a server name, longest first: for `a.b.example.com`,
+/// `.b.example.com`, `.example.com`, `.com`. Never the name itself, never a bare `.`.
+pub fn suffixes(sni: &str) -> impl Iterator<Item = &str> {
+    sni.char_indices().skip(1).filter(|&(_, c)| c == '.').map(move |(i, _)| &sni[i..]).filter(|s| s.len() > 1)
+}
+
+/// The most specific prefix among `keys` that contains `addr`, with `Any` standing for the
+/// zero-length prefix of both families. Returns every key of that length (more than one means
+/// Envoy's choice is undefined).
+pub fn longest_prefix<'k, 'a: 'k>(keys: impl Iterator<Item = &'k Key<'a>>, addr: IpAddr) -> Vec<&'k Key<'a>> {
+    let mut best: Vec<&Key<'a>> = Vec::new();
+    let mut best_len: i32 = -1;
+    for key in keys {
+        let len = match key {
+            Key::Any => 0,
+            Key::Cidr(net) if net.contains(&addr) => i32::from(net.prefix_len()),
+            _ => continue,
+        };
+        if len > best_len {
+            best_len = len;
+            best.clear();
+        }
+        if len == best_len {
+            best.push(key);
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(a: &str, len: Option<u32>) -> CidrRange<'_> {
+        CidrRange { address_prefix: a.into(), prefix_len: len }
+    }
+
+    #[test]
+    fn cidrs_normalise_like_envoy() {
+        assert_eq!(cidr(&range("10.1.2.3", Some(8))).unwrap().to_string(), "10.0.0.0/8");
+        assert_eq!(cidr(&range("10.1.2.3", None)).unwrap().to_string(), "0.0.0.0/0");
+        assert_eq!(cidr(&range("10.1.2.3", Some(64))).unwrap().to_string(), "10.1.2.3/32");
+        assert_eq!(cidr(&range("2001:db8::1", Some(32))).unwrap().to_string(), "2001:db8::/32");
+        assert_eq!(cidr(&range("10.0.0.0/8", None)), Err(CidrProblem::Malformed));
+        assert_eq!(cidr(&range("", None)), Err(CidrProblem::Malformed));
+    }
+
+    #[test]
+    fn server_names_key_like_envoy() {
+        assert_eq!(server_name("*.Example.com"), Key::Suffix(".example.com".into()));
+        assert_eq!(server_name(".example.com"), Key::Suffix(".example.com".into()));
+        assert_eq!(server_name("API.example.com"), Key::Name("api.example.com".into()));
+        assert_eq!(server_name(""), Key::Any);
+        assert_eq!(server_name("*."), Key::Suffix(".".into()));
+        assert!(is_partial_wildcard("*"));
+        assert!(is_partial_wildcard("www.*.example.com"));
+        assert!(!is_partial_wildcard("*.*.example.com"));
+    }
+
+    #[test]
+    fn suffixes_go_longest_first_and_skip_the_name_and_trailing_dot() {
+        assert_eq!(suffixes("a.b.example.com").collect::<Vec<_>>(), [".b.example.com", ".example.com", ".com"]);
+        assert_eq!(suffixes("example.com").collect::<Vec<_>>(), [".com"]);
+        assert_eq!(suffixes("www.example.com.").collect::<Vec<_>>(), [".example.com.", ".com."]);
+        assert_eq!(suffixes("localhost").count(), 0);
+    }
+}

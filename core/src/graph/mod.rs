@@ -1,0 +1,295 @@
+//! Envoy's filter-chain index for one listener, as a petgraph tree.
+//!
+//! Envoy expands every chain's `filter_chain_match` into the cross product of its repeated
+//! fields and inserts each tuple into a tree with one level per criterion (envoy-matching.md
+//! §2.1). The same tree answers both questions xdsck asks: which chains collide (two tuples on
+//! one leaf — Envoy's "overlapping" error) and where a connection lands ([`trace`]: one key per
+//! level, the most specific present, never backtracking).
+
+pub mod key;
+pub mod matcher;
+pub mod render;
+pub mod trace;
+
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+
+use crate::model::{ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
+pub use key::{Key, Level};
+
+/// A node of the index: a key at a level, or a chain at the leaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node<'a> {
+    Root,
+    Key {
+        level: Level,
+        key: Key<'a>,
+    },
+    /// Index into `listener.filter_chains`.
+    Chain(usize),
+}
+
+/// Two chains whose expanded tuples collide: Envoy rejects the listener with
+/// "multiple filter chains with overlapping matching rules are defined".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlap<'k> {
+    /// The later chain (Envoy fails while adding it).
+    pub chain: usize,
+    /// The earlier chain that holds the tuple (may equal `chain`: a value repeated in one chain).
+    pub earlier: usize,
+    /// The colliding tuple, one key per level.
+    pub tuple: Vec<Key<'k>>,
+}
+
+/// A chain that takes no part in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Excluded {
+    /// Its match is protobuf-equal to this earlier chain's: Envoy rejects it before indexing.
+    SameRulesAs(usize),
+    /// It has a value Envoy refuses (malformed CIDR, partial wildcard server name).
+    Invalid,
+}
+
+/// The index of one listener (legacy `filter_chain_match` mode). Keys borrow from the listener.
+#[derive(Debug)]
+pub struct MatchGraph<'l, 'a> {
+    pub listener: &'l Listener<'a>,
+    pub graph: DiGraph<Node<'l>, ()>,
+    pub root: NodeIndex,
+    children: HashMap<(NodeIndex, Key<'l>), NodeIndex>,
+    pub overlaps: Vec<Overlap<'l>>,
+    /// Per chain: why it is not in the index, if it is not.
+    pub excluded: Vec<Option<Excluded>>,
+}
+
+/// The keys of one chain per level, before expansion.
+struct ChainKeys<'k> {
+    levels: [Vec<Key<'k>>; 9],
+}
+
+impl<'k> ChainKeys<'k> {
+    /// `None` if a value is one Envoy refuses.
+    fn of(m: Option<&'k FilterChainMatch<'_>>) -> Option<Self> {
+        let mut levels: [Vec<Key<'k>>; 9] = Default::default();
+        let Some(m) = m else {
+            for l in &mut levels {
+                l.push(Key::Any);
+            }
+            return Some(Self { levels });
+        };
+        let cidrs = |v: &[CidrRange<'_>]| -> Option<Vec<Key<'k>>> {
+            if v.is_empty() {
+                return Some(vec![Key::Any]);
+            }
+            v.iter().map(|c| key::cidr(c).ok().map(Key::Cidr)).collect()
+        };
+        let strs = |v: &'k [Cow<'_, str>]| -> Vec<Key<'k>> {
+            if v.is_empty() {
+                return vec![Key::Any];
+            }
+            v.iter().map(|s| if s.is_empty() { Key::Any } else { Key::Protocol(Cow::Borrowed(&**s)) }).collect()
+        };
+        levels[0] = vec![m.destination_port.map_or(Key::Any, Key::Port)];
+        levels[1] = cidrs(&m.prefix_ranges)?;
+        levels[2] = if m.server_names.is_empty() {
+            vec![Key::Any]
+        } else {
+            if m.server_names.iter().any(|n| key::is_partial_wildcard(n)) {
+                return None;
+            }
+            m.server_names.iter().map(|n| key::server_name(n)).collect()
+        };
+        levels[3] = strs(std::slice::from_ref(&m.transport_protocol));
+        levels[4] = strs(&m.application_protocols);
+        levels[5] = cidrs(&m.direct_source_prefix_ranges)?;
+        levels[6] = vec![match m.source_type {
+            SourceType::Any => Key::Any,
+            t => Key::SourceType(t),
+        }];
+        levels[7] = cidrs(&m.source_prefix_ranges)?;
+        levels[8] = if m.source_ports.is_empty() {
+            vec![Key::Any]
+        } else {
+            m.source_ports.iter().map(|&p| Key::Port(p)).collect()
+        };
+        Some(Self { levels })
+    }
+}
+
+impl<'l, 'a> MatchGraph<'l, 'a> {
+    /// Builds the index as Envoy does, chain by chain in list order.
+    pub fn build(listener: &'l Listener<'a>) -> Self {
+        let mut graph = DiGraph::new();
+        let root = graph.add_node(Node::Root);
+        let mut g = MatchGraph {
+            listener,
+            graph,
+            root,
+            children: HashMap::new(),
+            overlaps: Vec::new(),
+            excluded: vec![None; listener.filter_chains.len()],
+        };
+        // With a unified matcher Envoy ignores filter_chain_match entirely: no index, no checks.
+        if listener.filter_chain_matcher.is_some() {
+            return g;
+        }
+        // Envoy rejects a chain whose match equals an earlier one before it indexes it.
+        let mut first_with_rules: HashMap<Rules<'l, 'a>, usize> = HashMap::new();
+        for (i, chain) in listener.filter_chains.iter().enumerate() {
+            let r = rules(chain.filter_chain_match.as_ref());
+            if let Some(&earlier) = first_with_rules.get(&r) {
+                g.excluded[i] = Some(Excluded::SameRulesAs(earlier));
+                continue;
+            }
+            first_with_rules.insert(r, i);
+            match ChainKeys::of(chain.filter_chain_match.as_ref()) {
+                Some(keys) => g.insert(i, &keys),
+                None => g.excluded[i] = Some(Excluded::Invalid),
+            }
+        }
+        g
+    }
+
+    fn insert(&mut self, chain: usize, keys: &ChainKeys<'l>) {
+        let mut tuple: Vec<Key<'l>> = Vec::with_capacity(9);
+        self.insert_level(chain, keys, 0, self.root, &mut tuple);
+    }
+
+    fn insert_level(
+        &mut self,
+        chain: usize,
+        keys: &ChainKeys<'l>,
+        depth: usize,
+        parent: NodeIndex,
+        tuple: &mut Vec<Key<'l>>,
+    ) {
+        if depth == 9 {
+            let existing = self.graph.neighbors_directed(parent, Direction::Outgoing).next();
+            match existing.map(|n| &self.graph[n]) {
+                Some(Node::Chain(earlier)) => {
+                    let earlier = *earlier;
+                    // One finding per pair is enough; the first colliding tuple is the example.
+                    if !self.overlaps.iter().any(|o| o.chain == chain && o.earlier == earlier) {
+                        self.overlaps.push(Overlap { chain, earlier, tuple: tuple.clone() });
+                    }
+                }
+                _ => {
+                    let leaf = self.graph.add_node(Node::Chain(chain));
+                    self.graph.add_edge(parent, leaf, ());
+                }
+            }
+            return;
+        }
+        let level = Level::ALL[depth];
+        for key in &keys.levels[depth] {
+            let child = self.child_or_insert(parent, level, key);
+            tuple.push(key.clone());
+            self.insert_level(chain, keys, depth + 1, child, tuple);
+            tuple.pop();
+        }
+    }
+
+    fn child_or_insert(&mut self, parent: NodeIndex, level: Level, key: &Key<'l>) -> NodeIndex {
+        if let Some(&n) = self.children.get(&(parent, key.clone())) {
+            return n;
+        }
+        let n = self.graph.add_node(Node::Key { level, key: key.clone() });
+        self.graph.add_edge(parent, n, ());
+        self.children.insert((parent, key.clone()), n);
+        n
+    }
+
+    /// The child of `parent` with this key.
+    pub fn child(&self, parent: NodeIndex, key: &Key<'l>) -> Option<NodeIndex> {
+        self.children.get(&(parent, key.clone())).copied()
+    }
+
+    /// The children of a node, in insertion order (chain order).
+    pub fn children(&self, parent: NodeIndex) -> Vec<NodeIndex> {
+        let mut v: Vec<NodeIndex> =
+            self.graph.edges_directed(parent, Direction::Outgoing).map(|e| e.target()).collect();
+        // petgraph lists edges newest first; insertion order reads better and is deterministic.
+        v.sort();
+        v
+    }
+
+    /// The key of a key node.
+    pub fn key(&self, node: NodeIndex) -> Option<&Key<'l>> {
+        match &self.graph[node] {
+            Node::Key { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+
+    /// Every chain index reachable below a node.
+    pub fn chains_below(&self, node: NodeIndex) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if let Node::Chain(c) = self.graph[n] {
+                out.push(c);
+            }
+            stack.extend(self.graph.neighbors_directed(n, Direction::Outgoing));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    pub fn chain(&self, index: usize) -> &'l FilterChain<'a> {
+        &self.listener.filter_chains[index]
+    }
+
+    /// The chain a trace result names.
+    pub fn chain_at(&self, index: ChainIndex) -> Option<&'l FilterChain<'a>> {
+        match index {
+            ChainIndex::Listed(i) => self.listener.filter_chains.get(i),
+            ChainIndex::Default => self.listener.default_filter_chain.as_ref(),
+        }
+    }
+}
+
+/// A FilterChainMatch as Envoy compares them for "same matching rules": the whole message as
+/// written (an unset match equals `{}`, proto3 defaults equal unset, repeated fields in order),
+/// never the positions xdsck records.
+pub type Rules<'m, 'a> = (
+    Option<u32>,
+    &'m [CidrRange<'a>],
+    &'m str,
+    Option<u32>,
+    &'m [CidrRange<'a>],
+    SourceType,
+    &'m [CidrRange<'a>],
+    &'m [u32],
+    &'m [Cow<'a, str>],
+    &'m str,
+    &'m [Cow<'a, str>],
+);
+
+static EMPTY_MATCH: LazyLock<FilterChainMatch<'static>> = LazyLock::new(FilterChainMatch::default);
+
+/// The fields of a chain's match that decide protobuf equality.
+pub fn rules<'m, 'a>(m: Option<&'m FilterChainMatch<'a>>) -> Rules<'m, 'a> {
+    let m: &'m FilterChainMatch<'a> = m.unwrap_or(&EMPTY_MATCH);
+    (
+        m.destination_port,
+        &m.prefix_ranges,
+        &m.address_suffix,
+        m.suffix_len,
+        &m.direct_source_prefix_ranges,
+        m.source_type,
+        &m.source_prefix_ranges,
+        &m.source_ports,
+        &m.server_names,
+        &m.transport_protocol,
+        &m.application_protocols,
+    )
+}

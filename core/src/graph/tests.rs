@@ -1,0 +1,169 @@
+//! The matcher rules of envoy-matching.md §2, one test each, on listeners written in YAML.
+//! (Agreement with a real Envoy is tested in cli/tests/envoy_probe.rs.)
+
+use std::net::SocketAddr;
+
+use super::MatchGraph;
+use super::trace::{Connection, Outcome};
+use crate::load;
+use crate::model::Listener;
+use crate::source::{SourceFile, SourceId};
+
+/// Chains named by their match, one per line: `name: {filter_chain_match}`.
+fn listener_yaml(chains: &[(&str, &str)], default: bool) -> String {
+    let mut y =
+        String::from("name: l\naddress: {socket_address: {address: 10.0.0.1, port_value: 443}}\nfilter_chains:\n");
+    for (name, m) in chains {
+        y.push_str(&format!("- name: {name}\n  filter_chain_match: {m}\n"));
+    }
+    if default {
+        y.push_str("default_filter_chain: {name: default}\n");
+    }
+    y
+}
+
+fn conn(dst: &str, src: &str, transport: &str, sni: &str, alpn: &[&str]) -> Connection {
+    Connection {
+        destination: Some(dst.parse::<SocketAddr>().unwrap()),
+        source: Some(src.parse::<SocketAddr>().unwrap()),
+        direct_source: None,
+        transport_protocol: transport.to_owned(),
+        server_name: sni.to_owned(),
+        application_protocols: alpn.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// Where `c` lands, by chain name ("closed" / "default"), checking that the fast path agrees.
+fn lands(l: &Listener<'_>, c: &Connection) -> String {
+    let g = MatchGraph::build(l);
+    let slow = g.trace(c).outcome;
+    assert_eq!(slow, g.reach(c, None).outcome, "trace and reach disagree for {c:?}");
+    match slow {
+        Outcome::Chain(i) => l.filter_chains[i].name.to_string(),
+        Outcome::Default => "default".to_owned(),
+        Outcome::Closed => "closed".to_owned(),
+        Outcome::NeedsInput(level) => format!("needs {}", level.as_str()),
+    }
+}
+
+fn with<R>(chains: &[(&str, &str)], default: bool, f: impl FnOnce(&Listener<'_>) -> R) -> R {
+    let file = SourceFile::new("t.yaml", listener_yaml(chains, default));
+    let input = load::load(SourceId(0), &file).expect("test listener loads");
+    f(&input.listeners[0])
+}
+
+const DST: &str = "10.0.0.1:443";
+const SRC: &str = "192.0.2.9:5000";
+
+#[test]
+fn exact_name_beats_wildcards_and_wildcards_go_longest_first() {
+    let chains = [
+        ("exact", "{server_names: [api.example.com]}"),
+        ("star", "{server_names: ['*.example.com']}"),
+        ("deeper", "{server_names: ['*.b.example.com']}"),
+        ("tld", "{server_names: ['*.com']}"),
+        ("none", "{}"),
+    ];
+    with(&chains, false, |l| {
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "api.example.com", &[])), "exact");
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "x.example.com", &[])), "star");
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "a.b.example.com", &[])), "deeper");
+        // A wildcard never matches its apex, but `*.com` matches `example.com`.
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "example.com", &[])), "tld");
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "example.org", &[])), "none");
+        // No SNI looks up the catch-all directly; a trailing dot matches nothing listed.
+        assert_eq!(lands(l, &conn(DST, SRC, "raw_buffer", "", &[])), "none");
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "api.example.com.", &[])), "none");
+    });
+}
+
+#[test]
+fn no_backtracking_from_an_exact_name() {
+    let chains = [
+        ("api-h2", "{server_names: [api.example.com], application_protocols: [h2]}"),
+        ("star", "{server_names: ['*.example.com']}"),
+    ];
+    with(&chains, false, |l| {
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "api.example.com", &["h2", "http/1.1"])), "api-h2");
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "api.example.com", &["http/1.1"])), "closed");
+    });
+    with(&chains, true, |l| {
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "api.example.com", &["http/1.1"])), "default");
+    });
+}
+
+#[test]
+fn a_destination_port_entry_hides_the_port_less_chains() {
+    let chains = [("port", "{destination_port: 443, transport_protocol: tls}"), ("any", "{}")];
+    with(&chains, false, |l| {
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "", &[])), "port");
+        assert_eq!(lands(l, &conn(DST, SRC, "raw_buffer", "", &[])), "closed");
+        assert_eq!(lands(l, &conn("10.0.0.1:8443", SRC, "raw_buffer", "", &[])), "any");
+    });
+}
+
+#[test]
+fn alpn_follows_the_clients_order() {
+    let chains =
+        [("h2", "{application_protocols: [h2]}"), ("h1", "{application_protocols: [http/1.1]}"), ("none", "{}")];
+    with(&chains, false, |l| {
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "", &["http/1.1", "h2"])), "h1");
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "", &["h2", "http/1.1"])), "h2");
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "", &["spdy/3"])), "none");
+    });
+}
+
+#[test]
+fn destination_and_source_prefixes_take_the_longest_and_keep_families_apart() {
+    let chains = [
+        ("host", "{prefix_ranges: [{address_prefix: 10.0.0.1, prefix_len: 32}]}"),
+        (
+            "net",
+            "{prefix_ranges: [{address_prefix: 10.0.0.0, prefix_len: 8}], source_prefix_ranges: [{address_prefix: 192.0.2.0, prefix_len: 24}]}",
+        ),
+        ("v6", "{prefix_ranges: [{address_prefix: '::', prefix_len: 0}]}"),
+    ];
+    with(&chains, false, |l| {
+        assert_eq!(lands(l, &conn(DST, SRC, "raw_buffer", "", &[])), "host");
+        assert_eq!(lands(l, &conn("10.9.9.9:443", SRC, "raw_buffer", "", &[])), "net");
+        // The /8 wins the destination level; its source criterion then fails: no backtracking.
+        assert_eq!(lands(l, &conn("10.9.9.9:443", "198.51.100.1:1", "raw_buffer", "", &[])), "closed");
+        // An IPv4 destination never matches an IPv6 range.
+        assert_eq!(lands(l, &conn("192.0.2.1:443", SRC, "raw_buffer", "", &[])), "closed");
+        assert_eq!(lands(l, &conn("[2001:db8::1]:443", SRC, "raw_buffer", "", &[])), "v6");
+    });
+}
+
+#[test]
+fn source_type_local_and_external_hide_any() {
+    let chains = [("local", "{source_type: SAME_IP_OR_LOOPBACK, source_ports: [1]}"), ("any", "{}")];
+    with(&chains, false, |l| {
+        assert_eq!(lands(l, &conn(DST, "127.0.0.1:1", "raw_buffer", "", &[])), "local");
+        // Local, but the LOCAL entry fails deeper: Envoy does not try ANY.
+        assert_eq!(lands(l, &conn(DST, "127.0.0.1:2", "raw_buffer", "", &[])), "closed");
+        // Same IP as the local address counts as local; 127.0.0.2 does not.
+        assert_eq!(lands(l, &conn(DST, "10.0.0.1:1", "raw_buffer", "", &[])), "local");
+        assert_eq!(lands(l, &conn(DST, "127.0.0.2:2", "raw_buffer", "", &[])), "any");
+    });
+}
+
+#[test]
+fn a_missing_source_is_asked_for_only_when_it_matters() {
+    with(&[("src", "{source_ports: [1]}"), ("any", "{}")], false, |l| {
+        let mut c = conn(DST, SRC, "raw_buffer", "", &[]);
+        c.source = None;
+        assert_eq!(lands(l, &c), "needs source_port");
+    });
+    with(&[("any", "{}")], false, |l| {
+        let mut c = conn(DST, SRC, "raw_buffer", "", &[]);
+        c.source = None;
+        assert_eq!(lands(l, &c), "any");
+    });
+}
+
+#[test]
+fn server_names_compare_lower_cased() {
+    with(&[("mixed", "{server_names: [API.Example.com]}")], false, |l| {
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "api.example.com", &[])), "mixed");
+    });
+}

@@ -1,0 +1,307 @@
+//! `xdsck trace`: which listener a connection reaches, what Envoy's matcher sees, and the chain
+//! it lands on — asked of the same [`MatchGraph`] the checks use.
+
+use std::net::{IpAddr, SocketAddr};
+
+use crate::graph::MatchGraph;
+use crate::graph::trace::{Client, Connection, Outcome, Trace};
+use crate::model::{Address, Listener, Snapshot};
+use crate::source::Sources;
+
+/// How the question describes the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attributes {
+    /// What the client sends; the listener's own listener filters decide what Envoy sees.
+    Client(Client),
+    /// The attributes exactly as the matcher sees them.
+    Exact { transport_protocol: String, server_name: String, application_protocols: Vec<String> },
+}
+
+/// A trace question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    pub listener: Option<String>,
+    pub destination: SocketAddr,
+    pub source: Option<SocketAddr>,
+    pub direct_source: Option<IpAddr>,
+    pub attributes: Attributes,
+}
+
+/// Why a question has no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    #[error("no listener named '{0}' (listeners: {1})")]
+    NoSuchListener(String, String),
+    #[error("no listener is bound to {0}; name one with --listener (listeners: {1})")]
+    NoListenerOnAddress(SocketAddr, String),
+    #[error("{0} listeners could take {1}: {2}; name one with --listener")]
+    AmbiguousListener(usize, SocketAddr, String),
+    #[error("listener '{0}' selects chains with filter_chain_matcher, which xdsck cannot trace: {1}")]
+    MatcherNotSupported(String, String),
+}
+
+/// The answer.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub source: String,
+    pub listener: String,
+    pub connection: Connection,
+    pub trace: Trace,
+    /// The chain reached: its name (`filter_chains[N]` when unnamed; the default chain's name),
+    /// `None` when Envoy closes the connection.
+    pub filter_chain: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// Finds the listener a query is about: by name, or by the address it is bound to.
+pub fn select_listener<'s, 'a>(
+    snapshot: &'s Snapshot<'a>,
+    name: Option<&str>,
+    destination: Option<SocketAddr>,
+) -> Result<(&'s crate::model::Input<'a>, &'s Listener<'a>), TraceError> {
+    let live: Vec<_> = snapshot
+        .inputs
+        .iter()
+        .flat_map(|i| i.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (i, l)))
+        .collect();
+    let names = || {
+        let mut n: Vec<&str> = live.iter().map(|(_, l)| &*l.name).collect();
+        n.truncate(20);
+        n.join(", ")
+    };
+    if let Some(name) = name {
+        return live
+            .iter()
+            .find(|(_, l)| l.name == name)
+            .copied()
+            .ok_or_else(|| TraceError::NoSuchListener(name.to_owned(), names()));
+    }
+    let dst = destination.expect("a query without a listener name has a destination");
+    let bound: Vec<_> = live.iter().copied().filter(|(_, l)| l.addresses().any(|a| binds(a, dst))).collect();
+    match bound.len() {
+        0 => Err(TraceError::NoListenerOnAddress(dst, names())),
+        1 => Ok(bound[0]),
+        n => {
+            // An exact address beats a wildcard one, as the kernel would pick.
+            let exact: Vec<_> = bound
+                .iter()
+                .copied()
+                .filter(|(_, l)| l.addresses().any(|a| matches!(a, Address::Socket(s) if s.address.parse::<IpAddr>().ok() == Some(dst.ip()) && s.port_value == Some(u32::from(dst.port())))))
+                .collect();
+            if exact.len() == 1 {
+                return Ok(exact[0]);
+            }
+            Err(TraceError::AmbiguousListener(
+                n,
+                dst,
+                bound.iter().map(|(_, l)| &*l.name).collect::<Vec<_>>().join(", "),
+            ))
+        }
+    }
+}
+
+fn binds(a: &Address<'_>, dst: SocketAddr) -> bool {
+    let Address::Socket(s) = a else { return false };
+    if s.port_value != Some(u32::from(dst.port())) {
+        return false;
+    }
+    match s.address.parse::<IpAddr>() {
+        Ok(ip) if ip == dst.ip() => true,
+        Ok(ip) if ip.is_unspecified() => {
+            ip.is_ipv4() == dst.is_ipv4() || (s.ipv4_compat && dst.is_ipv4()) || ip.is_ipv6()
+        }
+        _ => false,
+    }
+}
+
+/// Answers a query.
+pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Result<Answer, TraceError> {
+    let (input, listener) = select_listener(snapshot, query.listener.as_deref(), Some(query.destination))?;
+    let (mut connection, mut notes) = match &query.attributes {
+        Attributes::Client(client) => Connection::detect(listener, client, Some(query.destination), query.source),
+        Attributes::Exact { transport_protocol, server_name, application_protocols } => (
+            Connection {
+                destination: Some(query.destination),
+                source: query.source,
+                direct_source: None,
+                transport_protocol: transport_protocol.clone(),
+                server_name: server_name.to_ascii_lowercase(),
+                application_protocols: application_protocols.clone(),
+            },
+            Vec::new(),
+        ),
+    };
+    connection.direct_source = query.direct_source;
+    if let Some(raw) = listener.filter_chain_matcher {
+        return trace_matcher(input, listener, sources, raw.get(), connection, notes);
+    }
+    let graph = MatchGraph::build(listener);
+    if !graph.overlaps.is_empty() || graph.excluded.iter().any(Option::is_some) {
+        notes.push(
+            "Envoy rejects this listener (see `xdsck check`): this is where the connection would go if it did not"
+                .to_owned(),
+        );
+    }
+    let trace = graph.trace(&connection);
+    let filter_chain = match trace.outcome {
+        Outcome::Chain(i) => Some(listener.filter_chains[i].display_name().into_owned()),
+        Outcome::Default => listener.default_filter_chain.as_ref().map(|c| c.display_name().into_owned()),
+        Outcome::Closed | Outcome::NeedsInput(_) => None,
+    };
+    if let Outcome::NeedsInput(level) = trace.outcome {
+        notes.push(format!("the listener matches on {}: give --src (and --direct-src) to trace it", level.as_str()));
+    }
+    Ok(Answer {
+        source: sources.get(input.source).name().to_owned(),
+        listener: listener.name.to_string(),
+        connection,
+        trace,
+        filter_chain,
+        notes,
+    })
+}
+
+/// A listener with `filter_chain_matcher`: Envoy evaluates the matcher tree, not the index
+/// (envoy-matching.md §3). The matcher's steps are given as notes.
+fn trace_matcher(
+    input: &crate::model::Input<'_>,
+    listener: &Listener<'_>,
+    sources: &Sources,
+    matcher_json: &str,
+    connection: Connection,
+    mut notes: Vec<String>,
+) -> Result<Answer, TraceError> {
+    use crate::graph::matcher::{Matcher, NeedsInput};
+    let unsupported = |why: String| TraceError::MatcherNotSupported(listener.name.to_string(), why);
+    let matcher = Matcher::parse(matcher_json).map_err(unsupported)?;
+    let (outcome, filter_chain) = match matcher.evaluate_traced(&connection) {
+        Err(NeedsInput(i)) => {
+            notes.push(format!(
+                "the listener's filter_chain_matcher reads {}: give --src (and --direct-src) to trace it",
+                i.as_str()
+            ));
+            let level = match i {
+                crate::graph::matcher::Input::SourcePort => crate::graph::Level::SourcePort,
+                crate::graph::matcher::Input::DirectSourceIp => crate::graph::Level::DirectSourceIp,
+                crate::graph::matcher::Input::SourceType => crate::graph::Level::SourceType,
+                _ => crate::graph::Level::SourceIp,
+            };
+            (Outcome::NeedsInput(level), None)
+        }
+        Ok(eval) => {
+            notes.extend(eval.steps.iter().map(|s| format!("matcher: {s}")));
+            match eval.action {
+                Some(name) => match listener.filter_chains.iter().position(|c| c.name == name) {
+                    Some(i) => (Outcome::Chain(i), Some(listener.filter_chains[i].display_name().into_owned())),
+                    None => {
+                        notes.push(format!(
+                            "the matcher's action names filter chain '{name}', which the listener does not have: Envoy closes the connection (it does not use default_filter_chain)"
+                        ));
+                        (Outcome::Closed, None)
+                    }
+                },
+                None => {
+                    notes.push("the matcher does not match: Envoy uses default_filter_chain, if any".to_owned());
+                    match &listener.default_filter_chain {
+                        Some(d) => (Outcome::Default, Some(d.display_name().into_owned())),
+                        None => (Outcome::Closed, None),
+                    }
+                }
+            }
+        }
+    };
+    Ok(Answer {
+        source: sources.get(input.source).name().to_owned(),
+        listener: listener.name.to_string(),
+        connection,
+        trace: Trace { steps: Vec::new(), outcome },
+        filter_chain,
+        notes,
+    })
+}
+
+impl Answer {
+    fn outcome(&self) -> &'static str {
+        match self.trace.outcome {
+            Outcome::Chain(_) => "filter_chain",
+            Outcome::Default => "default_filter_chain",
+            Outcome::Closed => "closed",
+            Outcome::NeedsInput(_) => "needs_input",
+        }
+    }
+
+    /// The answer as one JSON object.
+    pub fn to_json(&self) -> String {
+        let c = &self.connection;
+        let value = serde_json::json!({
+            "source": self.source,
+            "listener": self.listener,
+            "filter_chain": self.filter_chain,
+            "outcome": self.outcome(),
+            "connection": {
+                "destination": c.destination.map(|d| d.to_string()),
+                "source": c.source.map(|s| s.to_string()),
+                "direct_source": c.direct_source.map(|s| s.to_string()),
+                "transport_protocol": c.transport_protocol,
+                "server_name": c.server_name,
+                "application_protocols": c.application_protocols,
+            },
+            "levels": self.trace.steps.iter().map(|s| serde_json::json!({
+                "level": s.level.as_str(),
+                "value": s.value,
+                "chosen": s.chosen,
+                "ambiguous": s.ambiguous,
+                "lost": s.lost.iter().map(|(k, why)| serde_json::json!({"key": k, "why": why})).collect::<Vec<_>>(),
+                "unmatched": s.unmatched,
+            })).collect::<Vec<_>>(),
+            "notes": self.notes,
+        });
+        let mut out = serde_json::to_string_pretty(&value).expect("JSON values serialise");
+        out.push('\n');
+        out
+    }
+
+    /// The answer for a person.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let c = &self.connection;
+        let _ = writeln!(out, "listener {} ({})", self.listener, self.source);
+        let _ = writeln!(
+            out,
+            "connection: dst {} src {} transport {} sni {} alpn {}",
+            c.destination.map_or("-".into(), |d| d.to_string()),
+            c.source.map_or("-".into(), |s| s.to_string()),
+            c.transport_protocol,
+            if c.server_name.is_empty() { "-" } else { &c.server_name },
+            if c.application_protocols.is_empty() { "-".to_owned() } else { c.application_protocols.join(",") },
+        );
+        for s in &self.trace.steps {
+            let chosen = s.chosen.as_deref().unwrap_or("nothing matches");
+            let _ = writeln!(
+                out,
+                "  {:<21} {:<28} -> {}{}",
+                s.level.as_str(),
+                s.value,
+                chosen,
+                if s.ambiguous { "  (undefined choice)" } else { "" }
+            );
+            for (k, why) in &s.lost {
+                let _ = writeln!(out, "  {:<21} {:<28}    not {k}: {why}", "", "");
+            }
+            if s.unmatched > 0 && s.chosen.is_none() {
+                let _ = writeln!(out, "  {:<21} {:<28}    {} key(s) here, none matches", "", "", s.unmatched);
+            }
+        }
+        let _ = match (&self.trace.outcome, &self.filter_chain) {
+            (Outcome::Chain(_), Some(name)) => writeln!(out, "=> filter chain {name}"),
+            (Outcome::Default, Some(name)) => writeln!(out, "=> no chain matches: default_filter_chain {name}"),
+            (Outcome::NeedsInput(_), _) => writeln!(out, "=> undecided"),
+            _ => writeln!(out, "=> no chain matches and there is no default chain: Envoy closes the connection"),
+        };
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
+        out
+    }
+}
