@@ -110,6 +110,9 @@ fn bootstrap(doc: &Value) -> Result<Value, &'static str> {
         if obj.contains_key("apiVersion") || obj.contains_key("kind") {
             return Err("CiliumEnvoyConfig: the cilium-agent rewrites it before Envoy sees it");
         }
+        if obj.contains_key("configs") {
+            return Err("config_dump: it records what Envoy already decided");
+        }
         if field(obj, "static_resources", "staticResources").is_some() {
             base = Some(d.clone());
         } else if let Some(resources) = obj.get("resources").and_then(Value::as_array) {

@@ -8,6 +8,7 @@ mod ambiguous_catch_all;
 mod duplicate_filter_chain_match;
 mod duplicate_listener_address;
 mod duplicate_listener_name;
+mod invalid_port;
 mod invalid_server_name;
 mod malformed_cidr;
 mod matcher_action;
@@ -100,6 +101,7 @@ pub static ALL: &[&dyn Check] = &[
     &duplicate_listener_name::DuplicateListenerName,
     &rejected_update::RejectedUpdate,
     &matcher_server_name_domain::MatcherServerNameDomain,
+    &invalid_port::InvalidPort,
     &sni_blackhole::SniBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,

@@ -34,7 +34,11 @@ impl Check for UnreachableFilterChain {
             }
             let facts = Facts::of(listener);
             let port_less_shadowed = facts.ports_all_claimed(listener);
-            for chain in &listener.filter_chains {
+            for (i, chain) in listener.filter_chains.iter().enumerate() {
+                // A chain Envoy refuses (an error finding says why) is not also "unreachable".
+                if l.graph.excluded.get(i).is_some_and(Option::is_some) {
+                    continue;
+                }
                 if let Some(why) = facts.why_unreachable(chain, port_less_shadowed) {
                     out.push(diagnostic(&l, chain, why));
                 }

@@ -97,6 +97,11 @@ impl<'k> ChainKeys<'k> {
             }
             v.iter().map(|s| if s.is_empty() { Key::Any } else { Key::Protocol(Cow::Borrowed(&**s)) }).collect()
         };
+        // Ports outside 1..65535 fail Envoy's proto validation before anything is indexed.
+        let port_ok = |p: u32| (1..=65535).contains(&p);
+        if m.destination_port.is_some_and(|p| !port_ok(p)) || m.source_ports.iter().any(|&p| !port_ok(p)) {
+            return None;
+        }
         levels[0] = vec![m.destination_port.map_or(Key::Any, Key::Port)];
         levels[1] = cidrs(&m.prefix_ranges)?;
         levels[2] = if m.server_names.is_empty() {
