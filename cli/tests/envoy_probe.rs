@@ -1,6 +1,6 @@
 //! Conformance with a real Envoy 1.40, on random listeners (no mocks).
 //!
-//! For every seed a listener is generated ([`probe::generate`]) and
+//! For every seed a listener is generated ([`support::generate`]) and
 //! 1. `envoy --mode validate` and `xdsck` judge it: Envoy rejects it exactly when xdsck has an
 //!    error-severity finding (severity `error` means "Envoy rejects this", see design.md);
 //! 2. if Envoy accepts it, it runs in a live Envoy (a batch of listeners per process) whose
@@ -20,7 +20,7 @@
 // The agreement counts and every disagreement are this test's output.
 #![allow(clippy::print_stderr)]
 
-mod probe;
+mod support;
 
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -31,9 +31,9 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use probe::client::{self, Answer};
-use probe::envoy::{self, LiveEnvoy};
-use probe::generate::{self, Client, GenListener, Ports, Probe};
+use support::client::{self, Answer};
+use support::envoy::{self, LiveEnvoy};
+use support::generate::{self, Client, GenListener, Ports, Probe};
 
 const DEFAULT_SEEDS: u64 = 200;
 /// Listeners per live Envoy: few processes, and a failure still names a small bootstrap.

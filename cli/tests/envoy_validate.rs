@@ -14,6 +14,8 @@
 //! Envoy comes from `scripts/install-envoy.sh` (`$XDSCK_ENVOY` wins); if that fails the test
 //! fails: it never skips.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -33,23 +35,6 @@ fn text(bytes: &[u8]) -> String {
 
 fn describe(what: &str, out: &Output) -> String {
     format!("{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}", out.status, text(&out.stdout), text(&out.stderr))
-}
-
-/// The Envoy binary `scripts/install-envoy.sh` prints.
-fn envoy() -> String {
-    let script = workspace().join("scripts/install-envoy.sh");
-    let out = Command::new(&script)
-        .current_dir(workspace())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "{}",
-        describe("scripts/install-envoy.sh failed (set XDSCK_ENVOY to an Envoy 1.40)", &out)
-    );
-    let path = text(&out.stdout).lines().last().unwrap_or_default().trim().to_owned();
-    assert!(Path::new(&path).is_file(), "scripts/install-envoy.sh printed {path:?}, not a file");
-    path
 }
 
 /// Every `ok-*`/`bad-*` fixture under testdata/checks, sorted.
@@ -176,13 +161,13 @@ fn referenced_clusters(v: &Value, out: &mut BTreeSet<String>) {
 }
 
 /// Envoy's verdict: `None` when it accepts, else its error message.
-fn envoy_verdict(envoy: &str, config: &Path) -> Result<Option<String>, String> {
+fn envoy_verdict(envoy: &Path, config: &Path) -> Result<Option<String>, String> {
     let out = Command::new(envoy)
         .args(["--mode", "validate", "-l", "critical", "--disable-hot-restart", "-c"])
         .arg(config)
         .current_dir(config.parent().unwrap())
         .output()
-        .map_err(|e| format!("cannot run {envoy}: {e}"))?;
+        .map_err(|e| format!("cannot run {}: {e}", envoy.display()))?;
     if out.status.success() {
         return Ok(None);
     }
@@ -241,7 +226,7 @@ enum Outcome {
     Disagree(String),
 }
 
-fn run_one(envoy: &str, fixture: &Path, dir: &Path) -> Outcome {
+fn run_one(envoy: &Path, fixture: &Path, dir: &Path) -> Outcome {
     let b = match bootstrap(&fixture_json(fixture)) {
         Ok(b) => b,
         Err(why) => return Outcome::Skipped(why),
@@ -279,7 +264,7 @@ fn run_one(envoy: &str, fixture: &Path, dir: &Path) -> Outcome {
 
 #[test]
 fn envoy_and_xdsck_agree_on_every_check_fixture() {
-    let envoy = envoy();
+    let envoy = support::envoy::binary();
     let fixtures = fixtures();
     assert!(!fixtures.is_empty(), "no fixtures under testdata/checks");
     let tmp = tempfile::tempdir().unwrap();

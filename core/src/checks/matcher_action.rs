@@ -87,12 +87,7 @@ impl Check for MatcherAction {
         for l in cx.listeners() {
             let Some(raw) = l.listener.filter_chain_matcher else { continue };
             let Ok(value) = serde_json::from_str::<Value>(raw.get()) else { continue };
-            let base = format!("{}/{}", l.listener.pointer, l.listener.casing.field("filter_chain_matcher"));
-            let locate = |p: &str| {
-                let pointer = format!("{base}{p}");
-                let offset = l.file.locate_pointer(&pointer).or_else(|| l.location().offset);
-                Location::new(l.source, pointer, offset)
-            };
+            let locate = |p: &str| l.matcher_location(p);
             let parts = RawParts::of(&value);
             let chains = &l.listener.filter_chains;
             for a in &parts.actions {

@@ -63,6 +63,16 @@ impl ListenerCx<'_, '_> {
         self.listener.chain_location(self.source, self.file, chain)
     }
 
+    /// A place inside the listener's `filter_chain_matcher`, `suffix` being a pointer relative to
+    /// it (e.g. `/matcher_tree/custom_match`). Found by reading the text again, like
+    /// [`Self::chain_field_location`].
+    pub fn matcher_location(&self, suffix: &str) -> Location {
+        let pointer =
+            format!("{}/{}{suffix}", self.listener.pointer, self.listener.casing.field("filter_chain_matcher"));
+        let offset = self.file.locate_pointer(&pointer).or_else(|| self.location().offset);
+        Location::new(self.source, pointer, offset)
+    }
+
     /// A place below a chain, e.g. `["filter_chain_match", "server_names", "2"]` (snake_case
     /// field names; spelled as the input spells them). Its offset is found by reading the text
     /// again, so use it for the few findings that name one value, not for bulk findings.

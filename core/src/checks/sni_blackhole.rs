@@ -214,7 +214,8 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
         };
         let alpns: Vec<Vec<String>> = match &a.alpn {
             Some(v) => vec![v.clone()],
-            None => vec![vec![], vec!["http/1.1".into()], vec!["h2".into(), "http/1.1".into()], vec!["h2c".into()]],
+            // HTTP/1.1-only first: the client that most often falls into these holes.
+            None => vec![vec!["http/1.1".into()], vec![], vec!["h2".into(), "http/1.1".into()], vec!["h2c".into()]],
         };
         let sources: Vec<IpAddr> = match (a.src_ip, a.source_type) {
             (Some(ip), _) => vec![ip],
