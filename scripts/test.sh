@@ -19,4 +19,9 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test"
-cargo test --workspace --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --locked 2>&1 | tee "$log"
+# One total over every test binary and the doc tests (cargo prints one line per binary).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"

@@ -2,6 +2,31 @@
 //! and find the chains that collide, shadow each other or can never be reached.
 //!
 //! No I/O and no printing happen here: text in, a [`report::Report`] out.
+//!
+//! ```
+//! use xdsck_core::{Options, SourceFile, Sources, analyze};
+//!
+//! // Two chains claim api.example.com: Envoy rejects the listener.
+//! let yaml = r#"
+//! name: edge
+//! address: {socket_address: {address: 127.0.0.1, port_value: 443}}
+//! listener_filters: [{name: envoy.filters.listener.tls_inspector}]
+//! filter_chains:
+//! - name: a
+//!   filter_chain_match: {server_names: [api.example.com, www.example.com]}
+//! - name: b
+//!   filter_chain_match: {server_names: [API.example.com]}
+//! "#;
+//! let mut sources = Sources::new();
+//! sources.add(SourceFile::new("edge.yaml", yaml));
+//! let report = analyze(&sources, &Options::default());
+//! let finding = &report.findings[0];
+//! assert_eq!(finding.code(), "XDS102");
+//! assert_eq!(
+//!     finding.envoy_error.as_deref(),
+//!     Some("error adding listener '127.0.0.1:443': multiple filter chains with overlapping matching rules are defined")
+//! );
+//! ```
 
 pub mod checks;
 pub mod diagnostic;

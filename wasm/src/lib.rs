@@ -1,0 +1,304 @@
+//! xdsck in the browser: a wasm-bindgen adapter over [`xdsck_core`]. Bindings only translate —
+//! deserialize the arguments, call core, serialize the answer — so the page shows exactly what
+//! the CLI prints: [`analyze`] is `xdsck --format json`, [`trace`] is `xdsck trace --format
+//! json`, [`rules`] is `xdsck rules --format json`. There is no Envoy logic here.
+//!
+//! Every export has a plain-Rust twin (`*_json`) returning `Result<String, String>`, which the
+//! native tests call; the `#[wasm_bindgen]` functions only turn an `Err` into a thrown `Error`.
+//!
+//! ```
+//! let report = xdsck_wasm::analyze_json("{}", r#"{"source": "empty.json"}"#).unwrap();
+//! assert!(report.starts_with("{\n  \"version\": 1,"));
+//! ```
+
+use std::cell::RefCell;
+use std::net::{IpAddr, SocketAddr};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use wasm_bindgen::prelude::*;
+use xdsck_core::graph::trace::Client;
+use xdsck_core::model::{CidrRange, FilterChain};
+use xdsck_core::report::{self, Format, RenderOptions};
+use xdsck_core::trace::{Attributes, Query};
+use xdsck_core::{Options, SourceFile, Sources};
+
+/// The display name of an input when the options give none (a pasted text).
+pub const DEFAULT_SOURCE: &str = "input";
+
+/// `analyze`'s and `summary`'s options, as JSON. Every field is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AnalyzeOptions {
+    /// The input's display name (a file name); findings name it. Default [`DEFAULT_SOURCE`].
+    pub source: Option<String>,
+}
+
+/// A trace question, as JSON: the arguments of `xdsck trace`.
+///
+/// `{"dst": "10.0.0.1:443", "listener": "l", "src": "192.0.2.1:5000", "direct_src": "192.0.2.9",
+///   "client": "tls" | "http1" | "h2c" | "raw", "sni": "a.example.com", "alpn": ["h2"],
+///   "transport_protocol": "tls", "source": "dump.json"}` — only `dst` is required; `client`
+/// defaults to `tls` when `sni` or `alpn` is given, else `raw`; `transport_protocol` gives the
+/// matcher's attributes exactly (as `--transport-protocol`) and excludes `client`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceQuery {
+    pub dst: String,
+    #[serde(default)]
+    pub listener: Option<String>,
+    #[serde(default)]
+    pub src: Option<String>,
+    #[serde(default)]
+    pub direct_src: Option<String>,
+    #[serde(default)]
+    pub client: Option<ClientKind>,
+    #[serde(default)]
+    pub sni: Option<String>,
+    #[serde(default)]
+    pub alpn: Vec<String>,
+    #[serde(default)]
+    pub transport_protocol: Option<String>,
+    /// The input's display name, as in [`AnalyzeOptions::source`].
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// `--client`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientKind {
+    Tls,
+    Http1,
+    H2c,
+    Raw,
+}
+
+fn sources(text: &str, name: Option<String>) -> Sources {
+    let mut sources = Sources::new();
+    sources.add(SourceFile::new(name.unwrap_or_else(|| DEFAULT_SOURCE.to_owned()), text));
+    sources
+}
+
+fn options(options_json: &str) -> Result<AnalyzeOptions, String> {
+    if options_json.trim().is_empty() {
+        return Ok(AnalyzeOptions::default());
+    }
+    serde_json::from_str(options_json).map_err(|e| format!("invalid options: {e}"))
+}
+
+/// [`analyze`] for Rust callers.
+pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
+    let options = options(options_json)?;
+    let sources = sources(text, options.source);
+    let report = xdsck_core::analyze(&sources, &Options::default());
+    Ok(report::render(Format::Json, &report, &sources, RenderOptions::default()))
+}
+
+/// [`trace`] for Rust callers.
+pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
+    let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
+    let sources = sources(text, q.source.clone());
+    let (snapshot, failed) = xdsck_core::load_all(&sources, &Options::default());
+    if !failed.is_empty() {
+        // As the CLI does: the input's own problem, rendered, instead of a trace.
+        let report = report::Report { inputs: Vec::new(), findings: failed, failed_inputs: 1 };
+        return Err(report::render(Format::Text, &report, &sources, RenderOptions::default()));
+    }
+    let query = Query {
+        listener: q.listener.filter(|l| !l.is_empty()),
+        destination: parse_field::<SocketAddr>("dst", "IP:PORT", Some(&q.dst))?
+            .ok_or("dst: give the destination as IP:PORT")?,
+        source: parse_field("src", "IP:PORT", q.src.as_deref())?,
+        direct_source: parse_field::<IpAddr>("direct_src", "an IP address", q.direct_src.as_deref())?,
+        attributes: attributes(&q)?,
+    };
+    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
+    Ok(answer.to_json())
+}
+
+/// An optional field; empty means absent (a form's empty input).
+fn parse_field<T: std::str::FromStr>(name: &str, what: &str, value: Option<&str>) -> Result<Option<T>, String> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|_| format!("{name}: `{v}` is not {what}")),
+    }
+}
+
+/// The same translation `xdsck trace` makes of its flags.
+fn attributes(q: &TraceQuery) -> Result<Attributes, String> {
+    let sni = q.sni.clone().unwrap_or_default();
+    let alpn: Vec<String> = q.alpn.iter().map(|a| a.trim().to_owned()).filter(|a| !a.is_empty()).collect();
+    if let Some(t) = q.transport_protocol.as_deref().filter(|t| !t.is_empty()) {
+        if q.client.is_some() {
+            return Err("give client or transport_protocol, not both".to_owned());
+        }
+        return Ok(Attributes::Exact { transport_protocol: t.to_owned(), server_name: sni, application_protocols: alpn });
+    }
+    let described = !sni.is_empty() || !alpn.is_empty();
+    let kind = q.client.unwrap_or(if described { ClientKind::Tls } else { ClientKind::Raw });
+    if kind != ClientKind::Tls && described {
+        return Err("SNI and ALPN describe a TLS ClientHello: use them with client tls or a transport protocol".to_owned());
+    }
+    Ok(Attributes::Client(match kind {
+        ClientKind::Tls => Client::Tls { sni, alpn },
+        ClientKind::Http1 => Client::Http1,
+        ClientKind::H2c => Client::H2c,
+        ClientKind::Raw => Client::Raw,
+    }))
+}
+
+/// [`rules`] for Rust callers: `{"version": 1, "rules": [{code, name, severity, summary,
+/// explanation}]}`, as `xdsck rules --format json` prints it.
+pub fn rules_json() -> String {
+    let rules: Vec<Value> = xdsck_core::rules()
+        .map(|r| {
+            json!({
+                "code": r.code,
+                "name": r.name,
+                "severity": r.severity.as_str(),
+                "summary": r.summary,
+                "explanation": r.explanation,
+            })
+        })
+        .collect();
+    let mut out = serde_json::to_string_pretty(&json!({ "version": 1, "rules": rules })).expect("plain JSON values");
+    out.push('\n');
+    out
+}
+
+/// [`summary`] for Rust callers.
+pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
+    let options = options(options_json)?;
+    let sources = sources(text, options.source);
+    let (snapshot, _) = xdsck_core::load_all(&sources, &Options::default());
+    let line = |offset: Option<usize>, id| offset.map(|o| sources.get(id).line_column(o).line);
+    let inputs: Vec<Value> = snapshot
+        .inputs
+        .iter()
+        .map(|input| {
+            let file = sources.get(input.source);
+            let listeners: Vec<Value> = input
+                .listeners
+                .iter()
+                .map(|l| {
+                    let chain = |c: &FilterChain<'_>, default: bool| {
+                        let m = c.filter_chain_match.clone().unwrap_or_default();
+                        json!({
+                            "name": c.display_name(),
+                            "default": default,
+                            "line": line(l.chain_location(input.source, file, c).offset, input.source),
+                            "terminates_tls": c.terminates_tls(),
+                            "tcp_proxy": c.is_tcp_proxy(),
+                            "filters": c.filters.iter().map(|f| &*f.name).collect::<Vec<_>>(),
+                            "match": {
+                                "destination_port": m.destination_port,
+                                "prefix_ranges": cidrs(&m.prefix_ranges),
+                                "server_names": m.server_names,
+                                "transport_protocol": m.transport_protocol,
+                                "application_protocols": m.application_protocols,
+                                "direct_source_prefix_ranges": cidrs(&m.direct_source_prefix_ranges),
+                                "source_type": m.source_type.as_str(),
+                                "source_prefix_ranges": cidrs(&m.source_prefix_ranges),
+                                "source_ports": m.source_ports,
+                            },
+                        })
+                    };
+                    let mut chains: Vec<Value> = l.filter_chains.iter().map(|c| chain(c, false)).collect();
+                    chains.extend(l.default_filter_chain.iter().map(|c| chain(c, true)));
+                    json!({
+                        "name": l.name,
+                        "state": l.state.as_str(),
+                        "address": l.envoy_address_list(),
+                        "line": line(l.location(input.source, file).offset, input.source),
+                        "listener_filters": l.listener_filters.iter().map(|f| &*f.name).collect::<Vec<_>>(),
+                        "filter_chain_matcher": l.filter_chain_matcher.is_some(),
+                        "chains": chains,
+                    })
+                })
+                .collect();
+            json!({ "source": file.name(), "kind": input.kind.as_str(), "listeners": listeners })
+        })
+        .collect();
+    let mut out = serde_json::to_string_pretty(&json!({ "version": 1, "inputs": inputs })).expect("plain JSON values");
+    out.push('\n');
+    Ok(out)
+}
+
+fn cidrs(ranges: &[CidrRange<'_>]) -> Vec<String> {
+    ranges.iter().map(|r| format!("{}/{}", r.address_prefix, r.prefix_len.unwrap_or(0))).collect()
+}
+
+// ---- the JavaScript surface ----
+
+/// The report of `xdsck --format json` for one input. `options_json`: `{"source": "name"}` or "".
+#[wasm_bindgen]
+pub fn analyze(text: &str, options_json: &str) -> Result<String, JsError> {
+    install_panic_hook();
+    analyze_json(text, options_json).map_err(|e| JsError::new(&e))
+}
+
+/// The answer of `xdsck trace --format json`; see [`TraceQuery`] for the query.
+#[wasm_bindgen]
+pub fn trace(text: &str, query_json: &str) -> Result<String, JsError> {
+    install_panic_hook();
+    trace_json(text, query_json).map_err(|e| JsError::new(&e))
+}
+
+/// Every rule: code, name, severity, summary and the explanation (Markdown).
+#[wasm_bindgen]
+pub fn rules() -> String {
+    install_panic_hook();
+    rules_json()
+}
+
+/// Per input and listener: its addresses, listener filters and chains with their match fields,
+/// as the model holds them (a translation of the model, no verdicts).
+#[wasm_bindgen]
+pub fn summary(text: &str, options_json: &str) -> Result<String, JsError> {
+    install_panic_hook();
+    summary_json(text, options_json).map_err(|e| JsError::new(&e))
+}
+
+/// The message of the last panic, if any. A panic aborts the call that hit it (JavaScript sees a
+/// `RuntimeError: unreachable`); the page asks this for the reason, shows it, and starts a
+/// fresh instance, since the one that panicked is not to be used again.
+#[wasm_bindgen]
+pub fn take_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow_mut().take())
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(message: &str);
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+fn install_panic_hook() {
+    #[cfg(target_arch = "wasm32")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            std::panic::set_hook(Box::new(|info| {
+                let message = format!("xdsck panicked: {info}");
+                console_error(&message);
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(message));
+            }));
+        });
+    }
+}
+
+/// Makes the module panic, for the page's and the tests' handling of it.
+#[doc(hidden)]
+#[wasm_bindgen]
+pub fn __panic_for_test() {
+    install_panic_hook();
+    panic!("deliberate panic for the test");
+}
+
+#[cfg(test)]
+mod tests;

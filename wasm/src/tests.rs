@@ -1,0 +1,141 @@
+//! The adapter's tests. Natively they run with `cargo test`; for wasm32 they run in headless
+//! Chromium (`CHROMEDRIVER=/usr/bin/chromedriver cargo test -p xdsck-wasm --target
+//! wasm32-unknown-unknown`, with wasm-bindgen-test-runner on PATH), where they go through the
+//! `#[wasm_bindgen]` exports and JavaScript strings.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+use serde_json::Value;
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+const SAME_SNI: &str = include_str!("../../testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml");
+const BLACKHOLE: &str = include_str!("../../testdata/checks/sni-blackhole/bad-exact-sni-requires-h2.yaml");
+
+#[cfg(target_arch = "wasm32")]
+fn analyze(text: &str, options: &str) -> Result<String, String> {
+    super::analyze(text, options).map_err(|e| format!("{:?}", wasm_bindgen::JsValue::from(e)))
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn analyze(text: &str, options: &str) -> Result<String, String> {
+    super::analyze_json(text, options)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn trace(text: &str, query: &str) -> Result<String, String> {
+    super::trace(text, query).map_err(|e| {
+        js_sys_message(wasm_bindgen::JsValue::from(e)).unwrap_or_else(|| "an error without a message".to_owned())
+    })
+}
+#[cfg(target_arch = "wasm32")]
+fn js_sys_message(v: wasm_bindgen::JsValue) -> Option<String> {
+    // JsError becomes a JavaScript Error; its message is what the page shows.
+    let dbg = format!("{v:?}");
+    Some(dbg)
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn trace(text: &str, query: &str) -> Result<String, String> {
+    super::trace_json(text, query)
+}
+
+fn parse(s: &str) -> Value {
+    serde_json::from_str(s).expect("valid JSON")
+}
+
+#[test]
+fn analyze_is_the_cli_json_report() {
+    let report = parse(&analyze(SAME_SNI, r#"{"source": "bad-same-sni.yaml"}"#).unwrap());
+    assert_eq!(report["version"], 1);
+    assert_eq!(report["inputs"][0]["source"], "bad-same-sni.yaml");
+    assert_eq!(report["inputs"][0]["listeners"], 1);
+    let findings = report["findings"].as_array().unwrap();
+    let codes: Vec<(&str, &str)> =
+        findings.iter().map(|f| (f["code"].as_str().unwrap(), f["severity"].as_str().unwrap())).collect();
+    assert!(codes.contains(&("XDS101", "error")), "{codes:?}");
+    let dup = findings.iter().find(|f| f["code"] == "XDS101").unwrap();
+    assert_eq!(dup["listener"], "gateway-443");
+    assert_eq!(dup["location"]["source"], "bad-same-sni.yaml");
+    assert!(dup["location"]["line"].as_u64().unwrap() > 1);
+    // The same bytes as core's renderer gives the CLI.
+    let mut sources = xdsck_core::Sources::new();
+    sources.add(xdsck_core::SourceFile::new("bad-same-sni.yaml", SAME_SNI));
+    let expected = xdsck_core::report::render(
+        xdsck_core::report::Format::Json,
+        &xdsck_core::analyze(&sources, &Default::default()),
+        &sources,
+        Default::default(),
+    );
+    assert_eq!(analyze(SAME_SNI, r#"{"source": "bad-same-sni.yaml"}"#).unwrap(), expected);
+}
+
+#[test]
+fn analyze_defaults_the_name_and_reports_unreadable_input() {
+    let report = parse(&analyze("this: [is not", "").unwrap());
+    assert_eq!(report["inputs"][0]["source"], super::DEFAULT_SOURCE);
+    assert_eq!(report["inputs"][0]["kind"], Value::Null);
+    assert!(report["findings"][0]["code"].as_str().unwrap().starts_with("XDS0"));
+}
+
+#[test]
+fn analyze_rejects_bad_options() {
+    let err = analyze("{}", r#"{"sauce": 1}"#).unwrap_err();
+    assert!(err.contains("invalid options"), "{err}");
+}
+
+#[test]
+fn trace_reaches_the_chain() {
+    let answer = parse(&trace(SAME_SNI, r#"{"dst": "10.0.0.1:443", "sni": "web.tenant1.example.com"}"#).unwrap());
+    assert_eq!(answer["listener"], "gateway-443");
+    assert_eq!(answer["filter_chain"], "other");
+    assert_eq!(answer["outcome"], "filter_chain");
+    assert_eq!(answer["connection"]["transport_protocol"], "tls");
+    let levels = answer["levels"].as_array().unwrap();
+    assert!(levels.iter().any(|l| l["level"] == "server_name" && l["chosen"] == "web.tenant1.example.com"));
+}
+
+#[test]
+fn trace_closes_on_the_blackhole() {
+    let q = r#"{"dst": "127.0.0.1:10443", "src": "192.0.2.1:50000", "client": "tls",
+                "sni": "api.example.com", "alpn": ["http/1.1"]}"#;
+    let answer = parse(&trace(BLACKHOLE, q).unwrap());
+    assert_eq!(answer["filter_chain"], Value::Null);
+    assert_eq!(answer["outcome"], "closed");
+}
+
+#[test]
+fn trace_explains_bad_questions() {
+    let err = trace(SAME_SNI, r#"{"dst": "10.0.0.1"}"#).unwrap_err();
+    assert!(err.contains("IP:PORT"), "{err}");
+    let err = trace(SAME_SNI, r#"{"dst": "10.0.0.1:80"}"#).unwrap_err();
+    assert!(err.contains("no listener is bound"), "{err}");
+    let err = trace(SAME_SNI, r#"{"dst": "10.0.0.1:443", "client": "http1", "sni": "x"}"#).unwrap_err();
+    assert!(err.contains("TLS ClientHello"), "{err}");
+    let err = trace("nope: [", r#"{"dst": "10.0.0.1:443"}"#).unwrap_err();
+    assert!(err.contains("XDS0"), "{err}");
+}
+
+#[test]
+fn rules_lists_every_rule_with_its_explanation() {
+    let rules = parse(&super::rules_json());
+    let rules = rules["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), xdsck_core::rules().count());
+    let dup = rules.iter().find(|r| r["code"] == "XDS101").unwrap();
+    assert_eq!(dup["name"], "duplicate-filter-chain-match");
+    assert!(dup["explanation"].as_str().unwrap().contains("## What it finds"));
+}
+
+#[test]
+fn summary_translates_the_model() {
+    let summary = parse(&super::summary_json(SAME_SNI, "").unwrap());
+    let listener = &summary["inputs"][0]["listeners"][0];
+    assert_eq!(listener["name"], "gateway-443");
+    let chains = listener["chains"].as_array().unwrap();
+    assert_eq!(chains.len(), 4);
+    assert_eq!(chains[2]["name"], "other");
+    assert_eq!(chains[2]["match"]["server_names"][0], "web.tenant1.example.com");
+    assert_eq!(chains[2]["tcp_proxy"], true);
+    assert_eq!(chains[2]["terminates_tls"], false);
+    assert!(chains[2]["line"].as_u64().unwrap() > 1);
+}
