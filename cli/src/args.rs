@@ -42,6 +42,59 @@ pub enum Command {
     Trace(TraceArgs),
     /// Print a listener's match graph (Envoy's filter-chain index) as DOT or Mermaid.
     Graph(GraphArgs),
+    /// Check a running proxy: its admin /config_dump (http://, unix://) or, as a read-only xDS
+    /// observer that ACKs everything and never NACKs, its control plane (grpc://, grpcs://,
+    /// grpc+unix://). A bare socket path is probed. With --watch, print each change.
+    Attach(AttachArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// `unix:///var/run/cilium/envoy/sockets/admin.sock`, `http://127.0.0.1:9901` (query
+    /// parameters go to /config_dump), `grpc+unix:///var/run/cilium/envoy/sockets/xds.sock`,
+    /// `grpc://host:port`, `grpcs://host:port`, or a bare socket path.
+    #[arg(value_name = "ADDRESS")]
+    pub address: String,
+    /// xDS only: per-type LDS (Cilium's default "split" mode) or ADS.
+    #[arg(long = "type", value_enum, default_value_t = XdsType::Lds)]
+    pub xds_type: XdsType,
+    /// xDS only: the node id presented. Cilium serves node IP 127.0.0.1 only.
+    #[arg(long, default_value = "host~127.0.0.1~no-id~localdomain")]
+    pub node_id: String,
+    /// Keep running and print the findings that appear and disappear at each update.
+    #[arg(long)]
+    pub watch: bool,
+    /// Admin only, with --watch: seconds between two fetches of /config_dump.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    pub interval: f64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// The lowest severity that makes the exit status 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    pub fail_on: FailOn,
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    /// Seconds to wait for a connection and for the first answer (admin: for each piece of it).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub timeout: f64,
+    /// grpcs:// only: PEM file of the CA to trust (default: the system's roots).
+    #[arg(long, value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
+    /// grpcs:// only: client certificate (PEM), with --tls-key.
+    #[arg(long, value_name = "PEM")]
+    pub tls_cert: Option<PathBuf>,
+    /// grpcs:// only: the client certificate's private key (PEM).
+    #[arg(long, value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
+    /// grpcs:// only: the name to verify in the server's certificate, if not the host.
+    #[arg(long, value_name = "NAME")]
+    pub tls_server_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum XdsType {
+    Lds,
+    Ads,
 }
 
 #[derive(Debug, Args)]

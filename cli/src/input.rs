@@ -24,20 +24,7 @@ pub fn read_all(paths: &[impl AsRef<Path>]) -> (Sources, Vec<Diagnostic>) {
             (path.display().to_string(), std::fs::read(path))
         };
         match bytes {
-            Ok(bytes) => {
-                let (file, bad_byte) = SourceFile::from_bytes(name.clone(), bytes);
-                let id = sources.add(file);
-                if let Some(offset) = bad_byte {
-                    let at = sources.get(id).line_column(offset);
-                    failed.push(
-                        Diagnostic::new(
-                            &codes::INVALID_UTF8,
-                            format!("{name} is not UTF-8: invalid byte at line {}, column {}", at.line, at.column),
-                        )
-                        .at(Location::new(id, "", Some(offset))),
-                    );
-                }
-            }
+            Ok(bytes) => add_bytes(&mut sources, &mut failed, name, bytes),
             Err(e) => {
                 let id = sources.add(SourceFile::new(name.clone(), String::new()));
                 failed.push(
@@ -48,4 +35,21 @@ pub fn read_all(paths: &[impl AsRef<Path>]) -> (Sources, Vec<Diagnostic>) {
         }
     }
     (sources, failed)
+}
+
+/// Adds one input read as bytes (a file, stdin, a config_dump fetched from an admin API); bytes
+/// that are not UTF-8 become an `XDS003` finding on it.
+pub fn add_bytes(sources: &mut Sources, failed: &mut Vec<Diagnostic>, name: String, bytes: Vec<u8>) {
+    let (file, bad_byte) = SourceFile::from_bytes(name.clone(), bytes);
+    let id = sources.add(file);
+    if let Some(offset) = bad_byte {
+        let at = sources.get(id).line_column(offset);
+        failed.push(
+            Diagnostic::new(
+                &codes::INVALID_UTF8,
+                format!("{name} is not UTF-8: invalid byte at line {}, column {}", at.line, at.column),
+            )
+            .at(Location::new(id, "", Some(offset))),
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! here; everything else is `xdsck-core`.
 
 mod args;
+mod attach;
 mod input;
 mod rules;
 mod trace;
@@ -45,6 +46,7 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Explain { rule }) => print(&rules::explain(&rule)?).map(|()| CLEAN),
         Some(Command::Trace(args)) => trace::run(&args),
         Some(Command::Graph(args)) => trace::graph(&args),
+        Some(Command::Attach(args)) => attach::run(&args),
         None => run_check(&cli.check),
     }
 }
@@ -57,7 +59,7 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
     Ok(exit_code(&report, args.fail_on))
 }
 
-fn exit_code(report: &Report, fail_on: FailOn) -> u8 {
+pub(crate) fn exit_code(report: &Report, fail_on: FailOn) -> u8 {
     if report.failed_inputs > 0 {
         return FAILED;
     }
@@ -73,7 +75,7 @@ fn exit_code(report: &Report, fail_on: FailOn) -> u8 {
 /// Colour only for a person at a terminal, and never when they asked for none
 /// (<https://no-color.org>: NO_COLOR set and not empty). `--color always` overrides NO_COLOR, as
 /// an explicit flag should.
-fn use_color(choice: Color) -> bool {
+pub(crate) fn use_color(choice: Color) -> bool {
     match choice {
         Color::Always => true,
         Color::Never => false,

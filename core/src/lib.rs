@@ -94,6 +94,26 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
     report
 }
 
+/// Runs every check on inputs the caller has already loaded (listeners decoded from a live xDS
+/// stream, see `load::proto`), with the problems found while loading them as extra findings.
+/// Each input's source must be in `sources` (its text may be empty: findings then carry a
+/// pointer and no line).
+pub fn analyze_inputs(sources: &Sources, inputs: Vec<model::Input<'_>>, problems: Vec<Diagnostic>) -> Report {
+    let mut report = Report::default();
+    for input in &inputs {
+        report.inputs.push(InputSummary {
+            source: input.source,
+            kind: Some(input.kind.as_str()),
+            inventory: input.inventory(),
+        });
+    }
+    let snapshot = Snapshot { inputs };
+    report.findings.extend(problems);
+    report.findings.extend(checks::run_all(&snapshot, sources));
+    report.sort();
+    report
+}
+
 /// Loads every source; the inputs that fail to load come back as their `XDS0xx` diagnostics.
 pub fn load_all<'s>(sources: &'s Sources, options: &Options) -> (Snapshot<'s>, Vec<Diagnostic>) {
     let mut snapshot = Snapshot::default();

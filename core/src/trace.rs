@@ -132,7 +132,7 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
         ),
     };
     connection.direct_source = query.direct_source;
-    if let Some(raw) = listener.filter_chain_matcher {
+    if let Some(raw) = &listener.filter_chain_matcher {
         return trace_matcher(input, listener, sources, raw.get(), connection, notes);
     }
     let graph = MatchGraph::build(listener);

@@ -106,7 +106,7 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
         return Err(report::render(Format::Text, &report, &sources, RenderOptions::default()));
     }
     let query = Query {
-        listener: q.listener.filter(|l| !l.is_empty()),
+        listener: q.listener.clone().filter(|l| !l.is_empty()),
         destination: parse_field::<SocketAddr>("dst", "IP:PORT", Some(&q.dst))?
             .ok_or("dst: give the destination as IP:PORT")?,
         source: parse_field("src", "IP:PORT", q.src.as_deref())?,
@@ -133,12 +133,18 @@ fn attributes(q: &TraceQuery) -> Result<Attributes, String> {
         if q.client.is_some() {
             return Err("give client or transport_protocol, not both".to_owned());
         }
-        return Ok(Attributes::Exact { transport_protocol: t.to_owned(), server_name: sni, application_protocols: alpn });
+        return Ok(Attributes::Exact {
+            transport_protocol: t.to_owned(),
+            server_name: sni,
+            application_protocols: alpn,
+        });
     }
     let described = !sni.is_empty() || !alpn.is_empty();
     let kind = q.client.unwrap_or(if described { ClientKind::Tls } else { ClientKind::Raw });
     if kind != ClientKind::Tls && described {
-        return Err("SNI and ALPN describe a TLS ClientHello: use them with client tls or a transport protocol".to_owned());
+        return Err(
+            "SNI and ALPN describe a TLS ClientHello: use them with client tls or a transport protocol".to_owned()
+        );
     }
     Ok(Attributes::Client(match kind {
         ClientKind::Tls => Client::Tls { sni, alpn },

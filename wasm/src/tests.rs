@@ -14,9 +14,15 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 const SAME_SNI: &str = include_str!("../../testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml");
 const BLACKHOLE: &str = include_str!("../../testdata/checks/sni-blackhole/bad-exact-sni-requires-h2.yaml");
 
+/// The message a JavaScript caller sees when an export throws.
+#[cfg(target_arch = "wasm32")]
+fn message(e: wasm_bindgen::JsError) -> String {
+    String::from(js_sys::Error::from(wasm_bindgen::JsValue::from(e)).message())
+}
+
 #[cfg(target_arch = "wasm32")]
 fn analyze(text: &str, options: &str) -> Result<String, String> {
-    super::analyze(text, options).map_err(|e| format!("{:?}", wasm_bindgen::JsValue::from(e)))
+    super::analyze(text, options).map_err(message)
 }
 #[cfg(not(target_arch = "wasm32"))]
 fn analyze(text: &str, options: &str) -> Result<String, String> {
@@ -25,15 +31,7 @@ fn analyze(text: &str, options: &str) -> Result<String, String> {
 
 #[cfg(target_arch = "wasm32")]
 fn trace(text: &str, query: &str) -> Result<String, String> {
-    super::trace(text, query).map_err(|e| {
-        js_sys_message(wasm_bindgen::JsValue::from(e)).unwrap_or_else(|| "an error without a message".to_owned())
-    })
-}
-#[cfg(target_arch = "wasm32")]
-fn js_sys_message(v: wasm_bindgen::JsValue) -> Option<String> {
-    // JsError becomes a JavaScript Error; its message is what the page shows.
-    let dbg = format!("{v:?}");
-    Some(dbg)
+    super::trace(text, query).map_err(message)
 }
 #[cfg(not(target_arch = "wasm32"))]
 fn trace(text: &str, query: &str) -> Result<String, String> {

@@ -6,3 +6,5 @@
 pub mod client;
 pub mod envoy;
 pub mod generate;
+pub mod proto_build;
+pub mod xds_server;

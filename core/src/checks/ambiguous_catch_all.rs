@@ -26,6 +26,10 @@ impl Check for AmbiguousCatchAll {
         for l in cx.listeners() {
             let g = l.graph;
             for parent in g.graph.node_indices() {
+                // Most nodes have one child; only a node with both keys can be ambiguous.
+                if g.children_unordered(parent).nth(1).is_none() {
+                    continue;
+                }
                 let children = g.children(parent);
                 let at = |want: fn(&Key<'_>) -> bool| -> Option<(NodeIndex, Level)> {
                     children.iter().find_map(|&n| match &g.graph[n] {

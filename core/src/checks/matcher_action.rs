@@ -85,7 +85,7 @@ impl Check for MatcherAction {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            let Some(raw) = l.listener.filter_chain_matcher else { continue };
+            let Some(raw) = &l.listener.filter_chain_matcher else { continue };
             let Ok(value) = serde_json::from_str::<Value>(raw.get()) else { continue };
             let locate = |p: &str| l.matcher_location(p);
             let parts = RawParts::of(&value);

@@ -6,7 +6,9 @@
 //! there. Candidates come from the less specific sibling's own chains, so the search stays
 //! linear in the keys of the listener.
 
-use std::collections::HashMap;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use petgraph::graph::NodeIndex;
@@ -44,6 +46,35 @@ impl Check for SniBlackhole {
     }
 }
 
+/// Which nodes let every realistic connection through to a chain: a node with a chain below
+/// it directly, or whose every child does and which has a wildcard (`Any`) child for the rest.
+/// Below an exact or wildcard server name only TLS connections arrive (the SNI comes from a
+/// ClientHello), so there a `tls` transport child that lets everything through is enough.
+/// Nodes are created parents first, so one pass from the last node up sees children first.
+fn totality(g: &MatchGraph<'_, '_>) -> Vec<bool> {
+    let mut total = vec![false; g.graph.node_count()];
+    for n in g.graph.node_indices().rev() {
+        let mut all = true;
+        let mut any_child = false;
+        let mut tls_child = false;
+        let mut leaf = false;
+        for c in g.children_unordered(n) {
+            match &g.graph[c] {
+                Node::Chain(_) => leaf = true,
+                Node::Key { key, .. } => {
+                    all &= total[c.index()];
+                    any_child |= *key == Key::Any && total[c.index()];
+                    tls_child |= matches!(key, Key::Protocol(p) if p == "tls") && total[c.index()];
+                }
+                Node::Root => {}
+            }
+        }
+        let under_name = matches!(&g.graph[n], Node::Key { level: Level::ServerName, key } if *key != Key::Any);
+        total[n.index()] = leaf || (all && any_child) || (under_name && (tls_child || any_child));
+    }
+    total
+}
+
 /// Attributes of a candidate connection; `None` where the path leaves the attribute free.
 #[derive(Debug, Clone, Default)]
 struct Attrs {
@@ -61,29 +92,36 @@ struct Attrs {
 const EXTERNAL: IpAddr = IpAddr::V4(Ipv4Addr::new(198, 51, 100, 7));
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
+/// The keys from one level down to a chain.
+type LeafPath<'k> = Vec<(Level, Key<'k>)>;
+
 struct Search<'c, 's, 'a> {
     l: &'c ListenerCx<'s, 'a>,
     g: &'s MatchGraph<'s, 'a>,
     /// Leaf paths (keys per level) below a node, a few per node.
-    paths: HashMap<NodeIndex, Vec<Vec<(Level, Key<'s>)>>>,
-    parent: HashMap<NodeIndex, NodeIndex>,
+    paths: FxHashMap<NodeIndex, Rc<Vec<LeafPath<'s>>>>,
+    parent: FxHashMap<NodeIndex, NodeIndex>,
+    /// Per node: every connection a client can send that reaches it also reaches a chain.
+    total: Vec<bool>,
 }
 
 impl<'c, 's, 'a> Search<'c, 's, 'a> {
     fn new(l: &'c ListenerCx<'s, 'a>) -> Self {
         let g = l.graph;
-        let mut parent = HashMap::new();
+        let mut parent = FxHashMap::default();
         for e in g.graph.raw_edges() {
             parent.insert(e.target(), e.source());
         }
-        Search { l, g, paths: HashMap::new(), parent }
+        let total = totality(g);
+        Search { l, g, paths: FxHashMap::default(), parent, total }
     }
 
     fn run(&mut self, out: &mut Vec<Diagnostic>) {
         let nodes: Vec<NodeIndex> = self.g.graph.node_indices().collect();
         for n in nodes {
             let Some(Node::Key { level, key }) = self.g.graph.node_weight(n).cloned() else { continue };
-            if key == Key::Any {
+            // Nothing is lost below a node every connection gets through; most nodes are such.
+            if key == Key::Any || self.total[n.index()] {
                 continue;
             }
             let Some(parent) = self.parent.get(&n).copied() else { continue };
@@ -138,9 +176,9 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
     }
 
     /// A few leaf paths below `node`, keys from the level after it down to the source port.
-    fn leaf_paths(&mut self, node: NodeIndex) -> Vec<Vec<(Level, Key<'s>)>> {
+    fn leaf_paths(&mut self, node: NodeIndex) -> Rc<Vec<LeafPath<'s>>> {
         if let Some(p) = self.paths.get(&node) {
-            return p.clone();
+            return Rc::clone(p);
         }
         let mut found = Vec::new();
         let mut stack = vec![(node, Vec::new())];
@@ -161,7 +199,8 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
                 }
             }
         }
-        self.paths.insert(node, found.clone());
+        let found = Rc::new(found);
+        self.paths.insert(node, Rc::clone(&found));
         found
     }
 
@@ -175,7 +214,7 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
     ) -> Option<Diagnostic> {
         let above = self.ancestors(parent);
         let depth = level as usize;
-        for below in self.leaf_paths(fallback) {
+        for below in self.leaf_paths(fallback).iter() {
             let mut attrs = Attrs::default();
             for (lv, k) in above.iter().chain(std::iter::once(&(level, key.clone()))).chain(below.iter()) {
                 set(&mut attrs, *lv, k);

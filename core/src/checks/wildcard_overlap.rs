@@ -28,6 +28,9 @@ impl Check for WildcardOverlap {
         for l in cx.listeners() {
             let g = l.graph;
             for parent in g.graph.node_indices() {
+                if g.children_unordered(parent).nth(1).is_none() {
+                    continue;
+                }
                 let children = g.children(parent);
                 let at_names =
                     children.iter().any(|&n| matches!(&g.graph[n], Node::Key { level: Level::ServerName, .. }));

@@ -16,6 +16,8 @@ mod tests;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::sync::LazyLock;
 
 use petgraph::Direction;
@@ -64,7 +66,9 @@ pub struct MatchGraph<'l, 'a> {
     pub listener: &'l Listener<'a>,
     pub graph: DiGraph<Node<'l>, ()>,
     pub root: NodeIndex,
-    children: HashMap<(NodeIndex, Key<'l>), NodeIndex>,
+    /// (parent, key) → child: Envoy's per-level hash maps. FxHash: the keys are short strings
+    /// and ports, hashed hundreds of thousands of times per listener.
+    children: FxHashMap<(NodeIndex, Key<'l>), NodeIndex>,
     pub overlaps: Vec<Overlap<'l>>,
     /// Per chain: why it is not in the index, if it is not.
     pub excluded: Vec<Option<Excluded>>,
@@ -132,13 +136,15 @@ impl<'k> ChainKeys<'k> {
 impl<'l, 'a> MatchGraph<'l, 'a> {
     /// Builds the index as Envoy does, chain by chain in list order.
     pub fn build(listener: &'l Listener<'a>) -> Self {
-        let mut graph = DiGraph::new();
+        // Most chains add one node per level; sizing up front saves the rehashing.
+        let estimate = listener.filter_chains.len() * 10 + 1;
+        let mut graph = DiGraph::with_capacity(estimate, estimate);
         let root = graph.add_node(Node::Root);
         let mut g = MatchGraph {
             listener,
             graph,
             root,
-            children: HashMap::new(),
+            children: FxHashMap::with_capacity_and_hasher(estimate, Default::default()),
             overlaps: Vec::new(),
             excluded: vec![None; listener.filter_chains.len()],
         };
@@ -203,13 +209,14 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     }
 
     fn child_or_insert(&mut self, parent: NodeIndex, level: Level, key: &Key<'l>) -> NodeIndex {
-        if let Some(&n) = self.children.get(&(parent, key.clone())) {
-            return n;
+        match self.children.entry((parent, key.clone())) {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let n = self.graph.add_node(Node::Key { level, key: key.clone() });
+                self.graph.add_edge(parent, n, ());
+                *e.insert(n)
+            }
         }
-        let n = self.graph.add_node(Node::Key { level, key: key.clone() });
-        self.graph.add_edge(parent, n, ());
-        self.children.insert((parent, key.clone()), n);
-        n
     }
 
     /// The child of `parent` with this key.
@@ -217,7 +224,12 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         self.children.get(&(parent, key.clone())).copied()
     }
 
-    /// The children of a node, in insertion order (chain order).
+    /// The children of a node, in no particular order and without allocating.
+    pub fn children_unordered(&self, parent: NodeIndex) -> impl Iterator<Item = NodeIndex> + '_ {
+        self.graph.neighbors_directed(parent, Direction::Outgoing)
+    }
+
+    /// The children of a node, in insertion order (chain order): for output.
     pub fn children(&self, parent: NodeIndex) -> Vec<NodeIndex> {
         let mut v: Vec<NodeIndex> =
             self.graph.edges_directed(parent, Direction::Outgoing).map(|e| e.target()).collect();

@@ -501,9 +501,18 @@ impl MatchGraph<'_, '_> {
     /// Longest prefix among the children of `node` (the first of equal ones, as the trace).
     fn longest(&self, node: NodeIndex, addr: Option<IpAddr>, skip: Option<NodeIndex>) -> Option<NodeIndex> {
         let addr = addr.unwrap_or(NON_IP);
-        let children: Vec<NodeIndex> = self.children(node).into_iter().filter(|&n| Some(n) != skip).collect();
-        let best = key::longest_prefix(children.iter().filter_map(|&n| self.key(n)), addr);
-        let first = best.first()?;
-        children.into_iter().find(|&n| self.key(n).is_some_and(|k| std::ptr::eq(k, *first)))
+        // Longest prefix; among equal ones (the undefined case) the first inserted, as the trace.
+        let mut best: Option<(i32, NodeIndex)> = None;
+        for n in self.children_unordered(node).filter(|&n| Some(n) != skip) {
+            let len = match self.key(n) {
+                Some(Key::Any) => 0,
+                Some(Key::Cidr(net)) if net.contains(&addr) => i32::from(net.prefix_len()),
+                _ => continue,
+            };
+            if best.is_none_or(|(l, b)| len > l || (len == l && n < b)) {
+                best = Some((len, n));
+            }
+        }
+        best.map(|(_, n)| n)
     }
 }

@@ -9,6 +9,8 @@ mod classify;
 pub mod codes;
 mod error;
 pub mod locate;
+#[cfg(feature = "proto")]
+pub mod proto;
 pub(crate) mod protojson;
 pub(crate) mod raw;
 pub mod yaml;

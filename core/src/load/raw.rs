@@ -145,7 +145,7 @@ impl<'a> RawObject<'a> {
                 .collect(),
             filter_chains: self.filter_chains.map(|c| c.0).unwrap_or_default(),
             default_filter_chain: self.default_filter_chain.map(|c| c.into_model(ChainIndex::Default)),
-            filter_chain_matcher: self.filter_chain_matcher,
+            filter_chain_matcher: self.filter_chain_matcher.map(Cow::Borrowed),
             internal_listener: self.internal_listener.is_some(),
             api_listener: self.api_listener.is_some(),
             udp_listener_config: self.udp_listener_config.is_some(),

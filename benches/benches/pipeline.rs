@@ -1,0 +1,123 @@
+//! Criterion benches per stage at tenant scale: load (per format), graph build, checks, trace
+//! lookups, end to end. 1k and 10k tenants by default; 100k (400k chains, ~175 MB) with
+//! `XDSCK_BENCH_100K=1` (minutes, and several GB of memory for the YAML formats).
+
+use std::hint::black_box;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use xdsck_benches::{Format, Spec, write};
+use xdsck_core::graph::MatchGraph;
+use xdsck_core::graph::trace::Connection;
+use xdsck_core::report::{Format as Out, RenderOptions, render};
+use xdsck_core::{Options, SourceFile, SourceId, Sources, analyze, checks, load};
+
+fn text(tenants: usize, format: Format) -> String {
+    let mut buf = Vec::new();
+    write(&Spec::tenants(tenants, format), &mut buf).expect("generates into memory");
+    String::from_utf8(buf).expect("UTF-8")
+}
+
+fn sizes() -> Vec<usize> {
+    let mut v = vec![1_000, 10_000];
+    if std::env::var_os("XDSCK_BENCH_100K").is_some() {
+        v.push(100_000);
+    }
+    v
+}
+
+fn load_stage(c: &mut Criterion) {
+    let mut g = c.benchmark_group("load");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for tenants in sizes() {
+        for (name, format) in [
+            ("config_dump", Format::ConfigDump),
+            ("bootstrap_json", Format::BootstrapJson),
+            ("bootstrap_yaml", Format::BootstrapYaml),
+            ("cec_yaml", Format::Cec),
+        ] {
+            let t = text(tenants, format);
+            g.throughput(Throughput::Bytes(t.len() as u64));
+            g.bench_with_input(BenchmarkId::new(name, tenants), &t, |b, t| {
+                // A fresh source per run: a YAML source caches its translation.
+                b.iter_batched(
+                    || SourceFile::new("bench", t.clone()),
+                    |file| {
+                        let input = load::load(SourceId(0), &file).expect("generated input loads");
+                        black_box(input.listeners.len());
+                    },
+                    BatchSize::PerIteration,
+                );
+            });
+        }
+    }
+    g.finish();
+}
+
+fn graph_checks_trace(c: &mut Criterion) {
+    let mut g = c.benchmark_group("analysis");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for tenants in sizes() {
+        let mut sources = Sources::new();
+        sources.add(SourceFile::new("bench", text(tenants, Format::ConfigDump)));
+        let input = load::load(SourceId(0), sources.get(SourceId(0))).expect("generated input loads");
+        let listener = &input.listeners[0];
+        g.throughput(Throughput::Elements(listener.filter_chains.len() as u64));
+        g.bench_function(BenchmarkId::new("graph_build", tenants), |b| {
+            b.iter(|| black_box(MatchGraph::build(listener).graph.node_count()));
+        });
+        let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
+        g.bench_function(BenchmarkId::new("checks", tenants), |b| {
+            b.iter(|| black_box(checks::run_all(&snapshot, &sources).len()));
+        });
+        let graph = MatchGraph::build(&snapshot.inputs[0].listeners[0]);
+        let dst: SocketAddr = "127.1.0.0:443".parse().expect("an address");
+        let conns: Vec<Connection> = (0..1000)
+            .map(|i| Connection {
+                destination: Some(dst),
+                source: Some("198.51.100.7:40000".parse().expect("an address")),
+                direct_source: None,
+                transport_protocol: "tls".into(),
+                server_name: format!("api.tenant-{}.example.com", (i * 7919) % tenants),
+                application_protocols: vec!["h2".into(), "http/1.1".into()],
+            })
+            .collect();
+        g.throughput(Throughput::Elements(conns.len() as u64));
+        g.bench_function(BenchmarkId::new("trace_1000_lookups", tenants), |b| {
+            b.iter(|| {
+                for c in &conns {
+                    black_box(graph.reach(c, None));
+                }
+            });
+        });
+    }
+    g.finish();
+}
+
+fn end_to_end(c: &mut Criterion) {
+    let mut g = c.benchmark_group("end_to_end");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for tenants in sizes() {
+        let t = text(tenants, Format::ConfigDump);
+        g.throughput(Throughput::Bytes(t.len() as u64));
+        g.bench_with_input(BenchmarkId::new("config_dump_json_report", tenants), &t, |b, t| {
+            b.iter_batched(
+                || {
+                    let mut s = Sources::new();
+                    s.add(SourceFile::new("bench", t.clone()));
+                    s
+                },
+                |sources| {
+                    let report = analyze(&sources, &Options::default());
+                    black_box(render(Out::Json, &report, &sources, RenderOptions::default()).len());
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, load_stage, graph_checks_trace, end_to_end);
+criterion_main!(benches);

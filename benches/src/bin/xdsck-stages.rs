@@ -1,0 +1,45 @@
+//! Where the time goes, stage by stage and check by check, for one input:
+//! `cargo run -p xdsck-benches --release --bin xdsck-stages -- FILE`.
+#![allow(clippy::print_stdout)]
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use xdsck_core::graph::MatchGraph;
+use xdsck_core::report::{Format, RenderOptions, render};
+use xdsck_core::{Options, SourceFile, SourceId, Sources, analyze, checks, load};
+
+fn main() -> Result<()> {
+    let path = std::env::args().nth(1).context("usage: xdsck-stages FILE")?;
+    let t = Instant::now();
+    let text = std::fs::read_to_string(&path)?;
+    println!("read         {:>8.3}s  {} bytes", t.elapsed().as_secs_f64(), text.len());
+    let mut sources = Sources::new();
+    sources.add(SourceFile::new(path, text));
+    let t = Instant::now();
+    let input = load::load(SourceId(0), sources.get(SourceId(0))).map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("load         {:>8.3}s  {} listeners", t.elapsed().as_secs_f64(), input.listeners.len());
+    let t = Instant::now();
+    let chains: usize = input.listeners.iter().map(|l| MatchGraph::build(l).graph.node_count()).sum();
+    println!("graph build  {:>8.3}s  {chains} nodes", t.elapsed().as_secs_f64());
+    let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
+    let t = Instant::now();
+    let findings = checks::run_all(&snapshot, &sources);
+    println!("all checks   {:>8.3}s  {} findings (graphs included)", t.elapsed().as_secs_f64(), findings.len());
+    for check in checks::ALL {
+        let t = Instant::now();
+        let n = checks::run_one(*check, &snapshot, &sources).len();
+        println!("  {:<32} {:>8.3}s  {n}", check.rule().name, t.elapsed().as_secs_f64());
+    }
+    drop(snapshot);
+    let t = Instant::now();
+    let report = analyze(&sources, &Options::default());
+    println!("analyze      {:>8.3}s", t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    let out = render(Format::Json, &report, &sources, RenderOptions::default());
+    println!("render json  {:>8.3}s  {} bytes", t.elapsed().as_secs_f64(), out.len());
+    let t = Instant::now();
+    let out = render(Format::Text, &report, &sources, RenderOptions::default());
+    println!("render text  {:>8.3}s  {} bytes", t.elapsed().as_secs_f64(), out.len());
+    Ok(())
+}

@@ -1,0 +1,329 @@
+//! `xdsck attach`: check a running proxy. The admin path feeds the fetched config_dump through
+//! the same loader as `check` (a source named after the address), so its findings are those of
+//! `xdsck check` on the same dump; the xDS path loads the Listener protobufs. `--watch` prints
+//! the findings that appear and disappear at each update.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+use xdsck_core::report::{self, RenderOptions, Report};
+use xdsck_core::{Diagnostic, SourceFile, Sources};
+use xdsck_xds_client::protocol::{LISTENER_TYPE_URL, Response};
+use xdsck_xds_client::{AdminTarget, GrpcTarget, Target, TlsOptions, admin, xds};
+
+use crate::args::{AttachArgs, Format, XdsType};
+use crate::{FAILED, exit_code, print, use_color};
+
+pub fn run(args: &AttachArgs) -> Result<u8> {
+    if args.watch && matches!(args.format, Format::Sarif | Format::Github) {
+        bail!("--watch prints text, or json with one object per line and update");
+    }
+    let timeout = seconds(args.timeout, "--timeout")?;
+    let mut target: Target = args.address.parse()?;
+    let tls_flags =
+        args.tls_ca.is_some() || args.tls_cert.is_some() || args.tls_key.is_some() || args.tls_server_name.is_some();
+    match &mut target {
+        Target::Grpc(GrpcTarget { tls: Some(tls), .. }) => {
+            *tls = TlsOptions {
+                ca: args.tls_ca.clone(),
+                cert: args.tls_cert.clone(),
+                key: args.tls_key.clone(),
+                server_name: args.tls_server_name.clone(),
+            };
+        }
+        _ if tls_flags => bail!("--tls-ca, --tls-cert, --tls-key and --tls-server-name apply to grpcs:// only"),
+        _ => {}
+    }
+    let options = xds::Options {
+        api: match args.xds_type {
+            XdsType::Lds => xds::Api::Lds,
+            XdsType::Ads => xds::Api::Ads,
+        },
+        node_id: args.node_id.clone(),
+        timeout,
+        ..xds::Options::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let spinner = Spinner::start(&args.address);
+        let target = match xdsck_xds_client::resolve(target, timeout).await {
+            Ok(t) => t,
+            Err(e) => {
+                spinner.stop();
+                return Err(e.into());
+            }
+        };
+        match (target, args.watch) {
+            (Target::Admin(a), false) => {
+                let r = admin::fetch(&a, timeout).await;
+                spinner.stop();
+                let snapshot = Snapshot::from_dump(&args.address, r?);
+                one_shot(args, &snapshot)
+            }
+            (Target::Grpc(g), false) => {
+                let r = xds::fetch_once(&g, &options).await;
+                spinner.stop();
+                let snapshot = Snapshot::from_xds(&args.address, &r?);
+                one_shot(args, &snapshot)
+            }
+            (Target::Admin(a), true) => watch_admin(args, &a, timeout, spinner).await,
+            (Target::Grpc(g), true) => watch_xds(args, &g, &options, spinner).await,
+            (Target::Socket(_), _) => unreachable!("resolve() decides what a socket is"),
+        }
+    })
+}
+
+fn seconds(v: f64, flag: &str) -> Result<Duration> {
+    if !(v.is_finite() && v > 0.0) {
+        bail!("{flag} must be a positive number of seconds");
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// One fetched state, checked.
+struct Snapshot {
+    sources: Sources,
+    report: Report,
+    /// The resource version (xDS) or `None` (admin: each dump carries its own versions).
+    version: Option<String>,
+}
+
+impl Snapshot {
+    fn from_dump(address: &str, bytes: Vec<u8>) -> Snapshot {
+        let mut sources = Sources::new();
+        let mut failed = Vec::new();
+        crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes);
+        let report = xdsck_core::analyze_except(&sources, &xdsck_core::Options::default(), failed);
+        Snapshot { sources, report, version: None }
+    }
+
+    fn from_xds(address: &str, response: &Response) -> Snapshot {
+        for p in &response.problems {
+            warn(&format!("{address}: {p} (ACKed, not checked)"));
+        }
+        let mut sources = Sources::new();
+        // A protobuf has no text: findings carry the pointer of the resource, no line.
+        let id = sources.add(SourceFile::new(address, String::new()));
+        let (input, problems) = xdsck_core::load::proto::load_resources(id, &response.resources);
+        let report = xdsck_core::analyze_inputs(&sources, vec![input], problems);
+        Snapshot { sources, report, version: Some(response.version_info.clone()) }
+    }
+
+    fn listeners(&self) -> usize {
+        self.report.inputs.iter().map(|i| i.inventory.listeners).sum()
+    }
+}
+
+fn one_shot(args: &AttachArgs, s: &Snapshot) -> Result<u8> {
+    let options = RenderOptions { color: use_color(args.color) };
+    print(&report::render(args.format.into(), &s.report, &s.sources, options))?;
+    Ok(exit_code(&s.report, args.fail_on))
+}
+
+#[allow(clippy::print_stderr)]
+fn warn(message: &str) {
+    eprintln!("xdsck: {message}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// --watch
+
+/// What the previous update reported, by finding.
+struct Watch<'a> {
+    args: &'a AttachArgs,
+    previous: BTreeMap<String, (Value, String)>,
+    updates: u64,
+    last_code: Option<u8>,
+}
+
+impl<'a> Watch<'a> {
+    fn new(args: &'a AttachArgs) -> Self {
+        Self { args, previous: BTreeMap::new(), updates: 0, last_code: None }
+    }
+
+    /// Prints what changed since the previous update.
+    fn update(&mut self, s: &Snapshot) -> Result<()> {
+        self.updates += 1;
+        self.last_code = Some(exit_code(&s.report, self.args.fail_on));
+        let rendered: Value = serde_json::from_str(&report::render(
+            report::Format::Json,
+            &s.report,
+            &s.sources,
+            RenderOptions::default(),
+        ))?;
+        let objects = rendered["findings"].as_array().cloned().unwrap_or_default();
+        let mut current = BTreeMap::new();
+        for (d, obj) in s.report.findings.iter().zip(objects) {
+            current.insert(key(d), (obj, line(d)));
+        }
+        let appeared: Vec<&(Value, String)> =
+            current.iter().filter(|(k, _)| !self.previous.contains_key(*k)).map(|(_, v)| v).collect();
+        let disappeared: Vec<&(Value, String)> =
+            self.previous.iter().filter(|(k, _)| !current.contains_key(*k)).map(|(_, v)| v).collect();
+        let version = s.version.clone().unwrap_or_else(|| format!("config_dump #{}", self.updates));
+        let out = match self.args.format {
+            Format::Json => {
+                let obj = json!({
+                    "version": version,
+                    "listeners": s.listeners(),
+                    "appeared": appeared.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
+                    "disappeared": disappeared.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
+                    "summary": rendered["summary"],
+                });
+                format!("{obj}\n")
+            }
+            _ => {
+                let mut out = format!(
+                    "version {version}: {} listeners, {} findings (+{} -{})\n",
+                    s.listeners(),
+                    current.len(),
+                    appeared.len(),
+                    disappeared.len()
+                );
+                for (_, l) in &appeared {
+                    out.push_str(&format!("+ {l}\n"));
+                }
+                for (_, l) in &disappeared {
+                    out.push_str(&format!("- {l}\n"));
+                }
+                out
+            }
+        };
+        self.previous = current;
+        print(&out)
+    }
+
+    fn exit(&self) -> u8 {
+        self.last_code.unwrap_or(FAILED)
+    }
+}
+
+/// Identity of a finding across updates.
+fn key(d: &Diagnostic) -> String {
+    let pointer = d.location.as_ref().map(|l| l.pointer.as_str()).unwrap_or_default();
+    format!(
+        "{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+        d.code(),
+        d.severity,
+        d.listener.as_deref().unwrap_or_default(),
+        pointer,
+        d.message
+    )
+}
+
+fn line(d: &Diagnostic) -> String {
+    let listener = d.listener.as_deref().map(|l| format!(" listener '{l}':")).unwrap_or_default();
+    format!("{}[{}]{listener} {}", d.severity, d.code(), d.message)
+}
+
+async fn watch_xds(args: &AttachArgs, target: &GrpcTarget, options: &xds::Options, spinner: Spinner) -> Result<u8> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let task = {
+        let (target, options) = (target.clone(), options.clone());
+        tokio::spawn(async move { xds::watch(&target, &options, tx).await })
+    };
+    let mut spinner = Some(spinner);
+    let mut watch = Watch::new(args);
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        tokio::select! {
+            _ = &mut ctrl_c => break,
+            event = rx.recv() => match event {
+                Some(xds::Event::Response(r)) if r.type_url == LISTENER_TYPE_URL => {
+                    if let Some(s) = spinner.take() { s.stop(); }
+                    watch.update(&Snapshot::from_xds(&args.address, &r))?;
+                }
+                Some(xds::Event::Response(r)) => warn(&format!("ignoring a response of type {} (ACKed)", r.type_url)),
+                Some(xds::Event::Connected) => {}
+                Some(xds::Event::Disconnected { error, retry_in }) => {
+                    if let Some(s) = spinner.take() { s.stop(); }
+                    let keep = if watch.updates > 0 { "; the last snapshot stands" } else { "" };
+                    warn(&format!("{error}; retrying in {:.1} s{keep}", retry_in.as_secs_f64()));
+                }
+                None => {
+                    if let Some(s) = spinner.take() { s.stop(); }
+                    return match task.await {
+                        Ok(Err(e)) => Err(e.into()),
+                        _ => Ok(watch.exit()),
+                    };
+                }
+            },
+        }
+    }
+    task.abort();
+    Ok(watch.exit())
+}
+
+async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration, spinner: Spinner) -> Result<u8> {
+    let interval = seconds(args.interval, "--interval")?;
+    let mut spinner = Some(spinner);
+    let mut watch = Watch::new(args);
+    let mut last_dump: Option<Vec<u8>> = None;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        let fetched = tokio::select! {
+            _ = &mut ctrl_c => break,
+            r = admin::fetch(target, timeout) => r,
+        };
+        if let Some(s) = spinner.take() {
+            s.stop();
+        }
+        match fetched {
+            // An unchanged dump is not an update.
+            Ok(bytes) if last_dump.as_ref() == Some(&bytes) => {}
+            Ok(bytes) => {
+                watch.update(&Snapshot::from_dump(&args.address, bytes.clone()))?;
+                last_dump = Some(bytes);
+            }
+            Err(e) if !e.is_transient() => return Err(e.into()),
+            Err(e) => {
+                let keep = if watch.updates > 0 { "; the last snapshot stands" } else { "" };
+                warn(&format!("{e}; retrying in {:.1} s{keep}", interval.as_secs_f64()));
+            }
+        }
+        tokio::select! {
+            _ = &mut ctrl_c => break,
+            () = tokio::time::sleep(interval) => {}
+        }
+    }
+    Ok(watch.exit())
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// A spinner on stderr while nothing has arrived yet; only for a person at a terminal.
+struct Spinner(Option<tokio::task::JoinHandle<()>>);
+
+impl Spinner {
+    fn start(address: &str) -> Spinner {
+        if !std::io::stderr().is_terminal() {
+            return Spinner(None);
+        }
+        let text = format!("waiting for {address}");
+        Spinner(Some(tokio::spawn(async move {
+            const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+            for i in 0usize.. {
+                #[allow(clippy::print_stderr)]
+                {
+                    eprint!("\r{} {text}", FRAMES[i % FRAMES.len()]);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })))
+    }
+
+    fn stop(self) {
+        if let Some(h) = self.0 {
+            h.abort();
+            #[allow(clippy::print_stderr)]
+            {
+                eprint!("\r\x1b[K");
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the web page into wasm/dist/ (static files, index.html at its root):
+#   1. the adapter crate for wasm32-unknown-unknown with the size-tuned `wasm-release` profile;
+#   2. wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock
+#      (`cargo install`ed when missing or different; takes ~5 minutes the first time);
+#   3. wasm-opt from npm's binaryen (installed into .tools/node), skipped with a message when it
+#      cannot be installed or run;
+#   4. the page's own files from wasm/web/.
+# Open it with e.g. `python3 -m http.server -d wasm/dist` and http://localhost:8000/.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+BINARYEN_VERSION=132.0.0
+MAX_WASM_BYTES=$((1536 * 1024))
+out=wasm/dist
+say() { printf '%s\n' "$*" >&2; }
+
+if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown >&2
+fi
+scripts/install-wasm-bindgen.sh
+
+cargo build --locked --profile wasm-release --target wasm32-unknown-unknown -p xdsck-wasm
+wasm=target/wasm32-unknown-unknown/wasm-release/xdsck_wasm.wasm
+
+rm -rf "$out"
+mkdir -p "$out/pkg"
+wasm-bindgen --target web --no-typescript --out-dir "$out/pkg" "$wasm"
+
+bg="$out/pkg/xdsck_wasm_bg.wasm"
+wasm_opt=.tools/node/node_modules/.bin/wasm-opt
+if [[ ! -x $wasm_opt ]]; then
+  mkdir -p .tools/node
+  npm install --prefix .tools/node --no-save --no-audit --no-fund --loglevel=error "binaryen@$BINARYEN_VERSION" >&2 ||
+    say "note: could not install binaryen from npm; the .wasm is not run through wasm-opt"
+fi
+if [[ -x $wasm_opt ]] && "$wasm_opt" -Oz --strip-debug --strip-producers "$bg" -o "$bg.opt" 2>/dev/null; then
+  mv "$bg.opt" "$bg"
+elif [[ -x $wasm_opt ]]; then
+  rm -f "$bg.opt"
+  say "note: wasm-opt failed; the .wasm is not optimised further"
+fi
+
+cp wasm/web/index.html wasm/web/app.js wasm/web/worker.js wasm/web/style.css "$out/"
+
+size=$(stat -c %s "$bg")
+say "built $out/ — $(basename "$bg") is $size bytes ($((size / 1024)) KiB)"
+if ((size > MAX_WASM_BYTES)); then
+  say "error: the .wasm is over the 1.5 MB budget"
+  exit 1
+fi

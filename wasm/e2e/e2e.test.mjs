@@ -1,0 +1,237 @@
+// End-to-end test of the built page (wasm/dist, from wasm/build.sh) in Debian's Chromium:
+// paste a dump with a known duplicate, check the findings, click one, trace a connection, and
+// check that nothing left the page after it loaded. The page's findings must be exactly those
+// of `xdsck --format json` for the same file.
+//
+// Env: XDSCK_BIN (default: `cargo run -q -p xdsck --`), CHROMIUM (default /usr/bin/chromium).
+// Artifacts: target/e2e/page.png (and page-trace.png).
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { readFile, mkdir, writeFile, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const dist = path.join(root, 'wasm/dist');
+const artifacts = path.join(root, 'target/e2e');
+const SAME_SNI = 'testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml';
+const CONFIG_DUMP = 'testdata/envoy/config_dump.json';
+
+// The page's own CSP, also sent as a header so that it covers the worker too.
+const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'";
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.wasm': 'application/wasm' };
+
+let server;
+let origin;
+let browser;
+
+before(async () => {
+  server = createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const file = path.normalize(path.join(dist, url.pathname === '/' ? 'index.html' : url.pathname));
+    if (!file.startsWith(dist + path.sep)) return res.writeHead(403).end();
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Security-Policy': CSP, 'Cache-Control': 'no-store' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  await mkdir(artifacts, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+/** `xdsck --format json FILE`, run in FILE's folder so the source is named by its base name, as the page names an opened file. */
+function cli(file) {
+  const abs = path.join(root, file);
+  const bin = process.env.XDSCK_BIN;
+  const [cmd, args] = bin ? [path.resolve(root, bin), []] : ['cargo', ['run', '-q', '--manifest-path', path.join(root, 'Cargo.toml'), '-p', 'xdsck', '--']];
+  try {
+    return execFileSync(cmd, [...args, '--format', 'json', path.basename(abs)], { cwd: path.dirname(abs), encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  } catch (e) {
+    if (e.status === 1) return e.stdout; // findings at or above --fail-on: still the report
+    throw e;
+  }
+}
+
+/** A fresh page, loaded and ready, recording every request (page and worker) from then on. */
+async function openPage() {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  const requests = [];
+  let loaded = false;
+  context.on('request', (r) => { if (loaded) requests.push(r.url()); });
+  await page.goto(origin + '/', { waitUntil: 'load' });
+  await page.waitForSelector('body[data-ready="1"]');
+  loaded = true;
+  return { context, page, requests, problems };
+}
+
+/** The report's order within each severity, errors first: the page's grouping. */
+const bySeverity = (findings) => {
+  const order = { error: 0, warning: 1, info: 2 };
+  return findings.toSorted((a, b) => order[a.severity] - order[b.severity]);
+};
+
+async function analyzed(page, previous) {
+  await page.waitForFunction((prev) => document.body.dataset.analyzed && document.body.dataset.analyzed !== prev, previous ?? null);
+  return JSON.parse(await page.locator('#report-json').textContent());
+}
+
+test('paste a dump with a duplicate: findings, highlight, trace, no request after load', async () => {
+  const { context, page, requests, problems } = await openPage();
+  const text = await readFile(path.join(root, SAME_SNI), 'utf8');
+
+  await page.locator('textarea#input').fill(text);
+  const report = await analyzed(page);
+
+  // The findings shown are the report's, grouped by severity (errors first).
+  const shown = await page.locator('#findings [data-code]').evaluateAll((ns) => ns.map((n) => [n.dataset.code, n.dataset.severity]));
+  assert.deepEqual(shown, bySeverity(report.findings).map((f) => [f.code, f.severity]));
+  assert.ok(shown.some(([code, sev]) => code === 'XDS101' && sev === 'error'), `no XDS101 error in ${JSON.stringify(shown)}`);
+  assert.equal(await page.locator('#findings .more:visible').count(), 0, 'no paging for two findings');
+  const dup = report.findings.find((f) => f.code === 'XDS101');
+  assert.equal(dup.listener, 'gateway-443');
+  assert.equal(dup.location.source, 'input');
+  await assert.doesNotReject(page.locator('#findings [data-code="XDS101"]', { hasText: 'gateway-443' }).first().waitFor());
+
+  // Clicking it shows and highlights its line in the source view.
+  await page.locator('#findings [data-code="XDS101"]').first().click();
+  const hl = page.locator(`#source .line.hl-primary[data-line="${dup.location.line}"]`);
+  await hl.waitFor();
+  assert.match(await hl.textContent(), new RegExp(text.split('\n')[dup.location.line - 1].trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  const [box, view] = [await hl.boundingBox(), await page.locator('#source').boundingBox()];
+  assert.ok(box.y >= view.y && box.y + box.height <= view.y + view.height, 'the highlighted line is in view');
+  for (const r of dup.related.filter((r) => r.location.line)) {
+    await page.locator(`#source .line.hl-related[data-line="${r.location.line}"]`).waitFor();
+  }
+  await page.screenshot({ path: path.join(artifacts, 'page.png'), fullPage: true });
+
+  // A trace: the chain reached and each level's decision.
+  await page.locator('#trace-dst').fill('10.0.0.1:443');
+  await page.locator('#trace-sni').fill('web.tenant1.example.com');
+  await page.locator('#trace-run').click();
+  const outcome = page.locator('#trace-result [data-outcome]');
+  await outcome.waitFor();
+  assert.equal(await outcome.getAttribute('data-chain'), 'other');
+  assert.match(await outcome.textContent(), /filter chain other/);
+  assert.doesNotMatch(await page.locator('#trace-result').textContent(), /null|undefined/);
+  const levels = await page.locator('#trace-result tbody tr').evaluateAll((rows) => rows.map((r) => [...r.cells].map((c) => c.textContent.trim())));
+  assert.ok(levels.some(([level, value, chosen]) => level === 'server_name' && value === 'web.tenant1.example.com' && chosen === 'web.tenant1.example.com'), JSON.stringify(levels));
+
+  // A question without an answer is shown as such, not thrown away.
+  await page.locator('#trace-dst').fill('10.0.0.1:80');
+  await page.locator('#trace-run').click();
+  await page.locator('#trace-result .trace-error', { hasText: 'no listener is bound' }).waitFor();
+
+  // The rules and the per-listener summary are there.
+  assert.ok(await page.locator('#rules details#rule-XDS101').count());
+  await page.locator('#listeners .listener', { hasText: 'gateway-443' }).waitFor();
+  assert.equal(await page.locator('#listeners .listener tbody tr').count(), 4);
+
+  await page.locator('#trace-dst').fill('10.0.0.1:443');
+  await page.locator('#trace-run').click();
+  await page.locator('#trace-result [data-outcome]').waitFor();
+  await page.screenshot({ path: path.join(artifacts, 'page-trace.png'), fullPage: true });
+
+  assert.deepEqual(requests, [], 'no request leaves the page after it has loaded');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+for (const fixture of [SAME_SNI, CONFIG_DUMP]) {
+  test(`the page and \`xdsck --format json\` give identical findings: ${fixture}`, async () => {
+    const { context, page, requests, problems } = await openPage();
+    await page.locator('#file').setInputFiles(path.join(root, fixture));
+    const fromPage = await analyzed(page);
+    const fromCli = JSON.parse(cli(fixture));
+    assert.ok(fromCli.findings.length > 0, 'the fixture has findings');
+    assert.deepEqual(fromPage.findings, fromCli.findings);
+    assert.deepEqual(fromPage.summary, fromCli.summary);
+    assert.deepEqual(fromPage.inputs, fromCli.inputs);
+    const shown = await page.locator('#findings [data-code]').evaluateAll((ns) => ns.map((n) => n.dataset.code));
+    assert.deepEqual(shown, bySeverity(fromCli.findings).map((f) => f.code));
+    assert.deepEqual(requests, []);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+}
+
+test('a panic in the module is shown, and the page recovers', async () => {
+  const { context, page, requests } = await openPage();
+  await page.evaluate(() => document.dispatchEvent(new Event('xdsck-test-panic')));
+  await page.locator('#status.error', { hasText: 'deliberate panic for the test' }).waitFor();
+  // A fresh worker (loading the module again is part of recovering, not traffic from the input).
+  await page.waitForSelector('body[data-ready="1"]');
+  requests.length = 0;
+  await page.locator('textarea#input').fill(await readFile(path.join(root, SAME_SNI), 'utf8'));
+  const report = await analyzed(page);
+  assert.ok(report.findings.some((f) => f.code === 'XDS101'));
+  await context.close();
+});
+
+test('a 20 MB dump is checked in the worker while the page stays responsive', async () => {
+  // 250 listeners of 61 TLS chains (one duplicate each), certificates inline: ~20 MB of JSON.
+  const listeners = [];
+  for (let l = 0; l < 250; l++) {
+    const chains = [];
+    for (let c = 0; c < 60; c++) {
+      chains.push({
+        name: `t${l}-c${c}`,
+        filter_chain_match: { transport_protocol: 'tls', server_names: [`svc${c}.tenant${l}.example.com`, `alt${c}.tenant${l}.example.com`] },
+        filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: `s${c}`, cluster: `b${l}-${c}` } }],
+        transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', common_tls_context: { tls_certificates: [{ certificate_chain: { inline_string: `-----BEGIN CERTIFICATE-----\n${'A'.repeat(400)}\n-----END CERTIFICATE-----` } }] } } },
+      });
+    }
+    chains.push({ ...chains[0], name: `t${l}-dup` });
+    listeners.push({ name: `listener-${l}`, address: { socket_address: { address: '0.0.0.0', port_value: 10000 + l } }, filter_chains: chains });
+  }
+  const text = JSON.stringify(listeners, null, 1);
+  assert.ok(text.length > 19e6, `${text.length} bytes`);
+  const file = path.join(artifacts, 'big.json');
+  await writeFile(file, text);
+
+  const { context, page, requests } = await openPage();
+  await page.evaluate(() => {
+    window.gaps = [];
+    let last = performance.now();
+    const tick = () => { const now = performance.now(); window.gaps.push(now - last); last = now; window.raf = requestAnimationFrame(tick); };
+    window.raf = requestAnimationFrame(tick);
+  });
+  const started = Date.now();
+  await page.locator('#file').setInputFiles(file);
+  const report = await analyzed(page);
+  const took = Date.now() - started;
+  const longest = await page.evaluate(() => { cancelAnimationFrame(window.raf); return Math.max(...window.gaps); });
+  console.log(`20 MB: checked in ${took} ms; the longest the page's thread was busy: ${Math.round(longest)} ms`);
+  assert.equal(report.summary.error, 250);
+  assert.equal(report.summary.warning, 15000);
+  // Measured here: ~0.3 s (splitting lines, handing the text over, parsing the report). Before the
+  // page kept big files out of the textarea and paged its findings, it was 12–30 s.
+  assert.equal(await page.locator('#findings [data-code]').count(), 200, 'a page of each severity');
+  await page.locator('#findings .group-warning .more').click();
+  assert.equal(await page.locator('#findings [data-code]').count(), 300);
+  assert.ok(longest < 3000, `the page's thread was blocked for ${Math.round(longest)} ms`);
+  assert.deepEqual(requests, []);
+  await context.close();
+  await rm(file);
+});

@@ -1,0 +1,502 @@
+// The page: input, findings, source view, trace form, listeners, rules. Every verdict comes from
+// the wasm module in the worker (the same code and renderer as the CLI); this file only shows it.
+// Everything is built with DOM nodes and textContent: no HTML from the input is ever parsed.
+
+const $ = (sel) => document.querySelector(sel);
+const SEVERITIES = [
+  ['error', 'Errors', 'Envoy rejects the listener'],
+  ['warning', 'Warnings', 'Envoy accepts it, connections are lost or misrouted'],
+  ['info', 'Info', 'legal, worth knowing'],
+];
+
+/** Creates an element: el('p', {class: 'x'}, 'text', child, …). */
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k === 'dataset') Object.assign(node.dataset, v);
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+const plural = (n, one) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+// ---- the worker ----
+
+let worker;
+let nextId = 1;
+let latest = { analyze: 0, trace: 0 };
+let rulesByCode = new Map();
+
+function startWorker() {
+  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  worker.onmessage = ({ data }) => handlers[data.type]?.(data);
+  worker.onerror = (e) => setStatus(`The checker failed to start: ${e.message || e}`, 'error');
+}
+
+const handlers = {
+  ready({ rules }) {
+    renderRules(JSON.parse(rules));
+    document.body.dataset.ready = '1';
+    setStatus('Ready. Paste, drop or open a configuration.');
+    if (input.value.trim()) runAnalyze();
+  },
+  fatal({ message }) {
+    setStatus(message, 'error');
+  },
+  report({ id, report, summary, ms }) {
+    if (id !== latest.analyze) return;
+    $('#report-json').textContent = report;
+    const parsed = JSON.parse(report);
+    renderFindings(parsed);
+    renderListeners(JSON.parse(summary));
+    const s = parsed.summary;
+    setStatus(`Checked in ${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms: ${plural(s.error, 'error')}, ${plural(s.warning, 'warning')}, ${plural(s.info, 'info')}.`);
+    document.body.dataset.analyzed = String(id);
+  },
+  trace({ id, answer }) {
+    if (id !== latest.trace) return;
+    renderTrace(JSON.parse(answer));
+  },
+  error({ id, request, panic, message }) {
+    if (panic) {
+      // A panicked instance is not used again.
+      worker.terminate();
+      // For the end-to-end test: make the module panic, to see the page report it and recover.
+document.addEventListener('xdsck-test-panic', () => worker.postMessage({ type: 'panic', id: 0 }));
+
+startWorker();
+    }
+    const text = panic ? `xdsck crashed — please report this with the input: ${message}` : message;
+    if (request === 'trace' && id === latest.trace) {
+      $('#trace-result').replaceChildren(el('div', { class: 'trace-error', role: 'alert' }, el('pre', {}, text)));
+    } else {
+      setStatus(text, 'error');
+    }
+  },
+};
+
+function setStatus(text, kind = '') {
+  const status = $('#status');
+  status.textContent = text;
+  status.className = `status ${kind}`;
+}
+
+// ---- input ----
+
+const input = $('#input');
+let sourceName = 'input';
+let debounce;
+
+function setSourceName(name) {
+  sourceName = name;
+  $('#source-name').textContent = name === 'input' ? '' : name;
+}
+
+// A textarea holding many megabytes freezes the page (layout of one huge text node), so a big
+// file is kept here and shown only in the virtualised source view; the textarea says so.
+const BIG = 1_000_000;
+let fileText = null;
+
+function runAnalyze() {
+  if (!document.body.dataset.ready) return;
+  clearTimeout(debounce);
+  const text = fileText ?? input.value;
+  setSource(text);
+  const id = (latest.analyze = nextId++);
+  setStatus(`Checking ${text.length > 1e6 ? `${(text.length / 1e6).toFixed(1)} MB` : `${text.length} characters`}…`);
+  worker.postMessage({ type: 'analyze', id, text, name: sourceName });
+}
+
+async function openFile(file) {
+  if (!file) return;
+  setStatus(`Reading ${file.name}…`);
+  const text = await file.text();
+  setSourceName(file.name);
+  if (text.length > BIG) {
+    fileText = text;
+    input.value = '';
+    input.placeholder = `${file.name} (${(text.length / 1e6).toFixed(1)} MB) is too big to edit here: it is shown in the source view below. Type or paste here to check something else.`;
+  } else {
+    fileText = null;
+    input.value = text;
+  }
+  runAnalyze();
+}
+
+input.addEventListener('input', () => {
+  setSourceName('input');
+  fileText = null;
+  clearTimeout(debounce);
+  debounce = setTimeout(runAnalyze, 400);
+});
+$('#check').addEventListener('click', runAnalyze);
+$('#file').addEventListener('change', (e) => openFile(e.target.files[0]));
+
+const drop = $('#drop');
+for (const type of ['dragenter', 'dragover']) {
+  document.addEventListener(type, (e) => {
+    if (![...(e.dataTransfer?.types || [])].includes('Files')) return;
+    e.preventDefault();
+    drop.classList.add('dragging');
+  });
+}
+for (const type of ['dragleave', 'dragend']) document.addEventListener(type, () => drop.classList.remove('dragging'));
+document.addEventListener('drop', (e) => {
+  drop.classList.remove('dragging');
+  if (!e.dataTransfer?.files?.length) return;
+  e.preventDefault();
+  openFile(e.dataTransfer.files[0]);
+});
+
+// ---- the source view: only the lines in sight are in the DOM, so a 20 MB input stays fast ----
+
+const LINE_HEIGHT = 20;
+const sourceView = $('#source');
+const spacer = sourceView.querySelector('.source-spacer');
+let lines = [''];
+let marks = new Map(); // line -> 'primary' | 'related'
+
+function setSource(text) {
+  lines = text.split(/\r?\n/);
+  marks = new Map();
+  spacer.style.height = `${lines.length * LINE_HEIGHT}px`;
+  sourceView.scrollTop = 0;
+  drawSource();
+}
+
+function drawSource() {
+  const first = Math.max(0, Math.floor(sourceView.scrollTop / LINE_HEIGHT) - 20);
+  const last = Math.min(lines.length, first + Math.ceil(sourceView.clientHeight / LINE_HEIGHT) + 40);
+  const width = String(lines.length).length;
+  const rows = [];
+  for (let i = first; i < last; i++) {
+    const n = i + 1;
+    const mark = marks.get(n);
+    rows.push(
+      el('div', { class: `line${mark ? ` hl hl-${mark}` : ''}`, dataset: { line: n }, style: null },
+        el('span', { class: 'ln', 'aria-hidden': 'true' }, String(n).padStart(width)),
+        el('span', { class: 'code' }, lines[i].length > 2000 ? `${lines[i].slice(0, 2000)} …` : lines[i] || ' ')),
+    );
+  }
+  const block = el('div', { class: 'source-lines' }, rows);
+  block.style.transform = `translateY(${first * LINE_HEIGHT}px)`;
+  spacer.replaceChildren(block);
+}
+sourceView.addEventListener('scroll', () => requestAnimationFrame(drawSource));
+new ResizeObserver(() => drawSource()).observe(sourceView);
+
+/** Highlights lines (primary first) and scrolls the source view to the first. */
+function showLines(primary, related = []) {
+  marks = new Map();
+  for (const l of related) if (l) marks.set(l, 'related');
+  if (primary) marks.set(primary, 'primary');
+  if (!primary) return drawSource();
+  sourceView.scrollTop = Math.max(0, (primary - 4) * LINE_HEIGHT);
+  drawSource();
+  sourceView.scrollIntoView({ behavior: 'smooth', block: 'nearest' });
+}
+
+// ---- findings ----
+
+function where(loc) {
+  if (!loc) return '';
+  return loc.line ? `${loc.source}:${loc.line}:${loc.column}` : `${loc.source} ${loc.pointer}`;
+}
+
+function renderFindings(report) {
+  const inputs = report.inputs.map((i) =>
+    i.kind
+      ? `${i.source}: ${i.kind}, ${plural(i.listeners, 'listener')}, ${plural(i.filter_chains, 'filter chain')}`
+      : `${i.source}: could not be loaded`);
+  $('#inputs-summary').textContent = inputs.join('; ');
+  const box = $('#findings');
+  if (!report.findings.length) {
+    box.replaceChildren(el('p', { class: 'clean' }, 'No findings: every listener is consistent with Envoy’s rules.'));
+    return;
+  }
+  const groups = SEVERITIES.map(([sev, title, meaning]) => {
+    const items = report.findings.filter((f) => f.severity === sev);
+    if (!items.length) return null;
+    return el('section', { class: `group group-${sev}`, 'aria-label': title },
+      el('h3', {}, el('span', { class: `badge ${sev}` }, sev), ` ${title} (${items.length})`, el('span', { class: 'muted meaning' }, ` — ${meaning}`)),
+      findingList(items));
+  });
+  box.replaceChildren(...groups.filter(Boolean));
+}
+
+// Thousands of findings as DOM would freeze the page: they are shown a page at a time.
+const PAGE = 100;
+
+function findingList(items) {
+  const list = el('ul', { class: 'finding-list' });
+  const more = el('button', { type: 'button', class: 'button more' });
+  const showMore = () => {
+    const shown = list.childElementCount;
+    list.append(...items.slice(shown, shown + PAGE).map((f) => el('li', {}, finding(f))));
+    const left = items.length - list.childElementCount;
+    more.textContent = `Show ${Math.min(PAGE, left)} more (${left} not shown)`;
+    more.hidden = left === 0;
+  };
+  more.addEventListener('click', showMore);
+  showMore();
+  return [list, more];
+}
+
+function finding(f) {
+  const rule = rulesByCode.get(f.code);
+  const loc = f.location;
+  const select = () => {
+    document.querySelectorAll('.finding.selected').forEach((n) => n.classList.remove('selected'));
+    button.classList.add('selected');
+    showLines(loc?.line, f.related.map((r) => r.location.line));
+  };
+  const button = el('button', {
+    type: 'button', class: `finding ${f.severity}`, onclick: select,
+    dataset: { code: f.code, severity: f.severity, line: loc?.line ?? '' },
+    title: loc?.line ? `Show line ${loc.line}` : 'This finding has no line',
+  },
+    el('span', { class: 'finding-head' },
+      el('span', { class: `badge ${f.severity}` }, f.severity),
+      el('span', { class: 'code-tag' }, f.code),
+      el('span', { class: 'rule-name' }, f.rule),
+      el('span', { class: 'where muted' }, where(loc))),
+    el('span', { class: 'message' }, f.message),
+    f.listener || f.filter_chains.length
+      ? el('span', { class: 'meta' },
+        f.listener ? el('span', {}, 'listener ', el('strong', {}, f.listener)) : null,
+        f.filter_chains.length ? el('span', {}, f.filter_chains.length === 1 ? 'chain ' : 'chains ', el('strong', {}, f.filter_chains.join(', '))) : null)
+      : null,
+    f.envoy_error ? el('span', { class: 'envoy-error' }, el('span', { class: 'muted' }, 'Envoy: '), f.envoy_error) : null,
+    f.related.length ? el('span', { class: 'related' }, f.related.map((r) => el('span', {}, `${r.message} — ${where(r.location)}`))) : null,
+    f.example ? el('span', { class: 'example muted' }, 'example connection: ', Object.entries(f.example).map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(',') : v}`).join(' · ')) : null,
+    f.notes.length ? el('span', { class: 'notes' }, f.notes.map((n) => el('span', {}, `note: ${n}`))) : null,
+  );
+  return el('div', { class: 'finding-wrap' }, button,
+    rule ? el('a', { class: 'explain', href: `#rule-${f.code}`, onclick: () => openRule(f.code) }, `About ${f.code}`) : null);
+}
+
+// ---- trace ----
+
+$('#trace-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  if (!document.body.dataset.ready) return;
+  const v = (id) => $(id).value.trim();
+  const query = { dst: v('#trace-dst') };
+  if (v('#trace-client')) query.client = v('#trace-client');
+  if (v('#trace-sni')) query.sni = v('#trace-sni');
+  if (v('#trace-alpn')) query.alpn = v('#trace-alpn').split(',').map((s) => s.trim()).filter(Boolean);
+  if (v('#trace-src')) query.src = v('#trace-src');
+  if (v('#trace-listener')) query.listener = v('#trace-listener');
+  const id = (latest.trace = nextId++);
+  $('#trace-result').replaceChildren(el('p', { class: 'muted' }, 'Tracing…'));
+  worker.postMessage({ type: 'trace', id, query });
+});
+
+function renderTrace(a) {
+  const c = a.connection;
+  const outcome = {
+    filter_chain: ['reached', `filter chain ${a.filter_chain}`],
+    default_filter_chain: ['default', `no chain matches: default_filter_chain ${a.filter_chain}`],
+    closed: ['closed', 'no chain matches and there is no default chain: Envoy closes the connection'],
+    needs_input: ['undecided', 'undecided: the listener needs more about the connection'],
+  }[a.outcome] || ['undecided', a.outcome];
+  const conn = [
+    ['dst', c.destination], ['src', c.source], ['direct src', c.direct_source],
+    ['transport', c.transport_protocol], ['sni', c.server_name], ['alpn', c.application_protocols.join(',')],
+  ].filter(([, x]) => x).map(([k, x]) => el('span', {}, el('span', { class: 'muted' }, `${k} `), x));
+  const rows = a.levels.map((l) => el('tr', { class: l.chosen ? '' : 'nomatch' },
+    el('th', { scope: 'row' }, l.level),
+    el('td', {}, el('code', {}, l.value)),
+    el('td', {}, l.chosen ? el('code', {}, l.chosen) : el('strong', {}, 'nothing matches'), l.ambiguous ? el('span', { class: 'badge warning' }, 'undefined choice') : null),
+    el('td', { class: 'lost' },
+      l.lost.map((x) => el('div', {}, 'not ', el('code', {}, x.key), `: ${x.why}`)),
+      !l.chosen && l.unmatched ? el('div', {}, `${l.unmatched} key(s) here, none matches`) : null)));
+  $('#trace-result').replaceChildren(...[
+    el('div', { class: `trace-outcome ${outcome[0]}`, dataset: { outcome: a.outcome, chain: a.filter_chain ?? '' } },
+      el('span', { class: 'arrow', 'aria-hidden': 'true' }, '⇒ '), outcome[1]),
+    el('p', { class: 'trace-conn' }, el('span', { class: 'muted' }, 'listener '), el('strong', {}, a.listener), ' · ', conn.flatMap((n, i) => (i ? [' · ', n] : [n]))),
+    rows.length
+      ? el('table', { class: 'trace-levels' },
+        el('caption', { class: 'visually-hidden' }, 'Each level of Envoy’s filter-chain match, in order'),
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'level'), el('th', { scope: 'col' }, 'connection'), el('th', { scope: 'col' }, 'chosen'), el('th', { scope: 'col' }, 'keys that lost'))),
+        el('tbody', {}, rows))
+      : null,
+    a.notes.length ? el('ul', { class: 'notes' }, a.notes.map((n) => el('li', {}, n))) : null,
+  ].filter(Boolean));
+  const line = chainLines.get(`${a.listener}\u0000${a.filter_chain}`);
+  if (line) showLines(line);
+}
+
+// ---- listeners ----
+
+const chainLines = new Map();
+
+/** Server names in domain order (com.example.api), each wildcard followed by what it covers. */
+function wildcardMap(chains) {
+  const entries = [];
+  for (const c of chains) for (const n of c.match.server_names) entries.push({ name: n, chain: c.name });
+  const key = (n) => n.split('.').reverse().join('.');
+  entries.sort((x, y) => key(x.name).localeCompare(key(y.name)) || x.name.localeCompare(y.name));
+  const wild = entries.filter((e) => e.name.startsWith('*'));
+  return entries.map((e) => {
+    const under = wild.find((w) => w !== e && e.name.endsWith(w.name.slice(1)) && e.name !== w.name);
+    return { ...e, under: under?.name };
+  });
+}
+
+function mode(c) {
+  if (c.terminates_tls) return ['terminate', 'terminates TLS'];
+  if (c.tcp_proxy) return ['passthrough', c.match.transport_protocol === 'tls' || c.match.server_names.length ? 'TLS passthrough' : 'tcp_proxy'];
+  return ['plain', c.filters.includes('envoy.filters.network.http_connection_manager') ? 'HTTP' : '—'];
+}
+
+function renderListeners(summary) {
+  chainLines.clear();
+  const listeners = summary.inputs.flatMap((i) => i.listeners);
+  const select = $('#trace-listener');
+  select.replaceChildren(select.options[0], ...listeners.filter((l) => ['static', 'active', 'declared'].includes(l.state)).map((l) => el('option', { value: l.name }, l.name)));
+  if (!$('#trace-dst').value) {
+    const m = listeners[0]?.address.split(',')[0].match(/^(.*):(\d+)$/);
+    if (m) $('#trace-dst').value = `${m[1] === '0.0.0.0' ? '10.0.0.1' : m[1]}:${m[2]}`;
+  }
+  if (!listeners.length) {
+    $('#listeners').replaceChildren(el('p', { class: 'muted' }, 'No listeners in this input.'));
+    return;
+  }
+  $('#listeners').replaceChildren(...listeners.map((l) => {
+    for (const c of l.chains) if (c.line) chainLines.set(`${l.name}\u0000${c.name}`, c.line);
+    const counts = { terminate: 0, passthrough: 0, plain: 0 };
+    for (const c of l.chains) counts[mode(c)[0]]++;
+    // A big dump has thousands of chains: a listener's table is built when it is opened.
+    const details = el('details', { class: 'listener' },
+      el('summary', {},
+        el('strong', {}, l.name), ' ', el('code', {}, l.address || 'no address'),
+        l.state !== 'declared' ? el('span', { class: `state ${l.state}` }, l.state) : null,
+        el('span', { class: 'muted' }, ` ${plural(l.chains.length, 'chain')} · ${counts.terminate} terminate · ${counts.passthrough} passthrough`)));
+    details.addEventListener('toggle', () => {
+      if (details.open && details.childElementCount === 1) details.append(...listenerBody(l).filter(Boolean));
+    }, { once: false });
+    if (listeners.length <= 3) details.open = true;
+    return details;
+  }));
+}
+
+function listenerBody(l) {
+  const names = wildcardMap(l.chains);
+  return [
+    l.listener_filters.length ? el('p', { class: 'muted' }, 'listener filters: ', l.listener_filters.join(', ')) : null,
+    l.filter_chain_matcher ? el('p', { class: 'muted' }, 'chains are selected by filter_chain_matcher') : null,
+    el('table', { class: 'chains' },
+      el('caption', { class: 'visually-hidden' }, `Filter chains of ${l.name}`),
+      el('thead', {}, el('tr', {}, ['chain', 'mode', 'server names', 'transport', 'ALPN', 'other match'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody', {}, l.chains.map((c) => {
+        const m = c.match;
+        const other = [
+          m.destination_port != null ? `port ${m.destination_port}` : null,
+          m.prefix_ranges.length ? `dst ${m.prefix_ranges.join(', ')}` : null,
+          m.direct_source_prefix_ranges.length ? `direct src ${m.direct_source_prefix_ranges.join(', ')}` : null,
+          m.source_type !== 'ANY' ? `source ${m.source_type}` : null,
+          m.source_prefix_ranges.length ? `src ${m.source_prefix_ranges.join(', ')}` : null,
+          m.source_ports.length ? `src ports ${m.source_ports.join(', ')}` : null,
+        ].filter(Boolean).join(' · ');
+        const [kind, label] = mode(c);
+        return el('tr', {},
+          el('td', {}, c.line ? el('button', { type: 'button', class: 'link', onclick: () => showLines(c.line), title: `Show line ${c.line}` }, c.name) : c.name, c.default ? el('span', { class: 'muted' }, ' (default)') : null),
+          el('td', {}, el('span', { class: `mode ${kind}` }, label)),
+          el('td', {}, m.server_names.join(', ') || el('span', { class: 'muted' }, 'any')),
+          el('td', {}, m.transport_protocol || el('span', { class: 'muted' }, 'any')),
+          el('td', {}, m.application_protocols.join(', ') || el('span', { class: 'muted' }, 'any')),
+          el('td', {}, other || el('span', { class: 'muted' }, '—')));
+      }))),
+    names.length
+      ? el('div', { class: 'wildcards' }, el('h4', {}, 'Server names'),
+        el('ul', { class: 'names' }, names.map((n) => el('li', { class: n.under ? 'covered' : '' },
+          el('code', {}, n.name), ' → ', n.chain,
+          n.under ? el('span', { class: 'muted' }, ` (within ${n.under})`) : null))))
+      : null,
+  ];
+}
+
+// ---- rules ----
+
+function renderRules(doc) {
+  rulesByCode = new Map(doc.rules.map((r) => [r.code, r]));
+  $('#rules').replaceChildren(...doc.rules.map((r) =>
+    el('details', { class: 'rule', id: `rule-${r.code}` },
+      el('summary', {}, el('span', { class: 'code-tag' }, r.code), ' ', el('strong', {}, r.name), ' ',
+        el('span', { class: `badge ${r.severity}` }, r.severity), ' ', el('span', { class: 'muted' }, r.summary)),
+      el('div', { class: 'markdown' }, markdown(r.explanation)))));
+}
+
+function openRule(code) {
+  const node = document.getElementById(`rule-${code}`);
+  if (node) node.open = true;
+}
+
+/** The small Markdown the explanations use: headings, paragraphs, lists, code blocks, `code`. */
+function markdown(src) {
+  const out = [];
+  const textLines = src.split('\n');
+  let para = [];
+  let list = null;
+  const flush = () => {
+    if (para.length) out.push(el('p', {}, inline(para.join(' '))));
+    para = [];
+    if (list) out.push(list);
+    list = null;
+  };
+  for (let i = 0; i < textLines.length; i++) {
+    const line = textLines[i];
+    if (line.startsWith('```')) {
+      flush();
+      const code = [];
+      for (i++; i < textLines.length && !textLines[i].startsWith('```'); i++) code.push(textLines[i]);
+      out.push(el('pre', {}, el('code', {}, code.join('\n'))));
+    } else if (/^#{1,6} /.test(line)) {
+      flush();
+      out.push(el('h5', {}, inline(line.replace(/^#+ /, ''))));
+    } else if (/^\s*[-*] /.test(line)) {
+      if (para.length) { out.push(el('p', {}, inline(para.join(' ')))); para = []; }
+      list ??= el('ul');
+      list.append(el('li', {}, inline(line.replace(/^\s*[-*] /, ''))));
+    } else if (/^\s+\S/.test(line) && list) {
+      list.lastChild.append(' ', ...inline(line.trim()));
+    } else if (!line.trim()) {
+      flush();
+    } else {
+      if (list) flush();
+      para.push(line);
+    }
+  }
+  flush();
+  return out;
+}
+
+function inline(text) {
+  const parts = [];
+  const re = /`([^`]+)`|\*\*([^*]+)\*\*|\*([^*]+)\*|\[([^\]]+)\]\([^)]*\)/g;
+  let last = 0;
+  for (let m; (m = re.exec(text));) {
+    if (m.index > last) parts.push(text.slice(last, m.index));
+    if (m[1]) parts.push(el('code', {}, m[1]));
+    else if (m[2]) parts.push(el('strong', {}, m[2]));
+    else if (m[3]) parts.push(el('em', {}, m[3]));
+    else parts.push(m[4]);
+    last = re.lastIndex;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return parts;
+}
+
+// For the end-to-end test: make the module panic, to see the page report it and recover.
+document.addEventListener('xdsck-test-panic', () => worker.postMessage({ type: 'panic', id: 0 }));
+
+startWorker();

@@ -1,0 +1,44 @@
+// The checker runs here, off the page's thread, so a 20 MB dump keeps the page responsive.
+// It keeps the last analysed text so a trace does not send the input again.
+import init, { analyze, trace, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
+
+let text = '';
+let name = 'input';
+
+const ready = init({ module_or_path: new URL('./pkg/xdsck_wasm_bg.wasm', import.meta.url) }).then(
+  () => self.postMessage({ type: 'ready', rules: rules() }),
+  (e) => self.postMessage({ type: 'fatal', message: `could not start the checker: ${e}` }),
+);
+
+function failure(e) {
+  // A panic aborts the wasm call with a RuntimeError; the hook kept the panic's message.
+  let panic = null;
+  if (e instanceof WebAssembly.RuntimeError) {
+    try { panic = take_panic(); } catch { /* the instance may be unusable; the page restarts us */ }
+  }
+  return { panic: e instanceof WebAssembly.RuntimeError, message: panic || (e && e.message) || String(e) };
+}
+
+self.onmessage = async ({ data }) => {
+  await ready;
+  const { id } = data;
+  try {
+    if (data.type === 'analyze') {
+      text = data.text;
+      name = data.name || 'input';
+      const options = JSON.stringify({ source: name });
+      const t0 = performance.now();
+      const report = analyze(text, options);
+      const t1 = performance.now();
+      const listeners = summary(text, options);
+      self.postMessage({ type: 'report', id, report, summary: listeners, ms: t1 - t0 });
+    } else if (data.type === 'trace') {
+      const answer = trace(text, JSON.stringify({ ...data.query, source: name }));
+      self.postMessage({ type: 'trace', id, answer });
+    } else if (data.type === 'panic') {
+      __panic_for_test();
+    }
+  } catch (e) {
+    self.postMessage({ type: 'error', id, request: data.type, ...failure(e) });
+  }
+};

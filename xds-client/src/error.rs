@@ -1,0 +1,81 @@
+//! What can go wrong while attaching, in words an operator can act on.
+
+use std::io;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid address {address:?}: {reason}")]
+    Address { address: String, reason: String },
+    #[error(
+        "permission denied on {at}: the socket is only for its owner and group \
+         (Cilium: run as root or with group 1337, the proxy GID)"
+    )]
+    PermissionDenied { at: String },
+    #[error("connection refused by {at}: nothing is listening there (is the proxy or its control plane running?)")]
+    Refused { at: String },
+    #[error("no such socket: {at}")]
+    NotFound { at: String },
+    #[error("{at} {detail}")]
+    WrongProtocol { at: String, detail: String },
+    #[error("timed out after {secs} s waiting for {what} from {at}")]
+    Timeout { at: String, what: &'static str, secs: u64 },
+    #[error("{at} answered HTTP {status}: {body}")]
+    Status { at: String, status: u16, body: String },
+    #[error("TLS setup: {0}")]
+    Tls(String),
+    #[error("the xDS stream from {at} failed: {detail}")]
+    Stream { at: String, detail: String },
+    #[error("the xDS server at {at} closed the stream")]
+    Closed { at: String },
+    #[error("{at}: {source}")]
+    Io {
+        at: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Error {
+    /// Maps an I/O error on `at` to the clear variants where there is one.
+    pub fn io(at: impl Into<String>, e: io::Error) -> Error {
+        let at = at.into();
+        match e.kind() {
+            io::ErrorKind::PermissionDenied => Error::PermissionDenied { at },
+            io::ErrorKind::ConnectionRefused => Error::Refused { at },
+            io::ErrorKind::NotFound => Error::NotFound { at },
+            _ => Error::Io { at, source: e },
+        }
+    }
+
+    /// The first I/O error in a chain of sources (tonic and hyper wrap them deeply).
+    pub(crate) fn from_chain(at: &str, e: &(dyn std::error::Error + 'static)) -> Option<Error> {
+        let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(err) = cur {
+            if let Some(io) = err.downcast_ref::<io::Error>() {
+                return Some(Error::io(at, io::Error::new(io.kind(), io.to_string())));
+            }
+            cur = err.source();
+        }
+        None
+    }
+
+    /// Whether trying again later may help (the server restarting), as opposed to a setup error.
+    pub fn is_transient(&self) -> bool {
+        !matches!(self, Error::Address { .. } | Error::Tls(_) | Error::PermissionDenied { .. })
+    }
+}
+
+/// The full text of an error and its sources, `a: b: c`.
+pub(crate) fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let t = s.to_string();
+        if !out.contains(&t) {
+            out.push_str(": ");
+            out.push_str(&t);
+        }
+        cur = s.source();
+    }
+    out
+}
