@@ -1,7 +1,6 @@
 //! `xdsck rules` and `xdsck explain`: the rule registry, for people and for scripts.
 
 use anyhow::{Result, bail};
-use serde_json::json;
 use xdsck_core::Rule;
 
 /// One line per rule, columns aligned.
@@ -17,20 +16,7 @@ pub fn table() -> String {
 
 /// `{"version": 1, "rules": [{code, name, severity, summary, explanation}]}`.
 pub fn json() -> String {
-    let rules: Vec<_> = xdsck_core::rules()
-        .map(|r| {
-            json!({
-                "code": r.code,
-                "name": r.name,
-                "severity": r.severity.as_str(),
-                "summary": r.summary,
-                "explanation": r.explanation,
-            })
-        })
-        .collect();
-    let mut out = serde_json::to_string_pretty(&json!({ "version": 1, "rules": rules })).expect("plain JSON values");
-    out.push('\n');
-    out
+    xdsck_core::report::rules_json()
 }
 
 /// The explanation of one rule, under a heading naming it.

@@ -157,20 +157,7 @@ fn attributes(q: &TraceQuery) -> Result<Attributes, String> {
 /// [`rules`] for Rust callers: `{"version": 1, "rules": [{code, name, severity, summary,
 /// explanation}]}`, as `xdsck rules --format json` prints it.
 pub fn rules_json() -> String {
-    let rules: Vec<Value> = xdsck_core::rules()
-        .map(|r| {
-            json!({
-                "code": r.code,
-                "name": r.name,
-                "severity": r.severity.as_str(),
-                "summary": r.summary,
-                "explanation": r.explanation,
-            })
-        })
-        .collect();
-    let mut out = serde_json::to_string_pretty(&json!({ "version": 1, "rules": rules })).expect("plain JSON values");
-    out.push('\n');
-    out
+    xdsck_core::report::rules_json()
 }
 
 /// [`summary`] for Rust callers.

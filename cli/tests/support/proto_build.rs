@@ -223,34 +223,9 @@ fn filter(f: &Value) -> listener::Filter {
     listener::Filter { name: s(f, "name"), config_type: config.map(listener::filter::ConfigType::TypedConfig) }
 }
 
-// filter_chain_matcher. ServerNameMatcher / IPMatcher are not in envoy-types: encoded by hand.
+// filter_chain_matcher. ServerNameMatcher / IPMatcher are not in envoy-types: core declares them.
 
-#[derive(Clone, PartialEq, prost::Message)]
-struct ServerNameMatcher {
-    #[prost(message, repeated, tag = "1")]
-    domain_matchers: Vec<DomainMatcher>,
-}
-#[derive(Clone, PartialEq, prost::Message)]
-struct DomainMatcher {
-    #[prost(string, repeated, tag = "1")]
-    domains: Vec<String>,
-    #[prost(message, optional, tag = "2")]
-    on_match: Option<xm::matcher::OnMatch>,
-}
-#[derive(Clone, PartialEq, prost::Message)]
-struct IpMatcher {
-    #[prost(message, repeated, tag = "1")]
-    range_matchers: Vec<IpRangeMatcher>,
-}
-#[derive(Clone, PartialEq, prost::Message)]
-struct IpRangeMatcher {
-    #[prost(message, repeated, tag = "1")]
-    ranges: Vec<envoy_types::pb::xds::core::v3::CidrRange>,
-    #[prost(message, optional, tag = "2")]
-    on_match: Option<xm::matcher::OnMatch>,
-    #[prost(bool, tag = "3")]
-    exclusive: bool,
-}
+use xdsck_core::load::proto::{DomainMatcher, IpMatcher, IpRangeMatcher, ServerNameMatcher};
 
 fn ext(v: &Value) -> envoy_types::pb::xds::core::v3::TypedExtensionConfig {
     let t = v.get("typed_config").cloned().unwrap_or(Value::Null);

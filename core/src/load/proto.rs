@@ -268,36 +268,37 @@ fn filter(f: &listener::Filter) -> NetworkFilter<'static> {
 // filter_chain_matcher → proto3 JSON (snake_case), as graph::matcher reads it.
 //
 // `xds.type.matcher.v3.ServerNameMatcher` and `IPMatcher` are not in envoy-types; their two
-// small messages are declared here from xds' `domain.proto` and `ip.proto`.
+// small messages are declared here from xds' `domain.proto` and `ip.proto` (public: tests that
+// build protobuf listeners encode them with these).
 
 #[derive(Clone, PartialEq, prost::Message)]
-struct ServerNameMatcher {
+pub struct ServerNameMatcher {
     #[prost(message, repeated, tag = "1")]
-    domain_matchers: Vec<DomainMatcher>,
+    pub domain_matchers: Vec<DomainMatcher>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-struct DomainMatcher {
+pub struct DomainMatcher {
     #[prost(string, repeated, tag = "1")]
-    domains: Vec<String>,
+    pub domains: Vec<String>,
     #[prost(message, optional, tag = "2")]
-    on_match: Option<xm::matcher::OnMatch>,
+    pub on_match: Option<xm::matcher::OnMatch>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-struct IpMatcher {
+pub struct IpMatcher {
     #[prost(message, repeated, tag = "1")]
-    range_matchers: Vec<IpRangeMatcher>,
+    pub range_matchers: Vec<IpRangeMatcher>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-struct IpRangeMatcher {
+pub struct IpRangeMatcher {
     #[prost(message, repeated, tag = "1")]
-    ranges: Vec<envoy_types::pb::xds::core::v3::CidrRange>,
+    pub ranges: Vec<envoy_types::pb::xds::core::v3::CidrRange>,
     #[prost(message, optional, tag = "2")]
-    on_match: Option<xm::matcher::OnMatch>,
+    pub on_match: Option<xm::matcher::OnMatch>,
     #[prost(bool, tag = "3")]
-    exclusive: bool,
+    pub exclusive: bool,
 }
 
 fn last_segment(url: &str) -> &str {

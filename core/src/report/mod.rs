@@ -96,3 +96,23 @@ fn line_column(sources: &Sources, location: &Location) -> Option<LineColumn> {
 fn plural(count: usize, one: &str) -> String {
     if count == 1 { format!("{count} {one}") } else { format!("{count} {one}s") }
 }
+
+/// Every rule as `{"version": 1, "rules": [{code, name, severity, summary, explanation}]}`: what
+/// `xdsck rules --format json` prints and the web page shows.
+pub fn rules_json() -> String {
+    let rules: Vec<serde_json::Value> = crate::rules()
+        .map(|r| {
+            serde_json::json!({
+                "code": r.code,
+                "name": r.name,
+                "severity": r.severity.as_str(),
+                "summary": r.summary,
+                "explanation": r.explanation,
+            })
+        })
+        .collect();
+    let mut out =
+        serde_json::to_string_pretty(&serde_json::json!({ "version": 1, "rules": rules })).expect("plain JSON values");
+    out.push('\n');
+    out
+}
