@@ -175,6 +175,9 @@ pub struct CheckArgs {
     /// Colour the text output: `auto` colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
+    /// The largest input accepted, in bytes; a larger one is an `XDS009 input-limit` finding.
+    #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
+    pub max_bytes: usize,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -11,19 +11,25 @@ use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
 /// The display name of standard input.
 pub const STDIN: &str = "<stdin>";
 
-/// Every input as a source, and the failures found while reading them.
-pub fn read_all(paths: &[impl AsRef<Path>]) -> (Sources, Vec<Diagnostic>) {
+/// Every input as a source, and the failures found while reading them. No more than
+/// `max_bytes + 1` bytes are read from any input: one over the limit is an `XDS009` finding, and
+/// a 50 GB stream on stdin does not fill memory on the way there.
+pub fn read_all(paths: &[impl AsRef<Path>], max_bytes: usize) -> (Sources, Vec<Diagnostic>) {
     let mut sources = Sources::new();
     let mut failed = Vec::new();
     for path in paths {
         let path = path.as_ref();
         let (name, bytes) = if path == Path::new("-") {
-            let mut buf = Vec::new();
-            (STDIN.to_owned(), std::io::stdin().lock().read_to_end(&mut buf).map(|_| buf))
+            (STDIN.to_owned(), read_at_most(std::io::stdin().lock(), max_bytes))
         } else {
-            (path.display().to_string(), std::fs::read(path))
+            (path.display().to_string(), std::fs::File::open(path).and_then(|f| read_at_most(f, max_bytes)))
         };
         match bytes {
+            Ok(bytes) if bytes.len() > max_bytes => {
+                let id = sources.add(SourceFile::new(name, String::new()));
+                let e = xdsck_core::load::size_limit_error(bytes.len(), max_bytes, true, Location::new(id, "", None));
+                failed.push(e.to_diagnostic());
+            }
             Ok(bytes) => add_bytes(&mut sources, &mut failed, name, bytes),
             Err(e) => {
                 let id = sources.add(SourceFile::new(name.clone(), String::new()));
@@ -35,6 +41,13 @@ pub fn read_all(paths: &[impl AsRef<Path>]) -> (Sources, Vec<Diagnostic>) {
         }
     }
     (sources, failed)
+}
+
+/// Reads up to `max + 1` bytes: enough to tell that an input is over the limit.
+fn read_at_most(reader: impl Read, max: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    reader.take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1)).read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 /// Adds one input read as bytes (a file, stdin, a config_dump fetched from an admin API); bytes

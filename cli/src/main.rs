@@ -52,8 +52,10 @@ fn run(cli: Cli) -> Result<u8> {
 }
 
 fn run_check(args: &CheckArgs) -> Result<u8> {
-    let (sources, failed) = input::read_all(&args.paths);
-    let report = xdsck_core::analyze_except(&sources, &xdsck_core::Options::default(), failed);
+    let (sources, failed) = input::read_all(&args.paths, args.max_bytes);
+    let mut options = xdsck_core::Options::default();
+    options.limits.max_bytes = args.max_bytes;
+    let report = xdsck_core::analyze_except(&sources, &options, failed);
     let options = RenderOptions { color: use_color(args.color) };
     print(&report::render(args.format.into(), &report, &sources, options))?;
     Ok(exit_code(&report, args.fail_on))

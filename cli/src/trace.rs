@@ -11,7 +11,7 @@ use crate::{CLEAN, FAILED, input, print};
 
 /// Loads one input; when it cannot be loaded, prints why (as `check` would) and gives up.
 fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
-    let (sources, mut failed) = input::read_all(&[path]);
+    let (sources, mut failed) = input::read_all(&[path], xdsck_core::load::DEFAULT_MAX_BYTES);
     let (_, load_failed) = xdsck_core::load_all(&sources, &xdsck_core::Options::default());
     failed.extend(load_failed);
     if failed.is_empty() {

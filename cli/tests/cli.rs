@@ -141,6 +141,48 @@ fn invalid_utf8_on_stdin() {
     );
 }
 
+/// Every file of testdata/malformed/ exits 2 with exactly one finding, located to a line.
+#[test]
+fn each_malformed_input_exits_2_with_one_located_finding() {
+    let dir = workspace().join("testdata/malformed");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !matches!(path.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml")) {
+            continue;
+        }
+        let out = run(&["--format", "json", path.to_str().unwrap()]);
+        assert_eq!(code(&out), 2, "{}: {}", path.display(), stdout(&out));
+        let report = json(&out);
+        let findings = report["findings"].as_array().unwrap();
+        assert_eq!(findings.len(), 1, "{}: {}", path.display(), stdout(&out));
+        assert!(findings[0]["location"]["line"].is_u64(), "{}: {}", path.display(), stdout(&out));
+        assert!(out.stderr.is_empty(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked}");
+}
+
+#[test]
+fn an_input_over_max_bytes_is_xds009_naming_the_limit() {
+    let bytes = std::fs::read(workspace().join("testdata/listeners/listener.json")).unwrap();
+    let (_dir, path) = temp_file("big.json", &bytes);
+    let limit = (bytes.len() - 1).to_string();
+    for out in [
+        run(&["--format", "json", "--max-bytes", &limit, path.to_str().unwrap()]),
+        run_stdin(&["--format", "json", "--max-bytes", &limit, "-"], &bytes),
+    ] {
+        assert_eq!(code(&out), 2, "{}", stdout(&out));
+        let report = json(&out);
+        assert_eq!(codes(&report), ["XDS009"]);
+        let message = report["findings"][0]["message"].as_str().unwrap();
+        assert_eq!(message, format!("the input is more than {limit} bytes, over the size limit of {limit} bytes"));
+    }
+    // At the limit exactly, it loads.
+    let at_limit = bytes.len().to_string();
+    assert_ne!(code(&run(&["--max-bytes", &at_limit, path.to_str().unwrap()])), 2);
+}
+
 // ---- formats ----
 
 /// The keys of the pretty-printed objects at one indentation, in output order (`Value` would

@@ -100,7 +100,6 @@ struct Search<'c, 's, 'a> {
     g: &'s MatchGraph<'s, 'a>,
     /// Leaf paths (keys per level) below a node, a few per node.
     paths: FxHashMap<NodeIndex, Rc<Vec<LeafPath<'s>>>>,
-    parent: FxHashMap<NodeIndex, NodeIndex>,
     /// Per node: every connection a client can send that reaches it also reaches a chain.
     total: Vec<bool>,
 }
@@ -108,12 +107,7 @@ struct Search<'c, 's, 'a> {
 impl<'c, 's, 'a> Search<'c, 's, 'a> {
     fn new(l: &'c ListenerCx<'s, 'a>) -> Self {
         let g = l.graph;
-        let mut parent = FxHashMap::default();
-        for e in g.graph.raw_edges() {
-            parent.insert(e.target(), e.source());
-        }
-        let total = totality(g);
-        Search { l, g, paths: FxHashMap::default(), parent, total }
+        Search { l, g, paths: FxHashMap::default(), total: totality(g) }
     }
 
     fn run(&mut self, out: &mut Vec<Diagnostic>) {
@@ -124,12 +118,17 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
             if key == Key::Any || self.total[n.index()] {
                 continue;
             }
-            let Some(parent) = self.parent.get(&n).copied() else { continue };
+            let Some(parent) = self.parent(n) else { continue };
             let Some(fallback) = self.fallback(parent, level, &key) else { continue };
             if let Some(d) = self.witness(n, level, &key, parent, fallback) {
                 out.push(d);
             }
         }
+    }
+
+    /// A node's parent: its one incoming edge (the index is a tree).
+    fn parent(&self, n: NodeIndex) -> Option<NodeIndex> {
+        self.g.graph.neighbors_directed(n, petgraph::Direction::Incoming).next()
     }
 
     /// The sibling that takes `key`'s connections when `key` is absent.
@@ -166,8 +165,8 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
         let mut n = node;
         while let Some(Node::Key { level, key }) = self.g.graph.node_weight(n) {
             out.push((*level, key.clone()));
-            match self.parent.get(&n) {
-                Some(&p) => n = p,
+            match self.parent(n) {
+                Some(p) => n = p,
                 None => break,
             }
         }

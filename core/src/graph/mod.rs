@@ -27,6 +27,9 @@ use petgraph::visit::EdgeRef;
 use crate::model::{ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
 pub use key::{Key, Level};
 
+/// Up to this many children a node's keys are found by scanning its edges.
+const SMALL: usize = 8;
+
 /// A node of the index: a key at a level, or a chain at the leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node<'a> {
@@ -66,9 +69,13 @@ pub struct MatchGraph<'l, 'a> {
     pub listener: &'l Listener<'a>,
     pub graph: DiGraph<Node<'l>, ()>,
     pub root: NodeIndex,
-    /// (parent, key) → child: Envoy's per-level hash maps. FxHash: the keys are short strings
-    /// and ports, hashed hundreds of thousands of times per listener.
+    /// (parent, key) → child for the nodes with many children: Envoy's per-level hash maps.
+    /// Most nodes have one child (the wildcard levels of a chain), and a short scan of their
+    /// edges beats hashing them; only nodes past [`SMALL`] children are indexed here. FxHash:
+    /// the keys are short strings and ports, hashed hundreds of thousands of times.
     children: FxHashMap<(NodeIndex, Key<'l>), NodeIndex>,
+    /// Children per node.
+    counts: Vec<u32>,
     pub overlaps: Vec<Overlap<'l>>,
     /// Per chain: why it is not in the index, if it is not.
     pub excluded: Vec<Option<Excluded>>,
@@ -144,7 +151,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             listener,
             graph,
             root,
-            children: FxHashMap::with_capacity_and_hasher(estimate, Default::default()),
+            children: FxHashMap::default(),
+            counts: Vec::with_capacity(estimate),
             overlaps: Vec::new(),
             excluded: vec![None; listener.filter_chains.len()],
         };
@@ -209,18 +217,36 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     }
 
     fn child_or_insert(&mut self, parent: NodeIndex, level: Level, key: &Key<'l>) -> NodeIndex {
-        match self.children.entry((parent, key.clone())) {
-            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let n = self.graph.add_node(Node::Key { level, key: key.clone() });
-                self.graph.add_edge(parent, n, ());
-                *e.insert(n)
-            }
+        if let Some(n) = self.child(parent, key) {
+            return n;
         }
+        let n = self.graph.add_node(Node::Key { level, key: key.clone() });
+        self.graph.add_edge(parent, n, ());
+        self.counts.resize(self.graph.node_count(), 0);
+        let count = &mut self.counts[parent.index()];
+        *count += 1;
+        if *count as usize == SMALL + 1 {
+            // The node just outgrew the scan: index all its children.
+            let kids: Vec<NodeIndex> = self.graph.neighbors(parent).collect();
+            for k in kids {
+                if let Node::Key { key, .. } = &self.graph[k] {
+                    self.children.insert((parent, key.clone()), k);
+                }
+            }
+        } else if *count as usize > SMALL {
+            self.children.insert((parent, key.clone()), n);
+        }
+        n
     }
 
     /// The child of `parent` with this key.
     pub fn child(&self, parent: NodeIndex, key: &Key<'l>) -> Option<NodeIndex> {
+        if self.counts.get(parent.index()).is_none_or(|&c| c as usize <= SMALL) {
+            return self
+                .graph
+                .neighbors(parent)
+                .find(|&n| matches!(&self.graph[n], Node::Key { key: k, .. } if k == key));
+        }
         self.children.get(&(parent, key.clone())).copied()
     }
 

@@ -31,12 +31,29 @@ pub struct Limits {
     pub max_depth: usize,
     /// Nodes that YAML aliases may add in total by expansion, beyond the document's own nodes.
     pub max_alias_nodes: usize,
+    /// Largest input accepted, in bytes (`xdsck check --max-bytes`). Checked before parsing.
+    pub max_bytes: usize,
 }
+
+/// The default [`Limits::max_bytes`]: 1 GiB, far beyond any real config_dump.
+pub const DEFAULT_MAX_BYTES: usize = 1 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_depth: 100, max_alias_nodes: 100_000 }
+        Self { max_depth: 100, max_alias_nodes: 100_000, max_bytes: DEFAULT_MAX_BYTES }
     }
+}
+
+/// The `XDS009` error for an input of `size` bytes over `limit` (`size` may be a lower bound:
+/// a reader stops one byte past the limit).
+pub fn size_limit_error(size: usize, limit: usize, at_least: bool, location: Location) -> LoadError {
+    let size = if at_least { format!("more than {limit}") } else { size.to_string() };
+    LoadError::new(
+        &codes::TOO_COMPLEX,
+        format!("the input is {size} bytes, over the size limit of {limit} bytes"),
+        location,
+    )
+    .note("raise the limit with `--max-bytes N` if the input is legitimate")
 }
 
 /// Loads one source with default limits.
@@ -48,6 +65,14 @@ pub fn load<'a>(id: SourceId, file: &'a SourceFile) -> Result<Input<'a>, LoadErr
 pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Result<Input<'a>, LoadError> {
     let text = file.text();
     let at = |offset: usize| Location::new(id, "", Some(offset));
+
+    if text.len() > limits.max_bytes {
+        let mut offset = limits.max_bytes;
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        return Err(size_limit_error(text.len(), limits.max_bytes, false, at(offset)));
+    }
 
     let body_start = text.len() - text.trim_start_matches('\u{feff}').len();
     let Some(first) = first_significant(&text[body_start..]) else {
@@ -138,8 +163,11 @@ fn parse_error(
     use serde_json::error::Category;
     // serde_json counts lines from one and columns in bytes from one, in the text it was given.
     let json_offset = skip + locate::line_column_to_offset(&json[skip..], e.line(), e.column());
-    let message = strip_position(e);
-    match e.classify() {
+    let message = shorten_quoted(&strip_position(e));
+    // A number too large for any numeric type (`1e400`, 10,000 digits) is well-formed JSON;
+    // serde_json reports it as a syntax error, but it is a bad value of the field it is in.
+    let category = if message == "number out of range" { Category::Data } else { e.classify() };
+    match category {
         Category::Syntax | Category::Eof | Category::Io => {
             if let Some(offset) = file.text().find("{{") {
                 return template_error(Location::new(id, "", Some(offset)));
@@ -149,6 +177,8 @@ fn parse_error(
                 "nesting deeper than 128 levels".to_owned()
             } else if e.classify() == Category::Eof {
                 format!("{message} (the input ends in the middle of a value: truncated?)")
+            } else if let Some(token) = non_finite_token(json, json_offset) {
+                format!("{message}: `{token}` is not a JSON number (JSON has no NaN or Infinity)")
             } else {
                 message
             };
@@ -203,6 +233,30 @@ fn path_of_error(json: &str) -> Option<String> {
         }
     }
     Some(pointer)
+}
+
+/// `NaN`, `Infinity` or `-Infinity` at (or, for `-Infinity`, one byte before) a syntax error.
+fn non_finite_token(json: &str, offset: usize) -> Option<&'static str> {
+    let at = |o: usize| json.get(o..).unwrap_or("");
+    if at(offset.saturating_sub(1)).starts_with("-Infinity") {
+        return Some("-Infinity");
+    }
+    ["NaN", "Infinity", "-Infinity"].into_iter().find(|t| at(offset).starts_with(t))
+}
+
+/// A message with any quoted input text in it (serde's `invalid type: string "..."`) cut to a
+/// readable length: a 10 MB string in the wrong place must not become a 10 MB message.
+fn shorten_quoted(message: &str) -> String {
+    const KEEP: usize = 60;
+    let (Some(open), Some(close)) = (message.find(" \""), message.rfind("\", ")) else {
+        return message.to_owned();
+    };
+    let inner = &message[open + 2..close.max(open + 2)];
+    if inner.chars().count() <= KEEP {
+        return message.to_owned();
+    }
+    let cut = inner.char_indices().nth(KEEP).map_or(inner.len(), |(i, _)| i);
+    format!("{}{}...{}", &message[..open + 2], &inner[..cut], &message[close..])
 }
 
 /// serde_json's message without its " at line L column C" suffix (xdsck shows the place itself).

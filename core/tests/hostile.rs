@@ -1,0 +1,232 @@
+//! Hostile and malformed input generated in code (issue 7): size limit, huge numbers, very long
+//! strings, a dump truncated at every structural point, a wrong type in every field the loaders
+//! read. Every failure is exactly one located `LoadError`, never a panic or a hang.
+
+use xdsck_core::load::{self, Limits, LoadError};
+use xdsck_core::source::{SourceFile, SourceId};
+
+fn load_text(text: &str) -> Result<usize, LoadError> {
+    let file = SourceFile::new("t", text);
+    load::load(SourceId(0), &file).map(|i| i.listeners.len())
+}
+
+/// Loads `text` and returns the one error, checking it is located inside the text.
+fn error_of(text: &str) -> LoadError {
+    let e = match load_text(text) {
+        Ok(n) => panic!("loaded ({n} listeners): {}", &text[..text.len().min(300)]),
+        Err(e) => e,
+    };
+    let offset = e.location.offset.unwrap_or_else(|| panic!("no offset: {e:?}"));
+    assert!(offset <= text.len(), "offset {offset} past the end ({}): {e:?}", text.len());
+    e
+}
+
+const LISTENER: &str = r#"{"name": "l", "address": {"socket_address": {"address": "0.0.0.0", "port_value": 443}},
+  "filter_chains": [{"filter_chain_match": {"server_names": ["a.example.com"]}, "filters": []}]}"#;
+
+#[test]
+fn an_input_over_max_bytes_is_xds009_before_parsing() {
+    // Not even JSON: the limit is checked first.
+    let text = "{".repeat(100);
+    let file = SourceFile::new("t", text.as_str());
+    let limits = Limits { max_bytes: 64, ..Limits::default() };
+    let e = load::load_with(SourceId(0), &file, &limits).unwrap_err();
+    assert_eq!(e.rule.code, "XDS009");
+    assert_eq!(e.message, "the input is 100 bytes, over the size limit of 64 bytes");
+    assert_eq!(e.location.offset, Some(64));
+    // The limit is a char boundary even inside a multi-byte character.
+    let file = SourceFile::new("t", "ééé");
+    let e = load::load_with(SourceId(0), &file, &Limits { max_bytes: 3, ..Limits::default() }).unwrap_err();
+    assert_eq!(e.location.offset, Some(2));
+    // At the limit exactly, it loads.
+    let file = SourceFile::new("t", LISTENER);
+    assert!(load::load_with(SourceId(0), &file, &Limits { max_bytes: LISTENER.len(), ..Limits::default() }).is_ok());
+    assert_eq!(Limits::default().max_bytes, 1 << 30);
+}
+
+#[test]
+fn a_very_long_server_name_loads() {
+    let long = "a".repeat(10 << 20);
+    let text = LISTENER.replace("a.example.com", &long);
+    assert_eq!(load_text(&text).unwrap(), 1);
+    // And as the listener name, and in a field xdsck skips.
+    let text = LISTENER.replacen(r#""name": "l""#, &format!(r#""name": "{long}", "stat_prefix": "{long}""#), 1);
+    assert_eq!(load_text(&text).unwrap(), 1);
+    // The same in YAML, plain and quoted (1 MB: the YAML scanner is slow in debug builds; it
+    // is linear, 8 MB takes four times as long as 2 MB).
+    let long = &long[..1 << 20];
+    for quote in ["", "'", "\""] {
+        let yaml =
+            format!("name: l\nfilter_chains:\n- filter_chain_match:\n    server_names: [{quote}{long}{quote}]\n");
+        assert_eq!(load_text(&yaml).unwrap(), 1);
+    }
+}
+
+#[test]
+fn a_number_with_ten_thousand_digits() {
+    let digits = "9".repeat(10_000);
+    // In a field xdsck reads.
+    let text = LISTENER.replace("443", &digits);
+    let e = error_of(&text);
+    assert_eq!((e.rule.code, e.message.as_str()), ("XDS006", "`port_value`: number out of range"));
+    assert_eq!(e.location.pointer, "/address/socket_address/port_value");
+    // Located at the key, as every invalid field is.
+    assert_eq!(e.location.offset, text.find("\"port_value\""));
+    let e = error_of(&LISTENER.replace("443", "1e400"));
+    assert_eq!((e.rule.code, e.location.pointer.as_str()), ("XDS006", "/address/socket_address/port_value"));
+    // The same in YAML.
+    let yaml = format!(
+        "name: l\naddress: {{socket_address: {{address: 0.0.0.0, port_value: {digits}}}}}\nfilter_chains: []\n"
+    );
+    let e = error_of(&yaml);
+    assert_eq!((e.rule.code, e.location.pointer.as_str()), ("XDS006", "/address/socket_address/port_value"));
+    // In fields xdsck skips, it loads: only the fields read are held to a type.
+    for skipped in [digits.clone(), format!("0.{digits}e-99999"), "1e400".to_owned()] {
+        let text = LISTENER.replacen(
+            r#""name": "l""#,
+            &format!(r#""name": "l", "per_connection_buffer_limit_bytes": {skipped}"#),
+            1,
+        );
+        assert_eq!(load_text(&text).unwrap(), 1);
+    }
+}
+
+#[test]
+fn a_long_string_of_the_wrong_type_gives_a_short_message() {
+    let long = "a".repeat(10 << 20);
+    let text = LISTENER.replace(r#"["a.example.com"]"#, &format!("\"{long}\""));
+    let e = error_of(&text);
+    assert_eq!(e.rule.code, "XDS006");
+    assert_eq!(e.location.pointer, "/filter_chains/0/filter_chain_match/server_names");
+    assert!(e.message.len() < 200, "{}", &e.message[..300]);
+    assert!(e.message.ends_with("...\", expected a sequence"), "{}", e.message);
+}
+
+fn listener_json() -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/listeners/listener.json");
+    std::fs::read_to_string(path).expect("testdata/listeners/listener.json")
+}
+
+/// `listener.json` cut after every byte up to its last `}` (so at every `{`, `[`, `,`, `:` and
+/// inside every string and number): each prefix is one `XDS004`, located at or before the end.
+#[test]
+fn a_dump_truncated_anywhere_is_one_located_json_syntax_error() {
+    let text = listener_json();
+    let end = text.rfind('}').unwrap();
+    let mut structural = 0;
+    for cut in 1..end {
+        if !text.is_char_boundary(cut) {
+            continue;
+        }
+        let prefix = &text[..cut];
+        if prefix.ends_with(['{', '[', ',', ':', '"']) {
+            structural += 1;
+        }
+        let e = error_of(prefix);
+        assert_eq!(e.rule.code, "XDS004", "cut at {cut}: {e:?}");
+        assert!(e.location.offset.is_some_and(|o| o <= cut), "cut at {cut}: {e:?}");
+    }
+    assert!(structural > 100, "{structural}");
+}
+
+/// A chain with every FilterChainMatch field, a transport socket and a filter, added to
+/// `listener.json` so that every field the loaders read is present.
+fn full_listener() -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(&listener_json()).unwrap();
+    let chain = serde_json::json!({
+        "name": "full",
+        "filter_chain_match": {
+            "destination_port": 8443,
+            "prefix_ranges": [{"address_prefix": "10.0.0.0", "prefix_len": 8}],
+            "address_suffix": "0.0.0.1",
+            "suffix_len": 1,
+            "direct_source_prefix_ranges": [{"address_prefix": "10.1.0.0", "prefix_len": 16}],
+            "source_type": "EXTERNAL",
+            "source_prefix_ranges": [{"address_prefix": "192.168.0.0", "prefix_len": 16}],
+            "source_ports": [1234],
+            "server_names": ["full.example.com"],
+            "transport_protocol": "tls",
+            "application_protocols": ["h2"]
+        },
+        "transport_socket": {
+            "name": "envoy.transport_sockets.tls",
+            "typed_config": {"@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"}
+        },
+        "filters": [{
+            "name": "envoy.filters.network.tcp_proxy",
+            "typed_config": {
+                "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
+                "stat_prefix": "full", "cluster": "full"
+            }
+        }]
+    });
+    v["filter_chains"].as_array_mut().unwrap().push(chain);
+    v
+}
+
+/// Each field the loaders read, given a value of the wrong type: one `XDS006` at its pointer.
+#[test]
+fn every_field_read_with_a_wrong_type_is_xds006_at_its_pointer() {
+    let base = full_listener();
+    let last = base["filter_chains"].as_array().unwrap().len() - 1;
+    let full = |p: &str| format!("/filter_chains/{last}{p}");
+    let m = |p: &str| full(&format!("/filter_chain_match{p}"));
+    let table: Vec<(String, serde_json::Value)> = vec![
+        ("/name".into(), serde_json::json!(7)),
+        ("/address".into(), serde_json::json!("0.0.0.0:443")),
+        ("/address/socket_address".into(), serde_json::json!([])),
+        ("/address/socket_address/address".into(), serde_json::json!(0)),
+        ("/address/socket_address/port_value".into(), serde_json::json!("https")),
+        ("/address/socket_address/port_value".into(), serde_json::json!(-1)),
+        ("/address/socket_address/port_value".into(), serde_json::json!(1.5)),
+        ("/address/socket_address/port_value".into(), serde_json::json!({})),
+        ("/listener_filters".into(), serde_json::json!({})),
+        ("/filter_chains".into(), serde_json::json!({})),
+        ("/filter_chains".into(), serde_json::json!("a")),
+        (full(""), serde_json::json!("chain")),
+        (full("/name"), serde_json::json!([])),
+        (m(""), serde_json::json!([])),
+        (m("/destination_port"), serde_json::json!("x")),
+        (m("/destination_port"), serde_json::json!(true)),
+        (m("/prefix_ranges"), serde_json::json!("10.0.0.0/8")),
+        (m("/prefix_ranges/0"), serde_json::json!("10.0.0.0/8")),
+        (m("/prefix_ranges/0/address_prefix"), serde_json::json!(10)),
+        (m("/prefix_ranges/0/prefix_len"), serde_json::json!("eight")),
+        (m("/address_suffix"), serde_json::json!(1)),
+        (m("/suffix_len"), serde_json::json!([])),
+        (m("/direct_source_prefix_ranges"), serde_json::json!({})),
+        (m("/direct_source_prefix_ranges/0"), serde_json::json!(1)),
+        (m("/source_type"), serde_json::json!(["EXTERNAL"])),
+        (m("/source_type"), serde_json::json!("OUTSIDE")),
+        (m("/source_prefix_ranges"), serde_json::json!("192.168.0.0/16")),
+        // `null` is the default value in proto3 JSON, not a wrong type.
+        (m("/source_prefix_ranges/0/prefix_len"), serde_json::json!({})),
+        (m("/source_ports"), serde_json::json!(1234)),
+        (m("/source_ports/0"), serde_json::json!("port")),
+        (m("/server_names"), serde_json::json!("full.example.com")),
+        (m("/server_names/0"), serde_json::json!(1)),
+        (m("/server_names/0"), serde_json::json!({})),
+        (m("/transport_protocol"), serde_json::json!(["tls"])),
+        (m("/application_protocols"), serde_json::json!("h2")),
+        (m("/application_protocols/0"), serde_json::json!(2)),
+        (full("/transport_socket"), serde_json::json!("tls")),
+        (full("/transport_socket/typed_config"), serde_json::json!("tls")),
+        (full("/filters"), serde_json::json!({})),
+        (full("/filters/0"), serde_json::json!("tcp_proxy")),
+        (full("/filters/0/name"), serde_json::json!(1)),
+        (full("/filters/0/typed_config"), serde_json::json!("tcp")),
+        (full("/filters/0/typed_config/cluster"), serde_json::json!(["a"])),
+        ("/filter_chains/0/filters/0/typed_config".into(), serde_json::json!([])),
+    ];
+    let mut failures = Vec::new();
+    for (pointer, wrong) in &table {
+        let mut v = base.clone();
+        *v.pointer_mut(pointer).unwrap_or_else(|| panic!("{pointer} not in the listener")) = wrong.clone();
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        match load_text(&text) {
+            Err(e) if e.rule.code == "XDS006" && &e.location.pointer == pointer && e.location.offset.is_some() => {}
+            other => failures.push(format!("{pointer} = {wrong}: {other:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
