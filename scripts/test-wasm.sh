@@ -32,6 +32,7 @@ step "wasm: build the page (wasm/build.sh)"
 wasm/build.sh
 
 step "wasm: end-to-end test of the page in Chromium"
-cargo build -p xdsck --locked
+# The same build `cargo test --workspace` made (features unified the same way): no rebuild after it.
+cargo build --workspace --tests --locked
 (cd wasm/e2e && npm ci --no-audit --no-fund --loglevel=error)
 (cd wasm/e2e && XDSCK_BIN=target/debug/xdsck npm test)

@@ -230,3 +230,25 @@ fn every_field_read_with_a_wrong_type_is_xds006_at_its_pointer() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Inputs the fuzzers (fuzz/, cargo-fuzz) once crashed on: each must now load or fail with
+/// diagnostics, and render in every format, without a panic.
+#[test]
+fn fuzz_regressions_render_without_panic() {
+    use xdsck_core::report::{Format, RenderOptions, render};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fuzz-regressions/text");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("testdata/fuzz-regressions/text") {
+        let path = entry.expect("dir entry").path();
+        let bytes = std::fs::read(&path).expect("readable");
+        let (file, _) = xdsck_core::SourceFile::from_bytes(path.display().to_string(), bytes);
+        let mut sources = xdsck_core::Sources::new();
+        sources.add(file);
+        let report = xdsck_core::analyze(&sources, &xdsck_core::Options::default());
+        for format in [Format::Text, Format::Json, Format::Sarif, Format::Github] {
+            assert!(!render(format, &report, &sources, RenderOptions::default()).is_empty());
+        }
+        n += 1;
+    }
+    assert!(n > 0, "no regression inputs in {}", dir.display());
+}

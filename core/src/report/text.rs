@@ -98,6 +98,13 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources) -> Group<'d> {
     for (loc, label, primary) in places {
         match loc.offset {
             Some(offset) => {
+                // A location may fall inside a multi-byte character (an error position in
+                // bytes, text that was not UTF-8): mark from the character's start.
+                let text = sources.get(loc.source).text();
+                let mut offset = offset.min(text.len());
+                while !text.is_char_boundary(offset) {
+                    offset -= 1;
+                }
                 let line = sources.get(loc.source).line_column(offset).line;
                 marks.push(Mark { source: loc.source, offset, line, label, primary });
             }
