@@ -173,6 +173,8 @@ fn line_range(file: &SourceFile, line: usize) -> std::ops::Range<usize> {
 /// The span to mark: from the offset to the end of its line (the key, the value, the opening
 /// bracket), or one character when the line ends there.
 fn mark_span(text: &str, offset: usize, line_end: usize) -> std::ops::Range<usize> {
+    // An offset on a line's `\r` lies past the line as shown (its break is cut off).
+    let offset = offset.min(line_end);
     let rest = text[offset..line_end].trim_end();
     let end = if rest.is_empty() {
         text[offset..].chars().next().map_or(offset, |c| offset + c.len_utf8())
