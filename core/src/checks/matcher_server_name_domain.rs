@@ -1,8 +1,6 @@
 //! `matcher-server-name-domain`: a `ServerNameMatcher` in `filter_chain_matcher` with a domain
 //! Envoy refuses (repeated, empty, or a wildcard other than `*` and `*.domain`).
 
-use serde_json::Value;
-
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
 use crate::graph::matcher::{DomainError, RawParts, server_name_errors_at};
@@ -45,8 +43,7 @@ impl Check for MatcherServerNameDomain {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            let Some(raw) = &l.listener.filter_chain_matcher else { continue };
-            let Ok(value) = serde_json::from_str::<Value>(raw.get()) else { continue };
+            let Some(value) = l.matcher_json() else { continue };
             let locate = |p: &str| l.matcher_location(p);
             for snm in RawParts::of(&value).server_name_matchers {
                 let domains: Vec<Vec<String>> =

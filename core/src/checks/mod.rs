@@ -63,6 +63,11 @@ impl ListenerCx<'_, '_> {
         self.listener.chain_location(self.source, self.file, chain)
     }
 
+    /// The listener's `filter_chain_matcher` as a JSON value, for the matcher checks.
+    pub fn matcher_json(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(self.listener.filter_chain_matcher.as_ref()?.get()).ok()
+    }
+
     /// A place inside the listener's `filter_chain_matcher`, `suffix` being a pointer relative to
     /// it (e.g. `/matcher_tree/custom_match`). Found by reading the text again, like
     /// [`Self::chain_field_location`].
