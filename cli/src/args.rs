@@ -77,6 +77,10 @@ pub struct AttachArgs {
     /// Seconds to wait for a connection and for the first answer (admin: for each piece of it).
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
+    /// The largest config_dump or xDS response (encoded) accepted, in bytes; a larger one is not
+    /// read past the limit and is an `XDS009 input-limit` finding (with --watch, a warning).
+    #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
+    pub max_bytes: usize,
     /// grpcs:// only: PEM file of the CA to trust (default: the system's roots).
     #[arg(long, value_name = "PEM")]
     pub tls_ca: Option<PathBuf>,

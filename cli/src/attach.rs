@@ -10,9 +10,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 use xdsck_core::report::{self, RenderOptions, Report};
-use xdsck_core::{Diagnostic, SourceFile, Sources};
+use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
 use xdsck_xds_client::protocol::{LISTENER_TYPE_URL, Response};
-use xdsck_xds_client::{AdminTarget, GrpcTarget, Target, TlsOptions, admin, xds};
+use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
 
 use crate::args::{AttachArgs, Format, XdsType};
 use crate::{FAILED, exit_code, print, use_color};
@@ -44,6 +44,7 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
         },
         node_id: args.node_id.clone(),
         timeout,
+        max_bytes: args.max_bytes,
         ..xds::Options::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -58,15 +59,25 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
         };
         match (target, args.watch) {
             (Target::Admin(a), false) => {
-                let r = admin::fetch(&a, timeout).await;
+                let r = admin::fetch(&a, timeout, args.max_bytes).await;
                 spinner.stop();
-                let snapshot = Snapshot::from_dump(&args.address, r?);
+                let snapshot = match r {
+                    Err(Error::TooLarge { size, at_least, limit, .. }) => {
+                        Snapshot::too_large(&args.address, size, at_least, limit, "the config_dump")
+                    }
+                    r => Snapshot::from_dump(&args.address, r?, args.max_bytes),
+                };
                 one_shot(args, &snapshot)
             }
             (Target::Grpc(g), false) => {
                 let r = xds::fetch_once(&g, &options).await;
                 spinner.stop();
-                let snapshot = Snapshot::from_xds(&args.address, &r?);
+                let snapshot = match r {
+                    Err(Error::TooLarge { size, at_least, limit, .. }) => {
+                        Snapshot::too_large(&args.address, size, at_least, limit, "the DiscoveryResponse (encoded)")
+                    }
+                    r => Snapshot::from_xds(&args.address, &r?),
+                };
                 one_shot(args, &snapshot)
             }
             (Target::Admin(a), true) => watch_admin(args, &a, timeout, spinner).await,
@@ -92,11 +103,27 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    fn from_dump(address: &str, bytes: Vec<u8>) -> Snapshot {
+    fn from_dump(address: &str, bytes: Vec<u8>, max_bytes: usize) -> Snapshot {
         let mut sources = Sources::new();
         let mut failed = Vec::new();
         crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes);
-        let report = xdsck_core::analyze_except(&sources, &xdsck_core::Options::default(), failed);
+        let mut options = xdsck_core::Options::default();
+        options.limits.max_bytes = max_bytes;
+        let report = xdsck_core::analyze_except(&sources, &options, failed);
+        Snapshot { sources, report, version: None }
+    }
+
+    /// An answer over `--max-bytes`: the `XDS009` finding `check` gives an input over the limit.
+    fn too_large(address: &str, size: usize, at_least: bool, limit: usize, what: &str) -> Snapshot {
+        let mut sources = Sources::new();
+        let id = sources.add(SourceFile::new(address, String::new()));
+        let error =
+            xdsck_core::load::size_limit_error(size, limit, at_least, Location::new(id, "", None)).note(if at_least {
+                format!("{what} was not read past the limit")
+            } else {
+                format!("{what} was refused from its announced length, unread")
+            });
+        let report = xdsck_core::analyze_except(&sources, &xdsck_core::Options::default(), vec![error.to_diagnostic()]);
         Snapshot { sources, report, version: None }
     }
 
@@ -237,7 +264,12 @@ async fn watch_xds(args: &AttachArgs, target: &GrpcTarget, options: &xds::Option
                     if let Some(s) = spinner.take() { s.stop(); }
                     watch.update(&Snapshot::from_xds(&args.address, &r))?;
                 }
-                Some(xds::Event::Response(r)) => warn(&format!("ignoring a response of type {} (ACKed)", r.type_url)),
+                // Another type (ADS): ignored, and reported once per type by the state machine.
+                Some(xds::Event::Response(r)) => {
+                    for p in &r.problems {
+                        warn(&format!("{}: {p} (ACKed, not checked)", args.address));
+                    }
+                }
                 Some(xds::Event::Connected) => {}
                 Some(xds::Event::Disconnected { error, retry_in }) => {
                     if let Some(s) = spinner.take() { s.stop(); }
@@ -268,7 +300,7 @@ async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration,
     loop {
         let fetched = tokio::select! {
             _ = &mut ctrl_c => break,
-            r = admin::fetch(target, timeout) => r,
+            r = admin::fetch(target, timeout, args.max_bytes) => r,
         };
         if let Some(s) = spinner.take() {
             s.stop();
@@ -277,7 +309,7 @@ async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration,
             // An unchanged dump is not an update.
             Ok(bytes) if last_dump.as_ref() == Some(&bytes) => {}
             Ok(bytes) => {
-                watch.update(&Snapshot::from_dump(&args.address, bytes.clone()))?;
+                watch.update(&Snapshot::from_dump(&args.address, bytes.clone(), args.max_bytes))?;
                 last_dump = Some(bytes);
             }
             Err(e) if !e.is_transient() => return Err(e.into()),

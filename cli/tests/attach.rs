@@ -1,7 +1,11 @@
 //! `xdsck attach` against real parts: an in-process tonic xDS server (support/xds_server.rs)
 //! that a real Envoy 1.40 accepts as its LDS source (over TCP and over a `pipe:` address), and
 //! that Envoy's admin API on a Unix socket (as Cilium runs it) and on TCP. Also: the protobuf
-//! path gives the findings the JSON path gives, and the faults a live attach meets.
+//! path gives the findings the JSON path gives, and the faults a live attach meets — on both
+//! paths, one-shot and --watch: a 100 MB answer (under and over --max-bytes), a flood of
+//! responses of a type nobody asked for, garbage, a stall, a connection lost mid-message — with
+//! a plain HTTP/1.1 server (support/admin_server.rs) where Envoy's admin cannot be made to
+//! misbehave.
 
 mod support;
 
@@ -9,13 +13,14 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::admin_server::{AdminServer, Answer};
 use support::envoy::{self, LiveEnvoy};
 use support::proto_build;
-use support::xds_server::{Bind, Mode, State, XdsServer};
+use support::xds_server::{Bind, CutRelay, Flood, Mode, State, XdsServer};
 use xdsck_core::{SourceFile, Sources};
 
 fn workspace() -> PathBuf {
@@ -593,4 +598,530 @@ fn faults_are_reported_and_never_nacked() {
     let out = xdsck(&["attach", "ftp://x:1"]);
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("invalid address"), "{}", stderr(&out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 100 MB answers and --max-bytes
+
+const MB: usize = 1 << 20;
+
+/// `edge` as listener number `i`: its own name and port.
+fn edge_n(i: usize) -> Value {
+    let mut l = edge(20000 + i as u16, true);
+    l["name"] = json!(format!("edge-{i}"));
+    l
+}
+
+/// `n` listeners, each padded to `each` bytes with a field Listener does not have (field 1000,
+/// length-delimited): protobuf decoders skip it, so the response is large and cheap to make,
+/// and its findings are those of the `n` listeners.
+fn padded_listeners(n: usize, each: usize) -> Vec<envoy_types::pb::google::protobuf::Any> {
+    (0..n)
+        .map(|i| {
+            let mut any = proto_build::listener_any(&edge_n(i));
+            let pad = each.saturating_sub(any.value.len() + 8);
+            prost::encoding::encode_key(1000, prost::encoding::WireType::LengthDelimited, &mut any.value);
+            prost::encoding::encode_varint(pad as u64, &mut any.value);
+            any.value.resize(any.value.len() + pad, b'p');
+            any
+        })
+        .collect()
+}
+
+/// A config_dump of `n` active listeners, padded to `total` bytes with a long string in a
+/// ClustersConfigDump field xdsck does not read.
+fn padded_dump(n: usize, total: usize) -> Vec<u8> {
+    let listeners: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut l = edge_n(i);
+            l["@type"] = json!(proto_build::LISTENER_TYPE);
+            json!({"name": l["name"], "active_state": {"version_info": "1", "listener": l}})
+        })
+        .collect();
+    let doc = json!({"configs": [
+        {"@type": "type.googleapis.com/envoy.admin.v3.ListenersConfigDump", "dynamic_listeners": listeners},
+        {"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump", "version_info": "PAD"}]});
+    let text = serde_json::to_vec_pretty(&doc).unwrap();
+    let at = text.windows(5).position(|w| w == b"\"PAD\"").unwrap() + 1;
+    let pad = total.saturating_sub(text.len() - 3);
+    let mut out = Vec::with_capacity(text.len() + pad);
+    out.extend_from_slice(&text[..at]);
+    out.resize(at + pad, b'x');
+    out.extend_from_slice(&text[at + 3..]);
+    out
+}
+
+/// Asserts two reports have the same findings, in any order (a protobuf has no offsets to sort
+/// by), without printing hundreds of them when they do not.
+fn assert_same_findings(got: &Value, want: &Value, what: &str) {
+    let sorted = |v: &Value| {
+        let mut a: Vec<String> = findings(v).as_array().unwrap().iter().map(Value::to_string).collect();
+        a.sort();
+        a
+    };
+    let (g, w) = (sorted(got), sorted(want));
+    assert_eq!(g.len(), w.len(), "{what}: {} findings, want {}", g.len(), w.len());
+    if let Some((a, b)) = g.iter().zip(&w).find(|(a, b)| a != b) {
+        panic!("{what}: found\n{a}\nwhere\n{b}\nwas expected");
+    }
+}
+
+/// The one finding of a report that could not load its input, which must be XDS009.
+fn limit_finding(out: &Output) -> Value {
+    assert_eq!(code(out), 2, "{}", stderr(out));
+    let v = json_out(out);
+    let f = v["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["code"], "XDS009", "{v}");
+    assert_eq!(f[0]["rule"], "input-limit", "{v}");
+    assert!(f[0]["notes"].to_string().contains("--max-bytes"), "{v}");
+    f[0].clone()
+}
+
+/// The findings of `n` copies of `edge`, as `xdsck check` gives them.
+fn edge_findings(dir: &Path, n: usize) -> Value {
+    let listeners: Vec<Value> = (0..n).map(edge_n).collect();
+    json_out(&xdsck(&["check", discovery_json(dir, &listeners).to_str().unwrap(), "--format", "json"]))
+}
+
+#[test]
+fn a_100_mb_listener_response_is_checked_and_one_over_max_bytes_is_refused_unread() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100;
+    let st = State { version: "1".into(), resources: padded_listeners(n, MB), ..State::default() };
+    let size: usize = st.resources.iter().map(|a| a.value.len()).sum();
+    assert!(size > 100_000_000, "{size}");
+    let server = rt.block_on(XdsServer::start(Bind::Tcp("127.0.0.1:0".parse().unwrap()), st));
+    let want = edge_findings(dir.path(), n);
+    assert!(!findings(&want).as_array().unwrap().is_empty());
+
+    // Under the default limit (1 GiB): read and checked like any other response.
+    let out = xdsck(&["attach", &server.url(), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let got = json_out(&out);
+    assert_eq!(got["inputs"][0]["listeners"], n);
+    assert_same_findings(&got, &want, "100 MB over gRPC");
+    assert!(server.requests().iter().any(|r| r.version_info == "1" && r.response_nonce == "nonce-1"));
+
+    // Over --max-bytes: refused from the length prefix, exit 2 with the XDS009 finding that
+    // names the limit and the flag; never ACKed (nor NACKed).
+    let before = server.requests().len();
+    let out = xdsck(&["attach", &server.url(), "--format", "json", "--max-bytes", "10000000"]);
+    let f = limit_finding(&out);
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains("over the size limit of 10000000 bytes"), "{f}");
+    let announced: usize = message.split("the input is ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(announced > size && announced < size + 100_000, "{f}");
+    assert!(f["notes"].to_string().contains("refused from its announced length"), "{f}");
+    assert_eq!(f["location"]["source"], server.url());
+    assert!(
+        server.requests()[before..].iter().all(|r| r.response_nonce.is_empty()),
+        "{:?}",
+        &server.requests()[before..]
+    );
+    // The text report says the same.
+    let out = xdsck(&["attach", &server.url(), "--max-bytes", "10000000", "--color", "never"]);
+    assert_eq!(code(&out), 2);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error[XDS009]") && text.contains("--max-bytes N"), "{text}");
+    assert_only_acks(&server, &["1"]);
+}
+
+#[test]
+fn a_100_mb_config_dump_is_checked_and_one_over_max_bytes_is_not_read_past_it() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 50;
+    let body = Arc::new(padded_dump(n, 100 * MB));
+    assert!(body.len() >= 100 * MB);
+    let dump = dir.path().join("dump.json");
+    std::fs::write(&dump, body.as_slice()).unwrap();
+    let want = json_out(&xdsck(&["check", dump.to_str().unwrap(), "--format", "json"]));
+    assert_eq!(want["inputs"][0]["listeners"], n, "{want}");
+    assert!(!findings(&want).as_array().unwrap().is_empty());
+
+    // Envoy streams a big dump chunked (here on a Unix socket, as Cilium's admin.sock).
+    let unix =
+        rt.block_on(AdminServer::start(Bind::Unix(dir.path().join("admin.sock")), Answer::Chunked(body.clone())));
+    let tcp = rt.block_on(AdminServer::start(Bind::Tcp("127.0.0.1:0".parse().unwrap()), Answer::Length(body.clone())));
+    for server in [&unix, &tcp] {
+        // Under the default limit: the findings of `check` on the same bytes.
+        let out = xdsck(&["attach", &server.url(), "--format", "json"]);
+        assert_eq!(code(&out), 1, "{}: {}", server.url(), stderr(&out));
+        assert_same_findings(&json_out(&out), &want, &server.url());
+    }
+
+    // Over the limit, chunked: not read past it. The server could hand the kernel only the
+    // limit and what the socket buffers hold before xdsck hung up.
+    unix.reset_written();
+    let out = xdsck(&["attach", &unix.url(), "--format", "json", "--max-bytes", "10000000"]);
+    let f = limit_finding(&out);
+    assert!(f["message"].as_str().unwrap().contains("more than 10000000 bytes"), "{f}");
+    assert!(f["notes"].to_string().contains("was not read past the limit"), "{f}");
+    let written = unix.body_bytes_written();
+    assert!(written < 40 * MB as u64, "{written} bytes of the body were sent: xdsck read past the limit");
+    // Over the limit with a Content-Length: refused before the body.
+    tcp.reset_written();
+    let out = xdsck(&["attach", &tcp.url(), "--format", "json", "--max-bytes", "10000000"]);
+    let f = limit_finding(&out);
+    assert!(f["message"].as_str().unwrap().contains(&format!("the input is {} bytes", body.len())), "{f}");
+    let written = tcp.body_bytes_written();
+    assert!(written < 40 * MB as u64, "{written} bytes of the body were sent: xdsck read the body");
+    // One byte over, both ways.
+    let under = (body.len() - 1).to_string();
+    for server in [&unix, &tcp] {
+        limit_finding(&xdsck(&["attach", &server.url(), "--format", "json", "--max-bytes", &under]));
+    }
+}
+
+/// The limit is the same number on both paths and in `check`: at the size accepted, one byte
+/// under it refused. (Small answers: this is about the boundary, not the volume.)
+#[test]
+fn max_bytes_is_exact_on_both_paths() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let body = Arc::new(padded_dump(2, 300_000));
+    let path = dir.path().join("dump.json");
+    std::fs::write(&path, body.as_slice()).unwrap();
+    let (len, under) = (body.len().to_string(), (body.len() - 1).to_string());
+    assert_eq!(code(&xdsck(&["check", path.to_str().unwrap(), "--max-bytes", &len])), 1);
+    assert_eq!(code(&xdsck(&["check", path.to_str().unwrap(), "--max-bytes", &under])), 2);
+    for answer in [Answer::Chunked(body.clone()), Answer::Length(body.clone())] {
+        let admin = rt.block_on(AdminServer::start(Bind::Tcp("127.0.0.1:0".parse().unwrap()), answer));
+        assert_eq!(code(&xdsck(&["attach", &admin.url(), "--max-bytes", &len])), 1);
+        limit_finding(&xdsck(&["attach", &admin.url(), "--format", "json", "--max-bytes", &under]));
+    }
+
+    // gRPC: the encoded DiscoveryResponse. Its size comes from the refusal's message.
+    let st = State { version: "1".into(), resources: padded_listeners(2, 100_000), ..State::default() };
+    let server = rt.block_on(XdsServer::start(Bind::Unix(dir.path().join("xds.sock")), st));
+    let f = limit_finding(&xdsck(&["attach", &server.url(), "--format", "json", "--max-bytes", "1000"]));
+    let size: usize = f["message"]
+        .as_str()
+        .unwrap()
+        .split("the input is ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(code(&xdsck(&["attach", &server.url(), "--max-bytes", &size.to_string()])), 1);
+    limit_finding(&xdsck(&["attach", &server.url(), "--format", "json", "--max-bytes", &(size - 1).to_string()]));
+    assert_only_acks(&server, &["1"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The admin path's faults
+
+#[test]
+fn admin_faults_are_clear_errors() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let body = Arc::new(padded_dump(2, MB));
+    let server = rt.block_on(AdminServer::start(Bind::Unix(dir.path().join("admin.sock")), Answer::Silent));
+    let url = server.url();
+
+    // No answer at all, then an answer that stops half-way: --timeout, each time.
+    let t = Instant::now();
+    let out = xdsck(&["attach", &url, "--timeout", "1"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("timed out after 1 s waiting for the admin response from"), "{}", stderr(&out));
+    server.set(Answer::StallAfter(body.clone(), 300_000));
+    let out = xdsck(&["attach", &url, "--timeout", "1"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("timed out after 1 s waiting for the rest of the admin response"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(t.elapsed() < Duration::from_secs(8));
+
+    // The connection lost in the middle of the body.
+    server.set(Answer::CutAfter(body.clone(), 300_000));
+    let out = xdsck(&["attach", &url]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains("reading the admin response from") && err.contains("failed"), "{err}");
+    assert!(!err.contains("xDS"), "{err}");
+
+    // An error status with a large body: Envoy's text, cut short.
+    let mut text = b"no such resource: ".to_vec();
+    text.resize(10 * MB, b'z');
+    server.set(Answer::Status(404, Arc::new(text)));
+    let out = xdsck(&["attach", &url]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains("answered HTTP 404: no such resource: zzz"), "{}", &err[..err.len().min(300)]);
+    assert!(err.len() < 3000, "{} bytes on stderr", err.len());
+
+    // Bytes that are not UTF-8, and text that is not a config_dump: findings, as for `check`.
+    let mut bad = br#"{"configs": ["#.to_vec();
+    bad.extend_from_slice(&[0xff, 0xfe]);
+    server.set(Answer::Length(Arc::new(bad)));
+    let out = xdsck(&["attach", &url, "--format", "json"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(json_out(&out)["findings"][0]["code"], "XDS003", "{}", String::from_utf8_lossy(&out.stdout));
+    server.set(Answer::Chunked(Arc::new(b"<html>not envoy</html>".to_vec())));
+    let out = xdsck(&["attach", &url, "--format", "json"]);
+    assert_eq!(code(&out), 2);
+    let code0 = json_out(&out)["findings"][0]["code"].as_str().unwrap().to_owned();
+    assert!(code0.starts_with("XDS00"), "{code0}");
+    // Each try was one request for /config_dump.
+    let reqs = server.requests();
+    assert!(reqs.len() >= 6 && reqs.iter().all(|r| r == "GET /config_dump HTTP/1.1"), "{reqs:?}");
+}
+
+/// An address whose path cannot go in a request line is refused as an address (it used to
+/// panic while building the request).
+#[test]
+fn an_admin_path_that_is_not_a_valid_request_target_is_an_address_error() {
+    for address in ["http://127.0.0.1:9/config dump", "unix:///run/admin.sock?resource=a b"] {
+        let out = xdsck(&["attach", address]);
+        assert_eq!(code(&out), 2, "{address}: {}", stderr(&out));
+        assert!(stderr(&out).contains("invalid address"), "{address}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{address}: {}", stderr(&out));
+    }
+}
+
+/// Lines of a child's output, read on a thread.
+fn lines(r: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(r).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (at most 20 s) for a line that satisfies `want`; returns it with the lines before it.
+fn wait_line(rx: &mpsc::Receiver<String>, what: &str, want: impl Fn(&str) -> bool) -> (String, Vec<String>) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) if want(&l) => return (l, seen),
+            Ok(l) => seen.push(l),
+            Err(_) => panic!("no line {what} within 20 s; saw: {seen:#?}"),
+        }
+    }
+}
+
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `xdsck attach ... --watch --format json` with its stdout and stderr as lines.
+fn watcher(args: &[&str]) -> (Child, mpsc::Receiver<String>, mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+        .args(["attach", "--watch", "--format", "json"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines(child.stdout.take().unwrap());
+    let err = lines(child.stderr.take().unwrap());
+    (Child(child), out, err)
+}
+
+#[test]
+fn admin_watch_reports_each_fault_keeps_the_last_snapshot_and_recovers() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let v1 = Arc::new(padded_dump(1, 1000));
+    let server = rt.block_on(AdminServer::start(Bind::Unix(dir.path().join("admin.sock")), Answer::Chunked(v1)));
+    let (child, out, err) = watcher(&[&server.url(), "--interval", "0.1", "--timeout", "1", "--max-bytes", "2000000"]);
+    let first = next_json(&out);
+    assert_eq!(first["listeners"], 1, "{first}");
+    assert!(!first["appeared"].as_array().unwrap().is_empty(), "{first}");
+
+    // Over the limit, cut, stalled: each a warning; the snapshot stands (no update line).
+    let big = Arc::new(padded_dump(1, 10 * MB));
+    let faults = [
+        (Answer::Chunked(big.clone()), "over the size limit of 2000000 bytes; raise the limit with --max-bytes N"),
+        (Answer::Length(big.clone()), "is 10485760 bytes, over the size limit of 2000000 bytes"),
+        (Answer::CutAfter(Arc::new(padded_dump(1, 100_000)), 5000), "reading the admin response from"),
+        (Answer::StallAfter(big.clone(), 1000), "timed out after 1 s waiting for the rest of the admin response"),
+        (Answer::Silent, "timed out after 1 s waiting for the admin response"),
+        (Answer::Status(503, Arc::new(b"draining".to_vec())), "answered HTTP 503: draining"),
+    ];
+    for (answer, want) in faults {
+        server.set(answer);
+        let (line, _) = wait_line(&err, want, |l| l.contains(want));
+        assert!(line.contains("retrying in") && line.contains("the last snapshot stands"), "{line}");
+    }
+    assert!(out.try_recv().is_err(), "a fault is not an update");
+
+    // Served again, with another listener set: the next update.
+    server.set(Answer::Length(Arc::new(padded_dump(3, 1000))));
+    let next = next_json(&out);
+    assert_eq!(next["listeners"], 3, "{next}");
+    assert!(!next["appeared"].as_array().unwrap().is_empty(), "{next}");
+    drop(child);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The xDS path: floods, garbage, stalls, oversize and cuts
+
+const POLICY: &str = "type.googleapis.com/cilium.NetworkPolicy";
+
+fn flood(count: usize, read_requests: bool) -> Flood {
+    Flood { type_url: POLICY.into(), count, resource_bytes: 300, read_requests }
+}
+
+#[test]
+fn a_flood_of_an_unknown_type_is_acked_reported_once_and_the_listeners_still_come() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let want = edge_findings(dir.path(), 1);
+    // As go-control-plane serves (requests read all along), and a server that reads none
+    // while it floods: 20k responses of ~350 bytes, and their ACKs, outgrow both HTTP/2
+    // windows, so a client that waited for room for each ACK before reading on would never get
+    // to the listeners (it did: it timed out).
+    for (read_requests, count) in [(true, 10_000), (false, 20_000)] {
+        let st = State {
+            version: "1".into(),
+            resources: vec![proto_build::listener_any(&edge_n(0))],
+            flood: Some(flood(count, read_requests)),
+            ..State::default()
+        };
+        let server =
+            rt.block_on(XdsServer::start(Bind::Unix(dir.path().join(format!("xds-{read_requests}.sock"))), st));
+        for api in ["ads", "lds"] {
+            let before = server.requests().len();
+            let out = xdsck(&["attach", &server.url(), "--type", api, "--format", "json"]);
+            assert_eq!(code(&out), 1, "read {read_requests} {api}: {}", stderr(&out));
+            let got = json_out(&out);
+            assert_eq!(findings(&got), findings(&want), "read {read_requests} {api}");
+            let err = stderr(&out);
+            assert_eq!(err.lines().count(), 1, "reported once: {err}");
+            assert!(err.contains("cilium.NetworkPolicy") && err.contains("did not ask for"), "{err}");
+            // The listeners are ACKed; they came last, after the flood's nonces.
+            let reqs = &server.requests()[before..];
+            // xdsck never subscribes to the type: every request of it has a nonce, an ACK.
+            assert!(reqs.iter().all(|r| r.type_url != POLICY || !r.response_nonce.is_empty()));
+            let nonce = |r: &envoy_types::pb::envoy::service::discovery::v3::DiscoveryRequest| -> usize {
+                r.response_nonce["nonce-".len()..].parse().unwrap()
+            };
+            let last = reqs
+                .iter()
+                .find(|r| r.type_url == LISTENER && r.version_info == "1" && !r.response_nonce.is_empty())
+                .map(nonce)
+                .expect("the listeners are ACKed");
+            let acked: std::collections::BTreeSet<usize> =
+                reqs.iter().filter(|r| r.type_url == POLICY).map(nonce).collect();
+            // The flood's last response is ACKed, and every one when the server reads as it
+            // sends. (One that does not read gets the latest ACK of each type when there is
+            // room again: a server heeds only the nonce it sent last.)
+            assert!(acked.contains(&(last - 1)), "the flood's last response is ACKed");
+            assert!(acked.iter().all(|n| (last - count..last).contains(n)), "{acked:?}");
+            if read_requests {
+                assert_eq!(acked.len(), count, "a server that reads as it sends gets every ACK");
+            }
+        }
+        assert_only_acks(&server, &["1"]);
+    }
+}
+
+const LISTENER: &str = proto_build::LISTENER_TYPE;
+
+#[test]
+fn a_connection_lost_in_the_middle_of_a_large_response_is_a_clear_error() {
+    let rt = runtime();
+    let st = State { version: "1".into(), resources: padded_listeners(4, MB), ..State::default() };
+    let server = rt.block_on(XdsServer::start(Bind::Tcp("127.0.0.1:0".parse().unwrap()), st));
+    let Bind::Tcp(addr) = server.addr().clone() else { unreachable!() };
+    let relay = rt.block_on(CutRelay::start(addr, 1_500_000));
+    let out = xdsck(&["attach", &relay.url(), "--timeout", "5"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.starts_with("xdsck: error: ") && err.contains(&relay.url()["grpc://".len()..]), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("timed out"), "{err}");
+    // The same server, whole: fine.
+    assert_eq!(code(&xdsck(&["attach", &server.url()])), 1);
+}
+
+/// --watch through every fault of the xDS path, in one run: a stalled server, a flood of an
+/// unknown type, an undecodable resource, a response over --max-bytes, a stream cut; each is
+/// reported, and the watch carries on with the next good state.
+#[test]
+fn watch_reports_each_xds_fault_and_recovers() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let mut server =
+        rt.block_on(XdsServer::start(Bind::Unix(dir.path().join("xds.sock")), state("1", &[edge(10443, true)])));
+    server.set_mode(Mode::Stall);
+    let (child, out, err) = watcher(&[&server.url(), "--type", "ads", "--timeout", "1", "--max-bytes", "2000000"]);
+
+    let mut log = Vec::new();
+    // Stalled before the first response: reported, and retried.
+    let (line, before) = wait_line(&err, "about the stall", |l| l.contains("waiting for the first Listener response"));
+    log.extend(before);
+    assert!(line.contains("timed out after 1 s") && line.contains("retrying in"), "{line}");
+    server.set_mode(Mode::Serve);
+    let first = next_json(&out);
+    assert_eq!(first["version"], "1", "{first}");
+    let warned = codes(&first["appeared"]);
+
+    // A new stream that starts with 10k responses of a type nobody asked for, and a listener
+    // that does not decode: one line about the type, the garbage as a finding.
+    let mut st = state("2", &[edge(10443, true)]);
+    st.flood = Some(flood(10_000, false));
+    st.resources.push(envoy_types::pb::google::protobuf::Any {
+        type_url: LISTENER.into(),
+        value: vec![0x0a, 0xff, 0xff, 0xff],
+    });
+    let restart_with = |server: &mut XdsServer, st: State| {
+        rt.block_on(async {
+            server.stop();
+            // The cut streams are gone before the state changes: it reaches new streams only.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            server.set(st);
+            server.restart().await;
+        });
+    };
+    restart_with(&mut server, st.clone());
+    let (second, before) = wait_line(&out, "for version 2", |l| l.contains("\"version\":\"2\""));
+    assert!(before.is_empty(), "{before:?}");
+    let second: Value = serde_json::from_str(&second).unwrap();
+    assert_eq!(codes(&second["appeared"]), vec!["XDS006 null".to_owned()], "{second}");
+    assert!(second["disappeared"].as_array().unwrap().is_empty(), "{second}");
+    // The next stream floods again.
+    st.version = "3".into();
+    restart_with(&mut server, st);
+    let (_, before) = wait_line(&out, "for version 3", |l| l.contains("\"version\":\"3\""));
+    assert!(before.is_empty(), "{before:?}");
+
+    // Over --max-bytes: a warning naming the limit and the flag; retried until it fits.
+    server.set(State { version: "4".into(), resources: padded_listeners(3, MB), ..State::default() });
+    let (line, before) = wait_line(&err, "about the size", |l| l.contains("over the size limit"));
+    log.extend(before);
+    assert!(line.contains("over the size limit of 2000000 bytes") && line.contains("--max-bytes"), "{line}");
+    assert!(line.contains("the last snapshot stands"), "{line}");
+    server.set(state("5", &[edge(10443, true), duplicate(8443)]));
+    let (fifth, _) = wait_line(&out, "for version 5", |l| l.contains("\"version\":\"5\""));
+    let fifth: Value = serde_json::from_str(&fifth).unwrap();
+    assert!(codes(&fifth["appeared"]).iter().any(|c| c.contains("\"dup\"")), "{fifth}");
+    assert_eq!(codes(&fifth["disappeared"]), vec!["XDS006 null".to_owned()], "{fifth}");
+    assert!(codes(&fifth["appeared"]).iter().all(|c| !warned.contains(c)), "{fifth}");
+
+    drop(child);
+    log.extend(err.iter());
+    // Two streams flooded, one line about it.
+    assert_eq!(log.iter().filter(|l| l.contains("cilium.NetworkPolicy")).count(), 1, "{log:#?}");
+    assert!(log.iter().all(|l| !l.contains("panicked")), "{log:#?}");
+    assert_only_acks(&server, &["1", "2", "3", "5"]);
 }

@@ -2,9 +2,11 @@
 //!
 //! The body is appended frame by frame into one buffer (sized from Content-Length when Envoy
 //! sends one; it streams big dumps chunked): a 100 MB dump is read once into the bytes the
-//! loader then uses as its text, with no intermediate copies. The timeout bounds the wait for
-//! the connection, for the response head and for each piece of the body, so a slow but moving
-//! 100 MB transfer completes and a stalled one does not hang.
+//! loader then uses as its text, with no intermediate copies. No more than the size limit
+//! (`--max-bytes`) is ever buffered: a Content-Length over it is refused before the body is
+//! read, and a chunked body is dropped, with the connection, at the frame that crosses it. The
+//! timeout bounds the wait for the connection, for the response head and for each piece of the
+//! body, so a slow but moving 100 MB transfer completes and a stalled one does not hang.
 
 use std::time::Duration;
 
@@ -19,6 +21,9 @@ use crate::{AdminTarget, Detected, Endpoint, Error};
 
 /// Any host works for Envoy's admin; Cilium sends this one.
 const HOST: &str = "envoy-admin";
+
+/// What is kept of the body of an error answer: enough for Envoy's message.
+const ERROR_BODY: usize = 2000;
 
 trait Io: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Io for T {}
@@ -42,31 +47,33 @@ async fn dial(endpoint: &Endpoint, timeout: Duration) -> Result<Box<dyn Io>, Err
     }
 }
 
-/// GET `target.path_and_query` and return the body. Non-200 answers are errors with Envoy's text.
-pub async fn fetch(target: &AdminTarget, timeout: Duration) -> Result<Vec<u8>, Error> {
+/// GET `target.path_and_query` and return the body, of at most `max_bytes` bytes (a larger one is
+/// [`Error::TooLarge`]). Non-200 answers are errors with Envoy's text.
+pub async fn fetch(target: &AdminTarget, timeout: Duration, max_bytes: usize) -> Result<Vec<u8>, Error> {
     let at = target.endpoint.to_string();
-    let io = dial(&target.endpoint, timeout).await?;
     let wrong = |detail: String| Error::WrongProtocol {
         at: at.clone(),
         detail: format!(
             "does not answer HTTP/1.1 ({detail}): is it an xDS (gRPC) socket? Attach to it with grpc+unix:// or grpc://"
         ),
     };
+    let host = match &target.endpoint {
+        Endpoint::Tcp { authority } => authority.as_str(),
+        Endpoint::Unix { .. } => HOST,
+    };
+    // The path is checked when an address is parsed; one built by hand may still be wrong.
+    let req = hyper::Request::get(target.path_and_query.as_str())
+        .header(hyper::header::HOST, host)
+        .header(hyper::header::ACCEPT, "application/json")
+        .body(Empty::<Bytes>::new())
+        .map_err(|e| Error::Address { address: target.path_and_query.clone(), reason: chain_text(&e) })?;
+    let io = dial(&target.endpoint, timeout).await?;
     let head = async {
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io)).await?;
         tokio::spawn(async move {
             // Errors surface through the request; the connection task has nothing to add.
             let _ = conn.await;
         });
-        let host = match &target.endpoint {
-            Endpoint::Tcp { authority } => authority.as_str(),
-            Endpoint::Unix { .. } => HOST,
-        };
-        let req = hyper::Request::get(target.path_and_query.as_str())
-            .header(hyper::header::HOST, host)
-            .header(hyper::header::ACCEPT, "application/json")
-            .body(Empty::<Bytes>::new())
-            .expect("a valid request");
         sender.send_request(req).await
     };
     let resp = match tokio::time::timeout(timeout, head).await {
@@ -82,28 +89,50 @@ pub async fn fetch(target: &AdminTarget, timeout: Duration) -> Result<Vec<u8>, E
         Ok(Ok(r)) => r,
     };
     let status = resp.status();
-    let capacity = resp
-        .headers()
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-        .unwrap_or(1 << 20);
+    let length = resp.headers().get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    let too_large = |size: usize, at_least: bool| Error::TooLarge {
+        at: at.clone(),
+        what: "the admin response",
+        size,
+        at_least,
+        limit: max_bytes,
+    };
+    // An error answer is read only as far as its message.
+    let limit = if status.is_success() { max_bytes } else { ERROR_BODY };
+    if let Some(n) = length
+        && n > max_bytes
+        && status.is_success()
+    {
+        return Err(too_large(n, false));
+    }
     let mut body = resp.into_body();
-    let mut buf = Vec::with_capacity(capacity.min(1 << 30));
+    let mut buf = Vec::with_capacity(length.unwrap_or(1 << 20).min(limit));
     loop {
         let frame = match tokio::time::timeout(timeout, body.frame()).await {
             Err(_) => {
-                return Err(Error::Timeout { at, what: "the rest of the admin response", secs: timeout.as_secs() });
+                return Err(Error::Timeout {
+                    at: at.clone(),
+                    what: "the rest of the admin response",
+                    secs: timeout.as_secs(),
+                });
             }
             Ok(None) => break,
-            Ok(Some(Err(e))) => return Err(Error::Stream { at, detail: chain_text(&e) }),
+            Ok(Some(Err(e))) => return Err(Error::Body { at: at.clone(), detail: chain_text(&e) }),
             Ok(Some(Ok(f))) => f,
         };
-        if let Ok(data) = frame.into_data() {
-            buf.extend_from_slice(&data);
+        let Ok(data) = frame.into_data() else { continue };
+        if buf.len() + data.len() > limit {
+            if status.is_success() {
+                // Dropping the body drops the connection: the rest is never read.
+                return Err(too_large(buf.len() + data.len(), true));
+            }
+            buf.extend_from_slice(&data[..limit - buf.len()]);
+            break;
         }
+        buf.extend_from_slice(&data);
     }
     if !status.is_success() {
-        let text = String::from_utf8_lossy(&buf[..buf.len().min(2000)]).trim().to_owned();
+        let text = String::from_utf8_lossy(&buf).trim().to_owned();
         return Err(Error::Status { at, status: status.as_u16(), body: text });
     }
     Ok(buf)

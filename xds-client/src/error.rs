@@ -27,6 +27,12 @@ pub enum Error {
     Stream { at: String, detail: String },
     #[error("the xDS server at {at} closed the stream")]
     Closed { at: String },
+    #[error("reading the admin response from {at} failed: {detail}")]
+    Body { at: String, detail: String },
+    /// A response over the size limit. `at_least`: the reader stopped at the limit, so `size` is
+    /// only what had arrived by then.
+    #[error("{}", too_large(what, at, *size, *at_least, *limit))]
+    TooLarge { at: String, what: &'static str, size: usize, at_least: bool, limit: usize },
     #[error("{at}: {source}")]
     Io {
         at: String,
@@ -63,6 +69,14 @@ impl Error {
     pub fn is_transient(&self) -> bool {
         !matches!(self, Error::Address { .. } | Error::Tls(_) | Error::PermissionDenied { .. })
     }
+}
+
+fn too_large(what: &str, at: &str, size: usize, at_least: bool, limit: usize) -> String {
+    let size = if at_least { format!("more than {limit}") } else { size.to_string() };
+    format!(
+        "{what} from {at} is {size} bytes, over the size limit of {limit} bytes; \
+         raise the limit with --max-bytes N if it is legitimate"
+    )
 }
 
 /// The full text of an error and its sources, `a: b: c`.

@@ -83,15 +83,20 @@ impl FromStr for Target {
             }
             Ok(a.to_owned())
         };
-        let config_dump_path = |rest: &str| -> String {
+        let config_dump_path = |rest: &str| -> Result<String, Error> {
             let (path, query) = match rest.split_once('?') {
                 Some((p, q)) => (p, Some(q)),
                 None => (rest, None),
             };
             let path = if path.is_empty() || path == "/" { "/config_dump" } else { path };
-            match query {
+            let path_and_query = match query {
                 Some(q) if !q.is_empty() => format!("{path}?{q}"),
                 _ => path.to_owned(),
+            };
+            // What the request line can carry (no spaces, no control characters).
+            match hyper::http::uri::PathAndQuery::try_from(path_and_query.as_str()) {
+                Ok(_) => Ok(path_and_query),
+                Err(_) => Err(bad("the path and query must be URL-encoded (no spaces, no control characters)")),
             }
         };
         if let Some(rest) = s.strip_prefix("grpc+unix://") {
@@ -113,12 +118,12 @@ impl FromStr for Target {
                 return Err(bad("unix:// needs an absolute path: unix:///path/to/admin.sock"));
             }
             let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-            let path_and_query = config_dump_path(&format!("?{query}"));
+            let path_and_query = config_dump_path(&format!("?{query}"))?;
             return Ok(Target::Admin(AdminTarget { endpoint: Endpoint::Unix { path: path.into() }, path_and_query }));
         }
         if let Some(rest) = s.strip_prefix("http://") {
             let a = authority(rest)?;
-            let path_and_query = config_dump_path(&rest[a.len()..]);
+            let path_and_query = config_dump_path(&rest[a.len()..])?;
             return Ok(Target::Admin(AdminTarget { endpoint: Endpoint::Tcp { authority: a }, path_and_query }));
         }
         if s.starts_with("https://") {
@@ -218,7 +223,16 @@ mod tests {
             t("/var/run/cilium/envoy/sockets/admin.sock"),
             Target::Socket("/var/run/cilium/envoy/sockets/admin.sock".into())
         );
-        for bad in ["grpc://nohost", "unix://relative.sock", "https://x:1", "ftp://x:1", ""] {
+        for bad in [
+            "grpc://nohost",
+            "unix://relative.sock",
+            "https://x:1",
+            "ftp://x:1",
+            "",
+            "http://127.0.0.1:9901/config dump",
+            "unix:///run/a.sock?resource=a b",
+            "http://127.0.0.1:9901/\u{7f}",
+        ] {
             assert!(bad.parse::<Target>().is_err(), "{bad}");
         }
         assert_eq!(t("grpc+unix:///x.sock").to_string(), "grpc+unix:///x.sock");

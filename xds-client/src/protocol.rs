@@ -7,7 +7,7 @@
 //! be decoded goes to the caller ([`Response::problems`] and the caller's own decoding), never to
 //! the server.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use envoy_types::pb::envoy::config::core::v3::Node;
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
@@ -47,17 +47,25 @@ pub struct Response {
     pub ack: DiscoveryRequest,
 }
 
+/// How many types not asked for are reported one by one; the rest are reported once together.
+pub const MAX_REPORTED_TYPES: usize = 16;
+
 /// Subscriptions of one stream (one type for per-type LDS, any number for ADS).
 #[derive(Debug, Clone)]
 pub struct SotwState {
     node: Node,
     subscriptions: BTreeMap<String, Subscription>,
+    /// Types the server sent without being asked, already reported: each is reported once, not
+    /// at every response (a server may send thousands), and never becomes a subscription.
+    unasked: BTreeSet<String>,
+    /// Whether more than [`MAX_REPORTED_TYPES`] were seen (and reported as such).
+    unasked_overflow: bool,
 }
 
 impl SotwState {
     pub fn new(node_id: &str) -> Self {
         let node = Node { id: node_id.to_owned(), cluster: "xdsck".to_owned(), ..Node::default() };
-        Self { node, subscriptions: BTreeMap::new() }
+        Self { node, subscriptions: BTreeMap::new(), unasked: BTreeSet::new(), unasked_overflow: false }
     }
 
     /// Subscribe to a type (empty `resource_names`: wildcard).
@@ -91,6 +99,9 @@ impl SotwState {
     }
 
     /// A response arrived: record it and return it with its ACK. Never a NACK.
+    ///
+    /// A response of a type not subscribed to is ACKed too, reported the first time only, and
+    /// leaves no state behind: a new stream does not subscribe to it.
     pub fn on_response(&mut self, response: DiscoveryResponse) -> Response {
         let mut problems = Vec::new();
         // A per-type stream may omit type_url in responses; the only subscription is meant then.
@@ -99,22 +110,35 @@ impl SotwState {
         } else {
             response.type_url.clone()
         };
-        if !self.subscriptions.contains_key(&type_url) {
-            problems.push(format!("the server sent resources of type {type_url:?}, which xdsck did not ask for"));
-        }
-        let sub = self.subscriptions.entry(type_url.clone()).or_default();
-        sub.version_info = response.version_info.clone();
-        sub.nonce = response.nonce.clone();
-        sub.responses += 1;
-        for (i, r) in response.resources.iter().enumerate() {
-            if r.type_url != type_url {
-                problems.push(format!("resource {i} has type {:?} in a response of type {type_url:?}", r.type_url));
+        let resource_names = match self.subscriptions.get_mut(&type_url) {
+            Some(sub) => {
+                sub.version_info = response.version_info.clone();
+                sub.nonce = response.nonce.clone();
+                sub.responses += 1;
+                // One line per response, however many resources are off.
+                let mut other = response.resources.iter().enumerate().filter(|(_, r)| r.type_url != type_url);
+                if let Some((i, first)) = other.next() {
+                    problems.push(match other.count() {
+                        0 => format!("resource {i} has type {:?} in a response of type {type_url:?}", first.type_url),
+                        more => format!(
+                            "{} resources have another type than the response's {type_url:?} (the first: \
+                             resource {i}, of type {:?})",
+                            more + 1,
+                            first.type_url
+                        ),
+                    });
+                }
+                sub.resource_names.clone()
             }
-        }
+            None => {
+                problems.extend(self.note_unasked(&type_url));
+                Vec::new()
+            }
+        };
         let ack = DiscoveryRequest {
             version_info: response.version_info.clone(),
             node: Some(self.node.clone()),
-            resource_names: sub.resource_names.clone(),
+            resource_names,
             type_url: type_url.clone(),
             response_nonce: response.nonce.clone(),
             error_detail: None,
@@ -128,6 +152,24 @@ impl SotwState {
             problems,
             ack,
         }
+    }
+
+    /// The report of a type not asked for, the first time it is seen.
+    fn note_unasked(&mut self, type_url: &str) -> Option<String> {
+        if self.unasked.contains(type_url) {
+            return None;
+        }
+        if self.unasked.len() < MAX_REPORTED_TYPES {
+            self.unasked.insert(type_url.to_owned());
+            return Some(format!("the server sent resources of type {type_url:?}, which xdsck did not ask for"));
+        }
+        if std::mem::replace(&mut self.unasked_overflow, true) {
+            return None;
+        }
+        Some(format!(
+            "the server sent resources of more than {MAX_REPORTED_TYPES} types xdsck did not ask for \
+             (the latest: {type_url:?}); the others are not reported"
+        ))
     }
 
     /// The stream ended: the next one starts afresh (versions are kept).
@@ -236,6 +278,65 @@ mod tests {
         let r = s.on_response(resp);
         assert_eq!(r.problems.len(), 1);
         assert_eq!((r.ack.version_info.as_str(), r.ack.response_nonce.as_str()), ("8", "y"));
+    }
+
+    #[test]
+    fn a_type_not_asked_for_is_reported_once_and_never_subscribed_to() {
+        let mut s = SotwState::new("n");
+        s.subscribe(LISTENER_TYPE_URL, vec![]);
+        s.start_stream();
+        let policy = "type.googleapis.com/cilium.NetworkPolicy";
+        let mut reported = 0;
+        for i in 0..10_000 {
+            let r = s.on_response(response(&i.to_string(), &format!("n{i}"), policy, 1));
+            reported += r.problems.len();
+            // Every one is ACKed, with its own version and nonce.
+            assert_eq!((r.ack.type_url.as_str(), r.ack.response_nonce.as_str()), (policy, format!("n{i}").as_str()));
+            assert!(r.ack.error_detail.is_none() && r.ack.resource_names.is_empty());
+        }
+        assert_eq!(reported, 1);
+        assert!(s.subscription(policy).is_none());
+        // The Listener subscription is untouched, and a new stream asks for Listeners only.
+        let r = s.on_response(response("1", "l1", LISTENER_TYPE_URL, 1));
+        assert!(r.problems.is_empty());
+        s.on_disconnect();
+        let reqs = s.start_stream();
+        assert_eq!(reqs.len(), 1);
+        assert_eq!(reqs[0].type_url, LISTENER_TYPE_URL);
+        assert_eq!(reqs[0].version_info, "1");
+        // Once per process, not per stream.
+        assert!(s.on_response(response("2", "m", policy, 1)).problems.is_empty());
+    }
+
+    #[test]
+    fn many_types_not_asked_for_are_reported_in_bounded_lines() {
+        let mut s = SotwState::new("n");
+        s.subscribe(LISTENER_TYPE_URL, vec![]);
+        let mut lines = Vec::new();
+        for round in 0..3 {
+            for i in 0..10_000 {
+                let r = s.on_response(response("1", &format!("{round}-{i}"), &format!("type.example/T{i}"), 0));
+                assert_eq!(r.ack.type_url, format!("type.example/T{i}"));
+                lines.extend(r.problems);
+            }
+        }
+        assert_eq!(lines.len(), MAX_REPORTED_TYPES + 1, "{lines:?}");
+        assert!(lines.last().unwrap().contains("the others are not reported"), "{lines:?}");
+        assert_eq!(s.start_stream().len(), 1);
+    }
+
+    #[test]
+    fn resources_of_another_type_are_one_line_per_response() {
+        let mut s = SotwState::new("n");
+        s.subscribe(LISTENER_TYPE_URL, vec![]);
+        let mut resp = response("1", "a", LISTENER_TYPE_URL, 3);
+        for _ in 0..5000 {
+            resp.resources.push(Any { type_url: "type.googleapis.com/google.protobuf.Empty".into(), value: vec![] });
+        }
+        let r = s.on_response(resp);
+        assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+        assert!(r.problems[0].starts_with("5000 resources have another type") && r.problems[0].contains("resource 3"));
+        assert_eq!(r.resources.len(), 5003);
     }
 
     #[test]

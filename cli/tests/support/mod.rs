@@ -3,6 +3,7 @@
 //! reaches (`client`). Each test crate uses the parts it needs.
 #![allow(dead_code)]
 
+pub mod admin_server;
 pub mod client;
 pub mod envoy;
 pub mod generate;

@@ -1,8 +1,9 @@
 //! An in-process xDS server (envoy-types' generated tonic services) for the attach tests: it
 //! serves Listener resources over per-type LDS and ADS, state of the world, on TCP or a Unix
 //! socket; the served set can change, the server can be restarted (streams cut mid-way), made to
-//! stall, to close streams, or to send garbage. It records every request it receives, so a test
-//! can assert that a client only ever ACKed. A real Envoy accepts it as its LDS source (see
+//! stall, to close streams, to send garbage, to flood a stream with responses of a type nobody
+//! asked for, or (through [`CutRelay`]) to lose the connection in the middle of a message. It
+//! records every request it receives, so a test can assert that a client only ever ACKed. A real Envoy accepts it as its LDS source (see
 //! tests/attach.rs), which is what makes it a fair stand-in for a control plane.
 
 use std::path::PathBuf;
@@ -44,6 +45,20 @@ pub struct State {
     pub resources: Vec<Any>,
     /// Sent before the listeners on each new stream: a response of a type nobody asked for.
     pub extra_type_first: Option<String>,
+    /// Sent before the listeners on each new stream (after `extra_type_first`).
+    pub flood: Option<Flood>,
+}
+
+/// Many responses of a type nobody asked for, each with its own nonce and version `x1`.
+#[derive(Debug, Clone)]
+pub struct Flood {
+    pub type_url: String,
+    pub count: usize,
+    /// The size of the one resource in each response.
+    pub resource_bytes: usize,
+    /// Whether requests are read while the flood is sent (as go-control-plane's servers do,
+    /// from their own goroutine), or only after it.
+    pub read_requests: bool,
 }
 
 #[derive(Debug)]
@@ -69,6 +84,33 @@ struct Svc(Arc<Shared>);
 
 type RespStream = Pin<Box<dyn Stream<Item = Result<DiscoveryResponse, Status>> + Send>>;
 type DeltaStream = Pin<Box<dyn Stream<Item = Result<DeltaDiscoveryResponse, Status>> + Send>>;
+
+/// Sends one response on the stream; while it waits for room, records the requests that come
+/// if `read`. False when the client is gone.
+async fn send_reading(
+    tx: &mpsc::Sender<Result<DiscoveryResponse, Status>>,
+    response: DiscoveryResponse,
+    requests: &mut Streaming<DiscoveryRequest>,
+    shared: &Shared,
+    read: &mut bool,
+) -> bool {
+    let permit = loop {
+        tokio::select! {
+            p = tx.reserve() => match p {
+                Ok(p) => break p,
+                Err(_) => return false,
+            },
+            m = requests.message(), if *read => match m {
+                Ok(Some(r)) => shared.requests.lock().unwrap().push(r),
+                // Half-closed: nothing more to read, the responses may still go.
+                Ok(None) => *read = false,
+                Err(_) => return false,
+            },
+        }
+    };
+    permit.send(Ok(response));
+    true
+}
 
 impl Svc {
     fn stream(&self, mut requests: Streaming<DiscoveryRequest>) -> RespStream {
@@ -102,7 +144,7 @@ impl Svc {
                 *n += 1;
                 format!("nonce-{n}")
             };
-            let snapshot = state.borrow_and_update().clone();
+            let mut snapshot = state.borrow_and_update().clone();
             if let Some(t) = &snapshot.extra_type_first {
                 let r = DiscoveryResponse {
                     version_info: "x1".into(),
@@ -115,14 +157,30 @@ impl Svc {
                     return;
                 }
             }
+            if let Some(f) = snapshot.flood.take() {
+                let mut read = f.read_requests;
+                for _ in 0..f.count {
+                    let r = DiscoveryResponse {
+                        version_info: "x1".into(),
+                        type_url: f.type_url.clone(),
+                        nonce: next_nonce(),
+                        resources: vec![Any { type_url: f.type_url.clone(), value: vec![7; f.resource_bytes] }],
+                        ..Default::default()
+                    };
+                    if !send_reading(&tx, r, &mut requests, &shared, &mut read).await {
+                        return;
+                    }
+                }
+            }
             let mut current = Some(snapshot);
             loop {
                 if let Some(s) = current.take() {
+                    // Moved, not copied: states of 100 MB are served.
                     let r = DiscoveryResponse {
-                        version_info: s.version.clone(),
+                        version_info: s.version,
                         type_url: LISTENER_TYPE.into(),
                         nonce: next_nonce(),
-                        resources: s.resources.clone(),
+                        resources: s.resources,
                         ..Default::default()
                     };
                     if tx.send(Ok(r)).await.is_err() {
@@ -289,5 +347,59 @@ impl XdsServer {
 impl Drop for XdsServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A TCP relay in front of a server that cuts both connections once `cut_after` bytes have gone
+/// from the server to the client: a control plane lost in the middle of a (large) message.
+#[derive(Debug)]
+pub struct CutRelay {
+    addr: std::net::SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl CutRelay {
+    pub async fn start(upstream: std::net::SocketAddr, cut_after: usize) -> CutRelay {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = l.accept().await {
+                tokio::spawn(async move {
+                    let Ok(server) = tokio::net::TcpStream::connect(upstream).await else { return };
+                    let (mut cr, mut cw) = client.into_split();
+                    let (mut sr, mut sw) = server.into_split();
+                    let up = tokio::spawn(async move {
+                        let _ = tokio::io::copy(&mut cr, &mut sw).await;
+                    });
+                    let mut left = cut_after;
+                    let mut buf = vec![0u8; 64 << 10];
+                    while left > 0 {
+                        let n = match sr.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n.min(left),
+                        };
+                        if cw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        left -= n;
+                    }
+                    // Both connections end here: the halves are dropped, the copier aborted.
+                    up.abort();
+                });
+            }
+        });
+        CutRelay { addr, task }
+    }
+
+    /// `grpc://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("grpc://{}", self.addr)
+    }
+}
+
+impl Drop for CutRelay {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }
