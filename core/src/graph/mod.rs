@@ -15,9 +15,8 @@ pub mod trace;
 mod tests;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::sync::LazyLock;
 
 use petgraph::Direction;
@@ -81,70 +80,101 @@ pub struct MatchGraph<'l, 'a> {
     pub excluded: Vec<Option<Excluded>>,
 }
 
-/// The keys of one chain per level, before expansion.
+/// The keys of one chain per level, before expansion: level `d` is `keys[ends[d]..ends[d + 1]]`.
+/// One flat buffer, reused from chain to chain: at tenant scale a `Vec` per level and chain was
+/// millions of allocations.
+#[derive(Default)]
 struct ChainKeys<'k> {
-    levels: [Vec<Key<'k>>; 9],
+    keys: Vec<Key<'k>>,
+    ends: [usize; 10],
 }
 
 impl<'k> ChainKeys<'k> {
-    /// `None` if a value is one Envoy refuses.
-    fn of(m: Option<&'k FilterChainMatch<'_>>) -> Option<Self> {
-        let mut levels: [Vec<Key<'k>>; 9] = Default::default();
+    fn level(&self, depth: usize) -> &[Key<'k>] {
+        &self.keys[self.ends[depth]..self.ends[depth + 1]]
+    }
+
+    /// Fills in one chain's keys; `false` if a value is one Envoy refuses.
+    fn fill(&mut self, m: Option<&'k FilterChainMatch<'_>>) -> bool {
+        self.keys.clear();
         let Some(m) = m else {
-            for l in &mut levels {
-                l.push(Key::Any);
-            }
-            return Some(Self { levels });
-        };
-        let cidrs = |v: &[CidrRange<'_>]| -> Option<Vec<Key<'k>>> {
-            if v.is_empty() {
-                return Some(vec![Key::Any]);
-            }
-            v.iter().map(|c| key::cidr(c).ok().map(Key::Cidr)).collect()
-        };
-        let strs = |v: &'k [Cow<'_, str>]| -> Vec<Key<'k>> {
-            if v.is_empty() {
-                return vec![Key::Any];
-            }
-            v.iter().map(|s| if s.is_empty() { Key::Any } else { Key::Protocol(Cow::Borrowed(&**s)) }).collect()
+            self.keys.extend(std::iter::repeat_n(Key::Any, 9));
+            self.ends = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+            return true;
         };
         // Ports outside 1..65535 fail Envoy's proto validation before anything is indexed.
         let port_ok = |p: u32| (1..=65535).contains(&p);
         if m.destination_port.is_some_and(|p| !port_ok(p)) || m.source_ports.iter().any(|&p| !port_ok(p)) {
-            return None;
+            return false;
         }
-        levels[0] = vec![m.destination_port.map_or(Key::Any, Key::Port)];
-        levels[1] = cidrs(&m.prefix_ranges)?;
-        levels[2] = if m.server_names.is_empty() {
-            vec![Key::Any]
-        } else {
-            if m.server_names.iter().any(|n| key::is_partial_wildcard(n)) {
-                return None;
+        if m.server_names.iter().any(|n| key::is_partial_wildcard(n)) {
+            return false;
+        }
+        let keys = &mut self.keys;
+        let cidrs = |keys: &mut Vec<Key<'k>>, v: &[CidrRange<'_>]| -> bool {
+            if v.is_empty() {
+                keys.push(Key::Any);
+                return true;
             }
-            m.server_names.iter().map(|n| key::server_name(n)).collect()
+            v.iter().all(|c| key::cidr(c).map(|n| keys.push(Key::Cidr(n))).is_ok())
         };
-        levels[3] = strs(std::slice::from_ref(&m.transport_protocol));
-        levels[4] = strs(&m.application_protocols);
-        levels[5] = cidrs(&m.direct_source_prefix_ranges)?;
-        levels[6] = vec![match m.source_type {
+        let strs = |keys: &mut Vec<Key<'k>>, v: &'k [Cow<'_, str>]| {
+            if v.is_empty() {
+                keys.push(Key::Any);
+            }
+            keys.extend(v.iter().map(|s| if s.is_empty() { Key::Any } else { Key::Protocol(Cow::Borrowed(&**s)) }));
+        };
+        let mut ends = [0; 10];
+        keys.push(m.destination_port.map_or(Key::Any, Key::Port));
+        ends[1] = keys.len();
+        if !cidrs(keys, &m.prefix_ranges) {
+            return false;
+        }
+        ends[2] = keys.len();
+        if m.server_names.is_empty() {
+            keys.push(Key::Any);
+        }
+        keys.extend(m.server_names.iter().map(|n| key::server_name(n)));
+        ends[3] = keys.len();
+        strs(keys, std::slice::from_ref(&m.transport_protocol));
+        ends[4] = keys.len();
+        strs(keys, &m.application_protocols);
+        ends[5] = keys.len();
+        if !cidrs(keys, &m.direct_source_prefix_ranges) {
+            return false;
+        }
+        ends[6] = keys.len();
+        keys.push(match m.source_type {
             SourceType::Any => Key::Any,
             t => Key::SourceType(t),
-        }];
-        levels[7] = cidrs(&m.source_prefix_ranges)?;
-        levels[8] = if m.source_ports.is_empty() {
-            vec![Key::Any]
-        } else {
-            m.source_ports.iter().map(|&p| Key::Port(p)).collect()
-        };
-        Some(Self { levels })
+        });
+        ends[7] = keys.len();
+        if !cidrs(keys, &m.source_prefix_ranges) {
+            return false;
+        }
+        ends[8] = keys.len();
+        if m.source_ports.is_empty() {
+            keys.push(Key::Any);
+        }
+        keys.extend(m.source_ports.iter().map(|&p| Key::Port(p)));
+        ends[9] = keys.len();
+        self.ends = ends;
+        true
     }
 }
 
 impl<'l, 'a> MatchGraph<'l, 'a> {
     /// Builds the index as Envoy does, chain by chain in list order.
     pub fn build(listener: &'l Listener<'a>) -> Self {
-        // Most chains add one node per level; sizing up front saves the rehashing.
-        let estimate = listener.filter_chains.len() * 10 + 1;
+        // At most one node per level and expanded tuple, plus its leaf. Sized once: a graph that
+        // outgrows its vectors holds up to twice its size while it doubles them.
+        // Capped: a hostile cross product must not reserve memory up front it would never fill.
+        let chains = &listener.filter_chains;
+        let estimate = chains
+            .iter()
+            .map(|c| 10 * tuples(c.filter_chain_match.as_ref()))
+            .fold(1usize, usize::saturating_add)
+            .min(chains.len().saturating_mul(64).saturating_add(1024));
         let mut graph = DiGraph::with_capacity(estimate, estimate);
         let root = graph.add_node(Node::Root);
         let mut g = MatchGraph {
@@ -161,25 +191,27 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             return g;
         }
         // Envoy rejects a chain whose match equals an earlier one before it indexes it.
-        let mut first_with_rules: HashMap<Rules<'l, 'a>, usize> = HashMap::new();
+        let mut first_with_rules: FxHashMap<Rules<'l, 'a>, usize> =
+            FxHashMap::with_capacity_and_hasher(listener.filter_chains.len(), FxBuildHasher);
+        let mut keys = ChainKeys::default();
+        let mut tuple: Vec<Key<'l>> = Vec::with_capacity(9);
         for (i, chain) in listener.filter_chains.iter().enumerate() {
-            let r = rules(chain.filter_chain_match.as_ref());
-            if let Some(&earlier) = first_with_rules.get(&r) {
-                g.excluded[i] = Some(Excluded::SameRulesAs(earlier));
-                continue;
+            match first_with_rules.entry(rules(chain.filter_chain_match.as_ref())) {
+                std::collections::hash_map::Entry::Occupied(o) => {
+                    g.excluded[i] = Some(Excluded::SameRulesAs(*o.get()));
+                    continue;
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(i);
+                }
             }
-            first_with_rules.insert(r, i);
-            match ChainKeys::of(chain.filter_chain_match.as_ref()) {
-                Some(keys) => g.insert(i, &keys),
-                None => g.excluded[i] = Some(Excluded::Invalid),
+            if keys.fill(chain.filter_chain_match.as_ref()) {
+                g.insert_level(i, &keys, 0, g.root, &mut tuple);
+            } else {
+                g.excluded[i] = Some(Excluded::Invalid);
             }
         }
         g
-    }
-
-    fn insert(&mut self, chain: usize, keys: &ChainKeys<'l>) {
-        let mut tuple: Vec<Key<'l>> = Vec::with_capacity(9);
-        self.insert_level(chain, keys, 0, self.root, &mut tuple);
     }
 
     fn insert_level(
@@ -208,7 +240,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             return;
         }
         let level = Level::ALL[depth];
-        for key in &keys.levels[depth] {
+        for key in keys.level(depth) {
             let child = self.child_or_insert(parent, level, key);
             tuple.push(key.clone());
             self.insert_level(chain, keys, depth + 1, child, tuple);
@@ -298,6 +330,21 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             ChainIndex::Default => self.listener.default_filter_chain.as_ref(),
         }
     }
+}
+
+/// How many tuples a chain's match expands to (an upper bound: invalid values are counted).
+fn tuples(m: Option<&FilterChainMatch<'_>>) -> usize {
+    let Some(m) = m else { return 1 };
+    [
+        m.prefix_ranges.len(),
+        m.server_names.len(),
+        m.application_protocols.len(),
+        m.direct_source_prefix_ranges.len(),
+        m.source_prefix_ranges.len(),
+        m.source_ports.len(),
+    ]
+    .iter()
+    .fold(1usize, |n, &k| n.saturating_mul(k.max(1)))
 }
 
 /// A FilterChainMatch as Envoy compares them for "same matching rules": the whole message as
