@@ -20,9 +20,15 @@ pub fn read_all(paths: &[impl AsRef<Path>], max_bytes: usize) -> (Sources, Vec<D
     for path in paths {
         let path = path.as_ref();
         let (name, bytes) = if path == Path::new("-") {
-            (STDIN.to_owned(), read_at_most(std::io::stdin().lock(), max_bytes))
+            (STDIN.to_owned(), read_at_most(std::io::stdin().lock(), max_bytes, None))
         } else {
-            (path.display().to_string(), std::fs::File::open(path).and_then(|f| read_at_most(f, max_bytes)))
+            (
+                path.display().to_string(),
+                std::fs::File::open(path).and_then(|f| {
+                    let size = f.metadata().ok().map(|m| m.len());
+                    read_at_most(f, max_bytes, size)
+                }),
+            )
         };
         match bytes {
             Ok(bytes) if bytes.len() > max_bytes => {
@@ -43,9 +49,11 @@ pub fn read_all(paths: &[impl AsRef<Path>], max_bytes: usize) -> (Sources, Vec<D
     (sources, failed)
 }
 
-/// Reads up to `max + 1` bytes: enough to tell that an input is over the limit.
-fn read_at_most(reader: impl Read, max: usize) -> std::io::Result<Vec<u8>> {
-    let mut buf = Vec::new();
+/// Reads up to `max + 1` bytes: enough to tell that an input is over the limit. A file's size
+/// sizes the buffer once (growing by doubling would hold up to twice the file at the peak).
+fn read_at_most(reader: impl Read, max: usize, size: Option<u64>) -> std::io::Result<Vec<u8>> {
+    let expected = size.and_then(|n| usize::try_from(n).ok()).map_or(0, |n| n.min(max).saturating_add(1));
+    let mut buf = Vec::with_capacity(expected);
     reader.take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1)).read_to_end(&mut buf)?;
     Ok(buf)
 }

@@ -33,6 +33,7 @@ pub mod diagnostic;
 pub mod graph;
 pub mod load;
 pub mod model;
+mod parallel;
 pub mod report;
 pub mod source;
 pub mod trace;

@@ -1,12 +1,11 @@
 //! `duplicate-filter-chain-match`: two chains of one listener whose `filter_chain_match` is
 //! protobuf-equal, which Envoy rejects.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
 
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::graph::Excluded;
 use crate::model::{CidrRange, FilterChain, FilterChainMatch, SourceType};
 
 pub static RULE: Rule = Rule {
@@ -51,23 +50,14 @@ impl Check for DuplicateFilterChainMatch {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            // With a matcher Envoy neither reads nor compares filter_chain_match.
-            if l.listener.filter_chain_matcher.is_some() {
-                continue;
-            }
-            // Envoy's JSON rendering is canonical for protobuf equality (defaults omitted, wrappers
-            // kept, fields in one order), so it serves as the hash key: O(n) in chains.
-            let mut first: HashMap<String, usize> = HashMap::with_capacity(l.listener.filter_chains.len());
-            for (i, chain) in l.listener.filter_chains.iter().enumerate() {
-                let json = envoy_json(chain.filter_chain_match.as_ref());
-                match first.entry(json) {
-                    Entry::Vacant(v) => {
-                        v.insert(i);
-                    }
-                    Entry::Occupied(o) => {
-                        let earlier = &l.listener.filter_chains[*o.get()];
-                        out.push(diagnostic(&l, chain, earlier, o.key()));
-                    }
+            // The match graph already grouped the chains by protobuf equality of their match (as
+            // Envoy does before indexing; none with a filter_chain_matcher): only the duplicates
+            // it found need Envoy's rendering of the match.
+            for (i, excluded) in l.graph.excluded.iter().enumerate() {
+                if let Some(Excluded::SameRulesAs(earlier)) = *excluded {
+                    let chain = &l.listener.filter_chains[i];
+                    let json = envoy_json(chain.filter_chain_match.as_ref());
+                    out.push(diagnostic(&l, chain, &l.listener.filter_chains[earlier], &json));
                 }
             }
         }

@@ -25,6 +25,7 @@ mod wildcard_overlap;
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::graph::MatchGraph;
 use crate::model::{FilterChain, Listener, Snapshot};
+use crate::parallel::par_map;
 use crate::source::{Location, SourceFile, SourceId, Sources};
 
 /// What a check is given.
@@ -143,16 +144,21 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, file, l))
         })
         .collect();
-    let graphs: Vec<MatchGraph<'_, '_>> = live.iter().map(|(_, _, l)| MatchGraph::build(l)).collect();
+    let graphs: Vec<MatchGraph<'_, '_>> = par_map(&live, |(_, _, l)| MatchGraph::build(l));
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
         .zip(&graphs)
         .map(|(&(source, file, listener), graph)| ListenerCx { source, file, listener, graph })
         .collect();
     let cx = Context { snapshot, sources, listeners: &listeners };
-    let mut out = Vec::new();
-    for check in checks {
+    // Checks are independent readers of the same graphs; their findings are concatenated in
+    // registry order, so the output does not depend on which finished first.
+    par_map(checks, |check| {
+        let mut out = Vec::new();
         check.run(cx, &mut out);
-    }
-    out
+        out
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }

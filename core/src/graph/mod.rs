@@ -15,9 +15,11 @@ pub mod trace;
 mod tests;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 use std::sync::LazyLock;
 
 use petgraph::Direction;
@@ -71,9 +73,10 @@ pub struct MatchGraph<'l, 'a> {
     pub root: NodeIndex,
     /// (parent, key) → child for the nodes with many children: Envoy's per-level hash maps.
     /// Most nodes have one child (the wildcard levels of a chain), and a short scan of their
-    /// edges beats hashing them; only nodes past [`SMALL`] children are indexed here. FxHash:
-    /// the keys are short strings and ports, hashed hundreds of thousands of times.
-    children: FxHashMap<(NodeIndex, Key<'l>), NodeIndex>,
+    /// edges beats hashing them; only nodes past [`SMALL`] children are indexed here. Entries
+    /// are (parent, child) and the key is read from the child: 8 bytes each instead of a copy
+    /// of the key. FxHash: the keys are short strings and ports, hashed millions of times.
+    children: HashTable<(NodeIndex, NodeIndex)>,
     /// Children per node.
     counts: Vec<u32>,
     pub overlaps: Vec<Overlap<'l>>,
@@ -81,77 +84,108 @@ pub struct MatchGraph<'l, 'a> {
     pub excluded: Vec<Option<Excluded>>,
 }
 
-/// The keys of one chain per level, before expansion.
+/// The keys of one chain per level, before expansion: level `d` is `keys[ends[d]..ends[d + 1]]`.
+/// One flat buffer, reused from chain to chain: at tenant scale a `Vec` per level and chain was
+/// millions of allocations.
+#[derive(Default)]
 struct ChainKeys<'k> {
-    levels: [Vec<Key<'k>>; 9],
+    keys: Vec<Key<'k>>,
+    ends: [usize; 10],
 }
 
 impl<'k> ChainKeys<'k> {
-    /// `None` if a value is one Envoy refuses.
-    fn of(m: Option<&'k FilterChainMatch<'_>>) -> Option<Self> {
-        let mut levels: [Vec<Key<'k>>; 9] = Default::default();
+    fn level(&self, depth: usize) -> &[Key<'k>] {
+        &self.keys[self.ends[depth]..self.ends[depth + 1]]
+    }
+
+    /// Fills in one chain's keys; `false` if a value is one Envoy refuses.
+    fn fill(&mut self, m: Option<&'k FilterChainMatch<'_>>) -> bool {
+        self.keys.clear();
         let Some(m) = m else {
-            for l in &mut levels {
-                l.push(Key::Any);
-            }
-            return Some(Self { levels });
-        };
-        let cidrs = |v: &[CidrRange<'_>]| -> Option<Vec<Key<'k>>> {
-            if v.is_empty() {
-                return Some(vec![Key::Any]);
-            }
-            v.iter().map(|c| key::cidr(c).ok().map(Key::Cidr)).collect()
-        };
-        let strs = |v: &'k [Cow<'_, str>]| -> Vec<Key<'k>> {
-            if v.is_empty() {
-                return vec![Key::Any];
-            }
-            v.iter().map(|s| if s.is_empty() { Key::Any } else { Key::Protocol(Cow::Borrowed(&**s)) }).collect()
+            self.keys.extend(std::iter::repeat_n(Key::Any, 9));
+            self.ends = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+            return true;
         };
         // Ports outside 1..65535 fail Envoy's proto validation before anything is indexed.
         let port_ok = |p: u32| (1..=65535).contains(&p);
         if m.destination_port.is_some_and(|p| !port_ok(p)) || m.source_ports.iter().any(|&p| !port_ok(p)) {
-            return None;
+            return false;
         }
-        levels[0] = vec![m.destination_port.map_or(Key::Any, Key::Port)];
-        levels[1] = cidrs(&m.prefix_ranges)?;
-        levels[2] = if m.server_names.is_empty() {
-            vec![Key::Any]
-        } else {
-            if m.server_names.iter().any(|n| key::is_partial_wildcard(n)) {
-                return None;
+        if m.server_names.iter().any(|n| key::is_partial_wildcard(n)) {
+            return false;
+        }
+        let keys = &mut self.keys;
+        let cidrs = |keys: &mut Vec<Key<'k>>, v: &[CidrRange<'_>]| -> bool {
+            if v.is_empty() {
+                keys.push(Key::Any);
+                return true;
             }
-            m.server_names.iter().map(|n| key::server_name(n)).collect()
+            v.iter().all(|c| key::cidr(c).map(|n| keys.push(Key::Cidr(n))).is_ok())
         };
-        levels[3] = strs(std::slice::from_ref(&m.transport_protocol));
-        levels[4] = strs(&m.application_protocols);
-        levels[5] = cidrs(&m.direct_source_prefix_ranges)?;
-        levels[6] = vec![match m.source_type {
+        let strs = |keys: &mut Vec<Key<'k>>, v: &'k [Cow<'_, str>]| {
+            if v.is_empty() {
+                keys.push(Key::Any);
+            }
+            keys.extend(v.iter().map(|s| if s.is_empty() { Key::Any } else { Key::Protocol(Cow::Borrowed(&**s)) }));
+        };
+        let mut ends = [0; 10];
+        keys.push(m.destination_port.map_or(Key::Any, Key::Port));
+        ends[1] = keys.len();
+        if !cidrs(keys, &m.prefix_ranges) {
+            return false;
+        }
+        ends[2] = keys.len();
+        if m.server_names.is_empty() {
+            keys.push(Key::Any);
+        }
+        keys.extend(m.server_names.iter().map(|n| key::server_name(n)));
+        ends[3] = keys.len();
+        strs(keys, std::slice::from_ref(&m.transport_protocol));
+        ends[4] = keys.len();
+        strs(keys, &m.application_protocols);
+        ends[5] = keys.len();
+        if !cidrs(keys, &m.direct_source_prefix_ranges) {
+            return false;
+        }
+        ends[6] = keys.len();
+        keys.push(match m.source_type {
             SourceType::Any => Key::Any,
             t => Key::SourceType(t),
-        }];
-        levels[7] = cidrs(&m.source_prefix_ranges)?;
-        levels[8] = if m.source_ports.is_empty() {
-            vec![Key::Any]
-        } else {
-            m.source_ports.iter().map(|&p| Key::Port(p)).collect()
-        };
-        Some(Self { levels })
+        });
+        ends[7] = keys.len();
+        if !cidrs(keys, &m.source_prefix_ranges) {
+            return false;
+        }
+        ends[8] = keys.len();
+        if m.source_ports.is_empty() {
+            keys.push(Key::Any);
+        }
+        keys.extend(m.source_ports.iter().map(|&p| Key::Port(p)));
+        ends[9] = keys.len();
+        self.ends = ends;
+        true
     }
 }
 
 impl<'l, 'a> MatchGraph<'l, 'a> {
     /// Builds the index as Envoy does, chain by chain in list order.
     pub fn build(listener: &'l Listener<'a>) -> Self {
-        // Most chains add one node per level; sizing up front saves the rehashing.
-        let estimate = listener.filter_chains.len() * 10 + 1;
+        // At most one node per level and expanded tuple, plus its leaf. Sized once: a graph that
+        // outgrows its vectors holds up to twice its size while it doubles them.
+        // Capped: a hostile cross product must not reserve memory up front it would never fill.
+        let chains = &listener.filter_chains;
+        let estimate = chains
+            .iter()
+            .map(|c| 10 * tuples(c.filter_chain_match.as_ref()))
+            .fold(1usize, usize::saturating_add)
+            .min(chains.len().saturating_mul(64).saturating_add(1024));
         let mut graph = DiGraph::with_capacity(estimate, estimate);
         let root = graph.add_node(Node::Root);
         let mut g = MatchGraph {
             listener,
             graph,
             root,
-            children: FxHashMap::default(),
+            children: HashTable::new(),
             counts: Vec::with_capacity(estimate),
             overlaps: Vec::new(),
             excluded: vec![None; listener.filter_chains.len()],
@@ -161,25 +195,31 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             return g;
         }
         // Envoy rejects a chain whose match equals an earlier one before it indexes it.
-        let mut first_with_rules: HashMap<Rules<'l, 'a>, usize> = HashMap::new();
+        // The first chain per distinct match, by index: the rules are recomputed from the chain
+        // rather than stored (a copy of them is 170 bytes per chain).
+        let chain_rules = |j: usize| rules(listener.filter_chains[j].filter_chain_match.as_ref());
+        let mut first_with_rules: HashTable<usize> = HashTable::with_capacity(chains.len());
+        let mut keys = ChainKeys::default();
+        let mut tuple: Vec<Key<'l>> = Vec::with_capacity(9);
         for (i, chain) in listener.filter_chains.iter().enumerate() {
             let r = rules(chain.filter_chain_match.as_ref());
-            if let Some(&earlier) = first_with_rules.get(&r) {
-                g.excluded[i] = Some(Excluded::SameRulesAs(earlier));
-                continue;
+            let hash = FxBuildHasher.hash_one(r);
+            match first_with_rules.entry(hash, |&j| chain_rules(j) == r, |&j| FxBuildHasher.hash_one(chain_rules(j))) {
+                hashbrown::hash_table::Entry::Occupied(o) => {
+                    g.excluded[i] = Some(Excluded::SameRulesAs(*o.get()));
+                    continue;
+                }
+                hashbrown::hash_table::Entry::Vacant(v) => {
+                    v.insert(i);
+                }
             }
-            first_with_rules.insert(r, i);
-            match ChainKeys::of(chain.filter_chain_match.as_ref()) {
-                Some(keys) => g.insert(i, &keys),
-                None => g.excluded[i] = Some(Excluded::Invalid),
+            if keys.fill(chain.filter_chain_match.as_ref()) {
+                g.insert_level(i, &keys, 0, g.root, &mut tuple);
+            } else {
+                g.excluded[i] = Some(Excluded::Invalid);
             }
         }
         g
-    }
-
-    fn insert(&mut self, chain: usize, keys: &ChainKeys<'l>) {
-        let mut tuple: Vec<Key<'l>> = Vec::with_capacity(9);
-        self.insert_level(chain, keys, 0, self.root, &mut tuple);
     }
 
     fn insert_level(
@@ -208,7 +248,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             return;
         }
         let level = Level::ALL[depth];
-        for key in &keys.levels[depth] {
+        for key in keys.level(depth) {
             let child = self.child_or_insert(parent, level, key);
             tuple.push(key.clone());
             self.insert_level(chain, keys, depth + 1, child, tuple);
@@ -227,14 +267,16 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         *count += 1;
         if *count as usize == SMALL + 1 {
             // The node just outgrew the scan: index all its children.
-            let kids: Vec<NodeIndex> = self.graph.neighbors(parent).collect();
-            for k in kids {
+            for k in self.graph.neighbors(parent) {
                 if let Node::Key { key, .. } = &self.graph[k] {
-                    self.children.insert((parent, key.clone()), k);
+                    let graph = &self.graph;
+                    self.children
+                        .insert_unique(entry_hash(parent, key), (parent, k), |&(p, c)| hash_entry(graph, p, c));
                 }
             }
         } else if *count as usize > SMALL {
-            self.children.insert((parent, key.clone()), n);
+            let graph = &self.graph;
+            self.children.insert_unique(entry_hash(parent, key), (parent, n), |&(p, c)| hash_entry(graph, p, c));
         }
         n
     }
@@ -247,7 +289,11 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
                 .neighbors(parent)
                 .find(|&n| matches!(&self.graph[n], Node::Key { key: k, .. } if k == key));
         }
-        self.children.get(&(parent, key.clone())).copied()
+        self.children
+            .find(entry_hash(parent, key), |&(p, c)| {
+                p == parent && matches!(&self.graph[c], Node::Key { key: k, .. } if k == key)
+            })
+            .map(|&(_, c)| c)
     }
 
     /// The children of a node, in no particular order and without allocating.
@@ -298,6 +344,34 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             ChainIndex::Default => self.listener.default_filter_chain.as_ref(),
         }
     }
+}
+
+/// The hash of a (parent, key) entry of [`MatchGraph::children`].
+fn entry_hash(parent: NodeIndex, key: &Key<'_>) -> u64 {
+    FxBuildHasher.hash_one((parent, key))
+}
+
+/// The hash of an entry already in [`MatchGraph::children`], when the table grows.
+fn hash_entry(graph: &DiGraph<Node<'_>, ()>, parent: NodeIndex, child: NodeIndex) -> u64 {
+    match &graph[child] {
+        Node::Key { key, .. } => entry_hash(parent, key),
+        _ => unreachable!("only key nodes are indexed"),
+    }
+}
+
+/// How many tuples a chain's match expands to (an upper bound: invalid values are counted).
+fn tuples(m: Option<&FilterChainMatch<'_>>) -> usize {
+    let Some(m) = m else { return 1 };
+    [
+        m.prefix_ranges.len(),
+        m.server_names.len(),
+        m.application_protocols.len(),
+        m.direct_source_prefix_ranges.len(),
+        m.source_prefix_ranges.len(),
+        m.source_ports.len(),
+    ]
+    .iter()
+    .fold(1usize, |n, &k| n.saturating_mul(k.max(1)))
 }
 
 /// A FilterChainMatch as Envoy compares them for "same matching rules": the whole message as

@@ -10,8 +10,7 @@ use crate::diagnostic::Severity;
 use crate::source::Sources;
 
 /// Renders one `::error file=…,line=…,col=…,title=…::message` line per finding.
-pub fn render(report: &Report, sources: &Sources) -> String {
-    let mut out = String::new();
+pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     for d in &report.findings {
         let command = match d.severity {
             Severity::Error => "error",
@@ -40,9 +39,9 @@ pub fn render(report: &Report, sources: &Sources) -> String {
         if let Some(loc) = d.location.as_ref().filter(|l| !l.pointer.is_empty()) {
             let _ = write!(message, "\npointer: {}", loc.pointer);
         }
-        let _ = writeln!(out, "::{command} {}::{}", props.join(","), escape_data(&message));
+        writeln!(out, "::{command} {}::{}", props.join(","), escape_data(&message))?;
     }
-    out
+    Ok(())
 }
 
 /// Escaping for the message part (GitHub's `escapeData`).

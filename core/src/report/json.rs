@@ -88,7 +88,7 @@ fn location<'r>(sources: &'r Sources, loc: &'r Location) -> JsonLocation<'r> {
 }
 
 /// Renders the report as pretty-printed JSON with a trailing newline.
-pub fn render(report: &Report, sources: &Sources) -> String {
+pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let output = Output {
         version: VERSION,
         inputs: report
@@ -131,7 +131,6 @@ pub fn render(report: &Report, sources: &Sources) -> String {
             info: report.count(Severity::Info),
         },
     };
-    let mut out = serde_json::to_string_pretty(&output).expect("the report serializes: plain data, string keys");
-    out.push('\n');
-    out
+    serde_json::to_writer_pretty(&mut *out, &output)?;
+    out.write_all(b"\n")
 }

@@ -79,11 +79,25 @@ impl Format {
 
 /// Renders `report` in `format`.
 pub fn render(format: Format, report: &Report, sources: &Sources, options: RenderOptions) -> String {
+    let mut out = Vec::new();
+    write(format, report, sources, options, &mut out).expect("writing into memory does not fail");
+    String::from_utf8(out).expect("every renderer writes UTF-8")
+}
+
+/// Writes `report` in `format` as it renders it: 100k findings are 100+ MB of output that need
+/// not be held in memory next to the input. Wrap `out` in a `BufWriter` if it is unbuffered.
+pub fn write(
+    format: Format,
+    report: &Report,
+    sources: &Sources,
+    options: RenderOptions,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     match format {
-        Format::Text => text::render(report, sources, options),
-        Format::Json => json::render(report, sources),
-        Format::Sarif => sarif::render(report, sources),
-        Format::Github => github::render(report, sources),
+        Format::Text => text::write(report, sources, options, out),
+        Format::Json => json::write(report, sources, out),
+        Format::Sarif => sarif::write(report, sources, out),
+        Format::Github => github::write(report, sources, out),
     }
 }
 

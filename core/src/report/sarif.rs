@@ -139,7 +139,7 @@ fn level(severity: Severity) -> &'static str {
 }
 
 /// Renders the report as a SARIF 2.1.0 log with one run, pretty-printed, trailing newline.
-pub fn render(report: &Report, sources: &Sources) -> String {
+pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // Only the rules that were found: the log stays small and does not change when a check is
     // added that found nothing.
     let mut rules: Vec<&'static Rule> = report.findings.iter().map(|d| d.rule).collect();
@@ -181,9 +181,8 @@ pub fn render(report: &Report, sources: &Sources) -> String {
             results,
         }],
     };
-    let mut out = serde_json::to_string_pretty(&log).expect("the log serializes: plain data, string keys");
-    out.push('\n');
-    out
+    serde_json::to_writer_pretty(&mut *out, &log)?;
+    out.write_all(b"\n")
 }
 
 fn descriptor(rule: &'static Rule) -> ReportingDescriptor {

@@ -139,14 +139,14 @@ pub(crate) fn fixture() -> (Sources, Report) {
 #[test]
 fn text() {
     let (sources, report) = fixture();
-    insta::assert_snapshot!(text::render(&report, &sources, RenderOptions { color: false }));
+    insta::assert_snapshot!(render(Format::Text, &report, &sources, RenderOptions { color: false }));
 }
 
 #[test]
 fn text_colour_only_when_asked() {
     let (sources, report) = fixture();
-    assert!(!text::render(&report, &sources, RenderOptions { color: false }).contains('\x1b'));
-    assert!(text::render(&report, &sources, RenderOptions { color: true }).contains("\x1b["));
+    assert!(!render(Format::Text, &report, &sources, RenderOptions { color: false }).contains('\x1b'));
+    assert!(render(Format::Text, &report, &sources, RenderOptions { color: true }).contains("\x1b["));
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn text_without_findings() {
         ..Report::default()
     };
     assert_eq!(
-        text::render(&report, &sources, RenderOptions::default()),
+        render(Format::Text, &report, &sources, RenderOptions::default()),
         "ok.yaml: bootstrap, 1 listener, 1 filter chain\nno findings\n"
     );
 }
@@ -177,7 +177,7 @@ fn text_cuts_long_lines_to_a_window() {
         findings: vec![Diagnostic::new(&DUPLICATE, "found it").at(Location::new(id, "/configs/10000/name", Some(at)))],
         ..Report::default()
     };
-    let out = text::render(&report, &sources, RenderOptions::default());
+    let out = render(Format::Text, &report, &sources, RenderOptions::default());
     assert!(out.len() < 1000, "{out}");
     assert!(out.contains(&format!("min.json:1:{}", at + 1)), "{out}");
     assert!(out.contains("needle"), "{out}");
@@ -186,7 +186,7 @@ fn text_cuts_long_lines_to_a_window() {
 #[test]
 fn json() {
     let (sources, report) = fixture();
-    let out = json::render(&report, &sources);
+    let out = render(Format::Json, &report, &sources, RenderOptions::default());
     insta::assert_snapshot!(out);
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(value["summary"], serde_json::json!({"error": 2, "warning": 1, "info": 2}));
@@ -195,7 +195,7 @@ fn json() {
 #[test]
 fn sarif() {
     let (sources, report) = fixture();
-    insta::assert_snapshot!(sarif::render(&report, &sources));
+    insta::assert_snapshot!(render(Format::Sarif, &report, &sources, RenderOptions::default()));
 }
 
 /// The vendored official schema, with its one known defect worked around: the `language`
@@ -217,7 +217,8 @@ fn sarif_is_valid_against_the_official_schema() {
     // is fetched, and a test that tried to would fail to build rather than reach the network.
     let validator = jsonschema::draft7::new(&schema).unwrap();
     let (sources, report) = fixture();
-    let log: serde_json::Value = serde_json::from_str(&sarif::render(&report, &sources)).unwrap();
+    let log: serde_json::Value =
+        serde_json::from_str(&render(Format::Sarif, &report, &sources, RenderOptions::default())).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     assert!(errors.is_empty(), "{errors:#?}");
     // The schema does check something: a broken log fails.
@@ -229,7 +230,8 @@ fn sarif_is_valid_against_the_official_schema() {
 #[test]
 fn sarif_fingerprints_are_stable() {
     let (sources, report) = fixture();
-    let log: serde_json::Value = serde_json::from_str(&sarif::render(&report, &sources)).unwrap();
+    let log: serde_json::Value =
+        serde_json::from_str(&render(Format::Sarif, &report, &sources, RenderOptions::default())).unwrap();
     let duplicate = log["runs"][0]["results"].as_array().unwrap().iter().find(|r| r["ruleId"] == "XDS101").unwrap();
     // Pinned: if this changes, every code-scanning alert looks new to the people triaging them.
     assert_eq!(duplicate["partialFingerprints"]["xdsck/v1"], "fb0583eae8264904");
@@ -238,7 +240,7 @@ fn sarif_fingerprints_are_stable() {
 #[test]
 fn github() {
     let (sources, report) = fixture();
-    insta::assert_snapshot!(github::render(&report, &sources));
+    insta::assert_snapshot!(render(Format::Github, &report, &sources, RenderOptions::default()));
 }
 
 #[test]
