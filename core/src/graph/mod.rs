@@ -185,7 +185,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             listener,
             graph,
             root,
-            children: HashTable::new(),
+            // One entry per chain is enough for the usual wide node (server names at one port).
+            children: HashTable::with_capacity(listener.filter_chains.len()),
             counts: Vec::with_capacity(estimate),
             overlaps: Vec::new(),
             excluded: vec![None; listener.filter_chains.len()],
@@ -306,7 +307,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         let mut v: Vec<NodeIndex> =
             self.graph.edges_directed(parent, Direction::Outgoing).map(|e| e.target()).collect();
         // petgraph lists edges newest first; insertion order reads better and is deterministic.
-        v.sort();
+        v.sort_unstable();
         v
     }
 
