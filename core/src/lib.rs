@@ -90,7 +90,17 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
     }
     // A failure naming no loaded source still reaches the output rather than vanishing.
     report.findings.extend(failed);
-    report.findings.extend(checks::run_all(&snapshot, sources));
+    // Every finding's location becomes a line and column when the report is rendered: the line
+    // index of a 300 MB input (a tenth of a second) is built meanwhile.
+    let (found, ()) = parallel::join(
+        || checks::run_all(&snapshot, sources),
+        || {
+            for (_, file) in sources.iter() {
+                file.line_index();
+            }
+        },
+    );
+    report.findings.extend(found);
     report.sort();
     report
 }

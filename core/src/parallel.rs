@@ -14,3 +14,15 @@ pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync 
 pub(crate) fn par_map<T, R>(items: &[T], f: impl Fn(&T) -> R) -> Vec<R> {
     items.iter().map(f).collect()
 }
+
+/// `(a(), b())`, the two at once.
+#[cfg(feature = "parallel")]
+pub(crate) fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    rayon::join(a, b)
+}
+
+/// `(a(), b())`.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn join<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B) -> (A, B) {
+    (a(), b())
+}
