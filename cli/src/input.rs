@@ -50,7 +50,7 @@ pub fn read_all(paths: &[impl AsRef<Path>], max_bytes: usize) -> (Sources, Vec<D
 }
 
 /// Reads up to `max + 1` bytes: enough to tell that an input is over the limit. A file's size
-/// sizes the buffer once (growing by doubling would hold up to twice the file at the peak).
+/// sizes the buffer once, so a large file is not regrown (and copied) while it is read.
 fn read_at_most(reader: impl Read, max: usize, size: Option<u64>) -> std::io::Result<Vec<u8>> {
     let expected = size.and_then(|n| usize::try_from(n).ok()).map_or(0, |n| n.min(max).saturating_add(1));
     let mut buf = Vec::with_capacity(expected);

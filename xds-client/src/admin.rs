@@ -43,7 +43,7 @@ async fn dial(endpoint: &Endpoint, timeout: Duration) -> Result<Box<dyn Io>, Err
     match tokio::time::timeout(timeout, connect).await {
         Ok(Ok(s)) => Ok(s),
         Ok(Err(e)) => Err(Error::io(at, e)),
-        Err(_) => Err(Error::Timeout { at, what: "a connection", secs: timeout.as_secs() }),
+        Err(_) => Err(Error::Timeout { at, what: "a connection", after: timeout }),
     }
 }
 
@@ -77,7 +77,7 @@ pub async fn fetch(target: &AdminTarget, timeout: Duration, max_bytes: usize) ->
         sender.send_request(req).await
     };
     let resp = match tokio::time::timeout(timeout, head).await {
-        Err(_) => return Err(Error::Timeout { at, what: "the admin response", secs: timeout.as_secs() }),
+        Err(_) => return Err(Error::Timeout { at, what: "the admin response", after: timeout }),
         // Before any response: an I/O error with a name (refused, ...) is that; anything else is
         // a peer that did not answer HTTP/1.1 (an HTTP/2-only server cancels or garbles it).
         Ok(Err(e)) => {
@@ -110,11 +110,7 @@ pub async fn fetch(target: &AdminTarget, timeout: Duration, max_bytes: usize) ->
     loop {
         let frame = match tokio::time::timeout(timeout, body.frame()).await {
             Err(_) => {
-                return Err(Error::Timeout {
-                    at: at.clone(),
-                    what: "the rest of the admin response",
-                    secs: timeout.as_secs(),
-                });
+                return Err(Error::Timeout { at: at.clone(), what: "the rest of the admin response", after: timeout });
             }
             Ok(None) => break,
             Ok(Some(Err(e))) => return Err(Error::Body { at: at.clone(), detail: chain_text(&e) }),
@@ -157,7 +153,7 @@ pub async fn probe(endpoint: &Endpoint, timeout: Duration) -> Result<Detected, E
     // An HTTP/2-only server answers at once (SETTINGS, GOAWAY) or closes; silence is a busy
     // or stuck server, not an answer.
     if tokio::time::timeout(timeout, read).await.is_err() && n == 0 {
-        return Err(Error::Timeout { at, what: "an answer to an HTTP/1.1 probe", secs: timeout.as_secs() });
+        return Err(Error::Timeout { at, what: "an answer to an HTTP/1.1 probe", after: timeout });
     }
     Ok(if head[..n].starts_with(b"HTTP/1.") { Detected::Admin } else { Detected::Grpc })
 }

@@ -17,8 +17,8 @@ pub enum Error {
     NotFound { at: String },
     #[error("{at} {detail}")]
     WrongProtocol { at: String, detail: String },
-    #[error("timed out after {secs} s waiting for {what} from {at}")]
-    Timeout { at: String, what: &'static str, secs: u64 },
+    #[error("timed out after {} waiting for {what} from {at}", seconds(*after))]
+    Timeout { at: String, what: &'static str, after: std::time::Duration },
     #[error("{at} answered HTTP {status}: {body}")]
     Status { at: String, status: u16, body: String },
     #[error("TLS setup: {0}")]
@@ -92,4 +92,23 @@ pub(crate) fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
         cur = s.source();
     }
     out
+}
+
+/// `10 s`, `0.5 s`: `--timeout` as the user gave it (whole seconds were the only precision once,
+/// and `--timeout 0.5` read "after 0 s").
+fn seconds(d: std::time::Duration) -> String {
+    if d.subsec_nanos() == 0 { format!("{} s", d.as_secs()) } else { format!("{} s", d.as_secs_f64()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_read_as_given() {
+        let timeout = |ms| Error::Timeout { at: "x".into(), what: "y", after: std::time::Duration::from_millis(ms) };
+        assert_eq!(timeout(10_000).to_string(), "timed out after 10 s waiting for y from x");
+        assert_eq!(timeout(500).to_string(), "timed out after 0.5 s waiting for y from x");
+        assert_eq!(timeout(1_250).to_string(), "timed out after 1.25 s waiting for y from x");
+    }
 }

@@ -322,7 +322,7 @@ pub async fn fetch_once(target: &GrpcTarget, options: &Options) -> Result<Respon
                         .into(),
                 });
             }
-            Err(Error::Timeout { at, what: "the first Listener response", secs: timeout.as_secs() })
+            Err(Error::Timeout { at, what: "the first Listener response", after: timeout })
         }
     }
 }
@@ -356,7 +356,7 @@ pub async fn watch(target: &GrpcTarget, options: &Options, events: mpsc::Sender<
                                 break Error::Timeout {
                                     at: at.clone(),
                                     what: "the first Listener response",
-                                    secs: options.timeout.as_secs(),
+                                    after: options.timeout,
                                 };
                             }
                             m = stream.message() => m,

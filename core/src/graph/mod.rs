@@ -15,7 +15,6 @@ pub mod trace;
 mod tests;
 
 use std::borrow::Cow;
-
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -170,8 +169,8 @@ impl<'k> ChainKeys<'k> {
 impl<'l, 'a> MatchGraph<'l, 'a> {
     /// Builds the index as Envoy does, chain by chain in list order.
     pub fn build(listener: &'l Listener<'a>) -> Self {
-        // At most one node per level and expanded tuple, plus its leaf. Sized once: a graph that
-        // outgrows its vectors holds up to twice its size while it doubles them.
+        // At most one node per level and expanded tuple, plus its leaf: sized once from that
+        // bound, the vectors never regrow (reserved pages that stay unused cost no memory).
         // Capped: a hostile cross product must not reserve memory up front it would never fill.
         let chains = &listener.filter_chains;
         let estimate = chains

@@ -25,8 +25,8 @@ pub fn write(
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let renderer = if options.color { Renderer::styled() } else { Renderer::plain() };
-    // Snippets are the costly part (a third of a 100k-finding run): rendered a batch at a time on
-    // every core, written in order; one batch is all that is held.
+    // Snippets are the costly part of text output (seconds for 100k findings): rendered a batch
+    // at a time on every core, written in order; one batch is all that is held.
     for batch in report.findings.chunks(4096) {
         let rendered = crate::parallel::par_map(batch, |d| renderer.render(&[group(d, sources)]));
         for r in rendered {
