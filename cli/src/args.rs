@@ -40,7 +40,8 @@ pub enum Command {
     /// Trace a connection: the listener, what Envoy's matcher sees, each level's decision, and
     /// the filter chain it reaches.
     Trace(TraceArgs),
-    /// Print a listener's match graph (Envoy's filter-chain index) as DOT or Mermaid.
+    /// Print a listener's match graph (Envoy's filter-chain index) as DOT or Mermaid. A chain
+    /// drawn above the last level matches anything at the levels below it.
     Graph(GraphArgs),
     /// Check a running proxy: its admin /config_dump (http://, unix://) or, as a read-only xDS
     /// observer that ACKs everything and never NACKs, its control plane (grpc://, grpcs://,

@@ -5,6 +5,12 @@
 //! §2.1). The same tree answers both questions xdsck asks: which chains collide (two tuples on
 //! one leaf — Envoy's "overlapping" error) and where a connection lands ([`trace`]: one key per
 //! level, the most specific present, never backtracking).
+//!
+//! One difference in shape, not in meaning: where the rest of a tuple is wildcards only, its
+//! chain leaf hangs at the last level it sets instead of below a run of `Any` nodes (see
+//! [`MatchGraph::leaf_child`]). Every level a connection passes there takes the `Any` key, so
+//! `trace` and `reach` treat such a leaf as reached; tenant listeners, which set two of the nine
+//! levels, get a graph a third of the size.
 
 pub mod key;
 pub mod matcher;
@@ -230,30 +236,60 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         parent: NodeIndex,
         tuple: &mut Vec<Key<'l>>,
     ) {
-        if depth == 9 {
-            let existing = self.graph.neighbors_directed(parent, Direction::Outgoing).next();
-            match existing.map(|n| &self.graph[n]) {
-                Some(Node::Chain(earlier)) => {
-                    let earlier = *earlier;
-                    // One finding per pair is enough; the first colliding tuple is the example.
-                    if !self.overlaps.iter().any(|o| o.chain == chain && o.earlier == earlier) {
-                        self.overlaps.push(Overlap { chain, earlier, tuple: tuple.clone() });
-                    }
+        // The rest of the tuple is wildcards only: the chain's leaf may hang right here instead of
+        // below a run of `Any` nodes (most tenant chains set two of the nine levels; this keeps
+        // their graph a third of the size). A leaf above the last level is its parent's only
+        // child and stands for that run; it is expanded when another chain needs a level of it.
+        let rest_any = (depth..9).all(|d| matches!(keys.level(d), [Key::Any]));
+        match self.leaf_child(parent) {
+            Some((_, earlier)) if rest_any => {
+                // One finding per pair is enough; the first colliding tuple is the example. The
+                // chains are inserted in order, so the current chain's findings are the last ones.
+                if !self.overlaps.iter().rev().take_while(|o| o.chain == chain).any(|o| o.earlier == earlier) {
+                    let mut tuple = tuple.clone();
+                    tuple.resize(9, Key::Any);
+                    self.overlaps.push(Overlap { chain, earlier, tuple });
                 }
-                _ => {
-                    let leaf = self.graph.add_node(Node::Chain(chain));
-                    self.graph.add_edge(parent, leaf, ());
-                }
+                return;
             }
-            return;
+            Some((leaf, _)) => self.expand(parent, depth, leaf),
+            None if rest_any && self.graph.neighbors(parent).next().is_none() => {
+                let leaf = self.graph.add_node(Node::Chain(chain));
+                self.graph.add_edge(parent, leaf, ());
+                return;
+            }
+            None => {}
         }
-        let level = Level::ALL[depth];
+        // Below the last level there are only leaves, handled above.
+        let Some(&level) = Level::ALL.get(depth) else { return };
         for key in keys.level(depth) {
             let child = self.child_or_insert(parent, level, key);
             tuple.push(key.clone());
             self.insert_level(chain, keys, depth + 1, child, tuple);
             tuple.pop();
         }
+    }
+
+    /// The chain leaf below `parent` and its chain, if `parent` has one (then it is its only child).
+    pub fn leaf_child(&self, parent: NodeIndex) -> Option<(NodeIndex, usize)> {
+        let n = self.graph.neighbors(parent).next()?;
+        match self.graph[n] {
+            Node::Chain(c) => Some((n, c)),
+            _ => None,
+        }
+    }
+
+    /// Spells out the wildcard run a leaf at `depth` stands for: `Any` nodes down to the last
+    /// level, the leaf moved below them.
+    fn expand(&mut self, parent: NodeIndex, depth: usize, leaf: NodeIndex) {
+        if let Some(e) = self.graph.find_edge(parent, leaf) {
+            self.graph.remove_edge(e);
+        }
+        let mut node = parent;
+        for level in &Level::ALL[depth..] {
+            node = self.child_or_insert(node, *level, &Key::Any);
+        }
+        self.graph.add_edge(node, leaf, ());
     }
 
     fn child_or_insert(&mut self, parent: NodeIndex, level: Level, key: &Key<'l>) -> NodeIndex {

@@ -167,3 +167,57 @@ fn server_names_compare_lower_cased() {
         assert_eq!(lands(l, &conn(DST, SRC, "tls", "api.example.com", &[])), "mixed");
     });
 }
+
+#[test]
+fn a_leaf_that_stands_for_wildcard_levels_is_spelled_out_when_a_later_chain_needs_them() {
+    // "plain" sets two levels: its leaf hangs below `tls`. "src" shares those two and sets a
+    // source range, so the wildcard run of "plain" must become real nodes for "src" to branch off.
+    let chains = [
+        ("plain", "{server_names: [api.example.com], transport_protocol: tls}"),
+        (
+            "src",
+            "{server_names: [api.example.com], transport_protocol: tls, source_prefix_ranges: [{address_prefix: 192.0.2.0, prefix_len: 24}]}",
+        ),
+    ];
+    with(&chains[..1], false, |l| {
+        let g = MatchGraph::build(l);
+        // root, port, destination IP, name, transport and the leaf: no run of `Any` nodes.
+        assert_eq!(g.graph.node_count(), 6);
+        let steps = g.trace(&conn(DST, SRC, "tls", "api.example.com", &["h2"])).steps;
+        assert_eq!(steps.len(), 9, "every level is still explained: {steps:#?}");
+        assert!(steps[4..].iter().all(|s| s.chosen.as_deref() == Some("(any)")), "{steps:#?}");
+    });
+    with(&chains, false, |l| {
+        assert_eq!(lands(l, &conn(DST, SRC, "tls", "api.example.com", &[])), "src");
+        assert_eq!(lands(l, &conn(DST, "198.51.100.7:5000", "tls", "api.example.com", &[])), "plain");
+        let g = MatchGraph::build(l);
+        assert!(g.overlaps.is_empty());
+        // "plain" now hangs below the last level; "src" below its source range (only the source
+        // port, a wildcard, is left there).
+        let parent_level = |chain: usize| {
+            let leaf = g.graph.node_indices().find(|&n| g.graph[n] == super::Node::Chain(chain)).unwrap();
+            let parent = g.graph.neighbors_directed(leaf, petgraph::Direction::Incoming).next().unwrap();
+            match g.graph[parent] {
+                super::Node::Key { level, .. } => level,
+                _ => panic!("a leaf below the root"),
+            }
+        };
+        assert_eq!(parent_level(0), super::Level::SourcePort);
+        assert_eq!(parent_level(1), super::Level::SourceIp);
+    });
+}
+
+#[test]
+fn chains_colliding_on_a_wildcard_run_overlap_with_the_whole_tuple() {
+    let chains =
+        [("a", "{server_names: [api.example.com]}"), ("b", "{server_names: [www.example.com, api.example.com]}")];
+    with(&chains, false, |l| {
+        let g = MatchGraph::build(l);
+        assert_eq!(g.overlaps.len(), 1, "{:?}", g.overlaps);
+        let o = &g.overlaps[0];
+        assert_eq!((o.chain, o.earlier), (1, 0));
+        assert_eq!(o.tuple.len(), 9);
+        assert_eq!(o.tuple[2].to_string(), "api.example.com");
+        assert!(o.tuple.iter().enumerate().all(|(i, k)| i == 2 || *k == super::Key::Any), "{:?}", o.tuple);
+    });
+}

@@ -146,12 +146,17 @@ impl MatchGraph<'_, '_> {
         let mut steps = Vec::new();
         let mut node = self.root;
         for level in Level::ALL {
-            let children: Vec<(NodeIndex, &Key<'_>)> = self
-                .children(node)
-                .into_iter()
-                .filter(|&n| Some(n) != skip)
-                .filter_map(|n| self.key(n).map(|k| (n, k)))
-                .collect();
+            // A leaf above the last level stands for `Any` at every level left: the node is its
+            // own `Any` child, so each of those levels is explained as usual.
+            let children: Vec<(NodeIndex, &Key<'_>)> = if self.leaf_child(node).is_some() {
+                vec![(node, &Key::Any)]
+            } else {
+                self.children(node)
+                    .into_iter()
+                    .filter(|&n| Some(n) != skip)
+                    .filter_map(|n| self.key(n).map(|k| (n, k)))
+                    .collect()
+            };
             let decision = decide(level, &children, c);
             let step = Step {
                 level,
@@ -402,7 +407,8 @@ fn prefix(children: &[(NodeIndex, &Key<'_>)], addr: Option<IpAddr>, what: &str) 
     d
 }
 
-/// The nodes a connection passed through, root excluded, and where it ended.
+/// The nodes a connection passed through, root excluded, and where it ended. Levels a chain
+/// leaf stands for (wildcards only, see [`MatchGraph::leaf_child`]) have no node: `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reach {
     pub outcome: Outcome,
@@ -417,6 +423,10 @@ impl MatchGraph<'_, '_> {
         let mut path = [None; 9];
         let mut node = self.root;
         for (depth, level) in Level::ALL.into_iter().enumerate() {
+            // A leaf above the last level: only wildcards are left, which every connection takes.
+            if self.leaf_child(node).is_some() {
+                break;
+            }
             let probe = |key: Key<'_>| self.child(node, &key).filter(|&n| Some(n) != skip);
             let next = match level {
                 Level::DestinationPort => match c.destination {
