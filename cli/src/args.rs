@@ -68,20 +68,11 @@ pub struct AttachArgs {
     /// Admin only, with --watch: seconds between two fetches of /config_dump.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub interval: f64,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// The lowest severity that makes the exit status 1.
-    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
-    pub fail_on: FailOn,
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    pub color: Color,
+    #[command(flatten)]
+    pub report: ReportArgs,
     /// Seconds to wait for a connection and for the first answer (admin: for each piece of it).
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
-    /// The largest config_dump or xDS response (encoded) accepted, in bytes; a larger one is not
-    /// read past the limit and is an `XDS009 input-limit` finding (with --watch, a warning).
-    #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
-    pub max_bytes: usize,
     /// grpcs:// only: PEM file of the CA to trust (default: the system's roots).
     #[arg(long, value_name = "PEM")]
     pub tls_ca: Option<PathBuf>,
@@ -172,6 +163,14 @@ pub struct CheckArgs {
     /// Files to check; `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// What `check` and `attach` share: how the report looks, when it fails, and how much input is
+/// read to make it.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// The lowest severity that makes the exit status 1.
@@ -180,7 +179,9 @@ pub struct CheckArgs {
     /// Colour the text output: `auto` colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
-    /// The largest input accepted, in bytes; a larger one is an `XDS009 input-limit` finding.
+    /// The largest input accepted, in bytes: a file, a config_dump, an xDS response (encoded).
+    /// A larger one is not read past the limit and is an `XDS009 input-limit` finding (with
+    /// `attach --watch`, a warning).
     #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
     pub max_bytes: usize,
 }

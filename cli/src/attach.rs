@@ -15,10 +15,10 @@ use xdsck_xds_client::protocol::{LISTENER_TYPE_URL, Response};
 use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
 
 use crate::args::{AttachArgs, Format, XdsType};
-use crate::{FAILED, exit_code, print, use_color};
+use crate::{FAILED, exit_code, print, write_report};
 
 pub fn run(args: &AttachArgs) -> Result<u8> {
-    if args.watch && matches!(args.format, Format::Sarif | Format::Github) {
+    if args.watch && matches!(args.report.format, Format::Sarif | Format::Github) {
         bail!("--watch prints text, or json with one object per line and update");
     }
     let timeout = seconds(args.timeout, "--timeout")?;
@@ -44,7 +44,7 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
         },
         node_id: args.node_id.clone(),
         timeout,
-        max_bytes: args.max_bytes,
+        max_bytes: args.report.max_bytes,
         ..xds::Options::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -59,13 +59,13 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
         };
         match (target, args.watch) {
             (Target::Admin(a), false) => {
-                let r = admin::fetch(&a, timeout, args.max_bytes).await;
+                let r = admin::fetch(&a, timeout, args.report.max_bytes).await;
                 spinner.stop();
                 let snapshot = match r {
                     Err(Error::TooLarge { size, at_least, limit, .. }) => {
                         Snapshot::too_large(&args.address, size, at_least, limit, "the config_dump")
                     }
-                    r => Snapshot::from_dump(&args.address, r?, args.max_bytes),
+                    r => Snapshot::from_dump(&args.address, r?, args.report.max_bytes),
                 };
                 one_shot(args, &snapshot)
             }
@@ -145,9 +145,7 @@ impl Snapshot {
 }
 
 fn one_shot(args: &AttachArgs, s: &Snapshot) -> Result<u8> {
-    let options = RenderOptions { color: use_color(args.color) };
-    print(&report::render(args.format.into(), &s.report, &s.sources, options))?;
-    Ok(exit_code(&s.report, args.fail_on))
+    write_report(&args.report, &s.report, &s.sources)
 }
 
 #[allow(clippy::print_stderr)]
@@ -174,7 +172,7 @@ impl<'a> Watch<'a> {
     /// Prints what changed since the previous update.
     fn update(&mut self, s: &Snapshot) -> Result<()> {
         self.updates += 1;
-        self.last_code = Some(exit_code(&s.report, self.args.fail_on));
+        self.last_code = Some(exit_code(&s.report, self.args.report.fail_on));
         let rendered: Value = serde_json::from_str(&report::render(
             report::Format::Json,
             &s.report,
@@ -191,7 +189,7 @@ impl<'a> Watch<'a> {
         let disappeared: Vec<&(Value, String)> =
             self.previous.iter().filter(|(k, _)| !current.contains_key(*k)).map(|(_, v)| v).collect();
         let version = s.version.clone().unwrap_or_else(|| format!("config_dump #{}", self.updates));
-        let out = match self.args.format {
+        let out = match self.args.report.format {
             Format::Json => {
                 let obj = json!({
                     "version": version,
@@ -300,7 +298,7 @@ async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration,
     loop {
         let fetched = tokio::select! {
             _ = &mut ctrl_c => break,
-            r = admin::fetch(target, timeout, args.max_bytes) => r,
+            r = admin::fetch(target, timeout, args.report.max_bytes) => r,
         };
         if let Some(s) = spinner.take() {
             s.stop();
@@ -309,7 +307,7 @@ async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration,
             // An unchanged dump is not an update.
             Ok(bytes) if last_dump.as_ref() == Some(&bytes) => {}
             Ok(bytes) => {
-                watch.update(&Snapshot::from_dump(&args.address, bytes.clone(), args.max_bytes))?;
+                watch.update(&Snapshot::from_dump(&args.address, bytes.clone(), args.report.max_bytes))?;
                 last_dump = Some(bytes);
             }
             Err(e) if !e.is_transient() => return Err(e.into()),

@@ -12,10 +12,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use xdsck_core::Severity;
 use xdsck_core::report::{self, RenderOptions, Report};
+use xdsck_core::{Severity, Sources};
 
-use args::{CheckArgs, Cli, Color, Command, FailOn, RulesFormat};
+use args::{CheckArgs, Cli, Color, Command, FailOn, ReportArgs, RulesFormat};
 
 /// The exit statuses design.md promises.
 pub(crate) const CLEAN: u8 = 0;
@@ -52,21 +52,27 @@ fn run(cli: Cli) -> Result<u8> {
 }
 
 fn run_check(args: &CheckArgs) -> Result<u8> {
-    let (sources, failed) = input::read_all(&args.paths, args.max_bytes);
+    let (sources, failed) = input::read_all(&args.paths, args.report.max_bytes);
     let mut options = xdsck_core::Options::default();
-    options.limits.max_bytes = args.max_bytes;
+    options.limits.max_bytes = args.report.max_bytes;
     let report = xdsck_core::analyze_except(&sources, &options, failed);
-    let options = RenderOptions { color: use_color(args.color) };
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = report::write(args.format.into(), &report, &sources, options, &mut out).and_then(|()| out.flush());
-    drop(out);
-    done_writing(written)?;
-    let code = exit_code(&report, args.fail_on);
+    let code = write_report(&args.report, &report, &sources)?;
     // The process ends next: freeing a few hundred MB of input and findings piece by piece
     // (millions of allocations at tenant scale) would only cost time.
     std::mem::forget(report);
     std::mem::forget(sources);
     Ok(code)
+}
+
+/// Writes a report to stdout as it renders (100k findings are 100+ MB of output, never held as
+/// one string) and returns the exit status it calls for.
+pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources) -> Result<u8> {
+    let options = RenderOptions { color: use_color(args.color) };
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = report::write(args.format.into(), report, sources, options, &mut out).and_then(|()| out.flush());
+    drop(out);
+    done_writing(written)?;
+    Ok(exit_code(report, args.fail_on))
 }
 
 pub(crate) fn exit_code(report: &Report, fail_on: FailOn) -> u8 {
