@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
-use xdsck_core::report::{self, RenderOptions, Report};
+use xdsck_core::report::{self, Report};
 use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
 use xdsck_xds_client::protocol::{LISTENER_TYPE_URL, Response};
 use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
@@ -173,13 +173,7 @@ impl<'a> Watch<'a> {
     fn update(&mut self, s: &Snapshot) -> Result<()> {
         self.updates += 1;
         self.last_code = Some(exit_code(&s.report, self.args.report.fail_on));
-        let rendered: Value = serde_json::from_str(&report::render(
-            report::Format::Json,
-            &s.report,
-            &s.sources,
-            RenderOptions::default(),
-        ))?;
-        let objects = rendered["findings"].as_array().cloned().unwrap_or_default();
+        let objects = report::json::finding_values(&s.report, &s.sources);
         let mut current = BTreeMap::new();
         for (d, obj) in s.report.findings.iter().zip(objects) {
             current.insert(key(d), (obj, line(d)));
@@ -196,7 +190,7 @@ impl<'a> Watch<'a> {
                     "listeners": s.listeners(),
                     "appeared": appeared.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
                     "disappeared": disappeared.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
-                    "summary": rendered["summary"],
+                    "summary": report::json::summary_value(&s.report),
                 });
                 format!("{obj}\n")
             }

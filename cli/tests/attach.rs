@@ -108,16 +108,21 @@ fn state(version: &str, listeners: &[Value]) -> State {
     }
 }
 
-/// The same listeners as a DiscoveryResponse JSON file, for `xdsck check`.
-fn discovery_json(dir: &Path, listeners: &[Value]) -> PathBuf {
-    let resources: Vec<Value> = listeners
+/// Listeners as DiscoveryResponse resources: each with its `@type`.
+fn typed(listeners: &[Value]) -> Vec<Value> {
+    listeners
         .iter()
         .map(|l| {
             let mut l = l.clone();
             l["@type"] = json!(proto_build::LISTENER_TYPE);
             l
         })
-        .collect();
+        .collect()
+}
+
+/// The same listeners as a DiscoveryResponse JSON file, for `xdsck check`.
+fn discovery_json(dir: &Path, listeners: &[Value]) -> PathBuf {
+    let resources = typed(listeners);
     let path = dir.join("discovery-response.json");
     std::fs::write(&path, serde_json::to_vec_pretty(&json!({"version_info": "1", "resources": resources})).unwrap())
         .unwrap();
@@ -191,14 +196,7 @@ fn protobuf_and_json_give_the_same_findings() {
                 .collect(),
             _ => vec![doc.clone()],
         };
-        let resources: Vec<Value> = listeners
-            .iter()
-            .map(|l| {
-                let mut l = l.clone();
-                l["@type"] = json!(proto_build::LISTENER_TYPE);
-                l
-            })
-            .collect();
+        let resources = typed(&listeners);
         // The JSON path.
         let mut sources = Sources::new();
         sources.add(SourceFile::new("json", serde_json::to_string_pretty(&json!({"resources": resources})).unwrap()));

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{Report, line_column};
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::{Location, Sources};
 
 /// Bumped only when the shape changes incompatibly.
@@ -104,33 +104,52 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
                 failed: i.inventory.failed,
             })
             .collect(),
-        findings: report
-            .findings
-            .iter()
-            .map(|d| Finding {
-                code: d.rule.code,
-                rule: d.rule.name,
-                severity: d.severity,
-                message: &d.message,
-                envoy_error: d.envoy_error.as_deref(),
-                listener: d.listener.as_deref(),
-                filter_chains: &d.filter_chains,
-                location: d.location.as_ref().map(|l| location(sources, l)),
-                related: d
-                    .related
-                    .iter()
-                    .map(|r| JsonRelated { message: &r.message, location: location(sources, &r.location) })
-                    .collect(),
-                example: (!d.example.is_empty()).then_some(&d.example),
-                notes: &d.notes,
-            })
-            .collect(),
-        summary: Summary {
-            error: report.count(Severity::Error),
-            warning: report.count(Severity::Warning),
-            info: report.count(Severity::Info),
-        },
+        findings: report.findings.iter().map(|d| finding(d, sources)).collect(),
+        summary: summary(report),
     };
     serde_json::to_writer_pretty(&mut *out, &output)?;
     out.write_all(b"\n")
+}
+
+/// Each finding as the object `--format json` prints for it (`attach --watch` prints the ones
+/// that appear and disappear), without rendering and re-reading the whole report.
+pub fn finding_values(report: &Report, sources: &Sources) -> Vec<serde_json::Value> {
+    report
+        .findings
+        .iter()
+        .map(|d| serde_json::to_value(finding(d, sources)).expect("a finding serializes: plain data, string keys"))
+        .collect()
+}
+
+/// The report's `summary` object (findings per severity).
+pub fn summary_value(report: &Report) -> serde_json::Value {
+    serde_json::to_value(summary(report)).expect("counts serialize")
+}
+
+fn summary(report: &Report) -> Summary {
+    Summary {
+        error: report.count(Severity::Error),
+        warning: report.count(Severity::Warning),
+        info: report.count(Severity::Info),
+    }
+}
+
+fn finding<'r>(d: &'r Diagnostic, sources: &'r Sources) -> Finding<'r> {
+    Finding {
+        code: d.rule.code,
+        rule: d.rule.name,
+        severity: d.severity,
+        message: &d.message,
+        envoy_error: d.envoy_error.as_deref(),
+        listener: d.listener.as_deref(),
+        filter_chains: &d.filter_chains,
+        location: d.location.as_ref().map(|l| location(sources, l)),
+        related: d
+            .related
+            .iter()
+            .map(|r| JsonRelated { message: &r.message, location: location(sources, &r.location) })
+            .collect(),
+        example: (!d.example.is_empty()).then_some(&d.example),
+        notes: &d.notes,
+    }
 }

@@ -190,6 +190,9 @@ fn json() {
     insta::assert_snapshot!(out);
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(value["summary"], serde_json::json!({"error": 2, "warning": 1, "info": 2}));
+    // What `attach --watch` prints per finding is exactly what the report holds.
+    assert_eq!(serde_json::Value::Array(json::finding_values(&report, &sources)), value["findings"]);
+    assert_eq!(json::summary_value(&report), value["summary"]);
 }
 
 #[test]
