@@ -174,7 +174,8 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
         out
     }
 
-    /// A few leaf paths below `node`, keys from the level after it down to the source port.
+    /// A few leaf paths below `node`: the keys from the level after it down to a chain leaf (a
+    /// leaf above the last level leaves the levels below it free, all wildcards).
     fn leaf_paths(&mut self, node: NodeIndex) -> Rc<Vec<LeafPath<'s>>> {
         if let Some(p) = self.paths.get(&node) {
             return Rc::clone(p);
