@@ -108,6 +108,12 @@ fn state(version: &str, listeners: &[Value]) -> State {
     }
 }
 
+/// A report as `--format json` prints it.
+fn report_json(report: &xdsck_core::report::Report, sources: &Sources) -> Value {
+    let text = xdsck_core::report::render(xdsck_core::report::Format::Json, report, sources, Default::default());
+    serde_json::from_str(&text).unwrap()
+}
+
 /// Listeners as DiscoveryResponse resources: each with its `@type`.
 fn typed(listeners: &[Value]) -> Vec<Value> {
     listeners
@@ -201,13 +207,7 @@ fn protobuf_and_json_give_the_same_findings() {
         let mut sources = Sources::new();
         sources.add(SourceFile::new("json", serde_json::to_string_pretty(&json!({"resources": resources})).unwrap()));
         let from_json = xdsck_core::analyze(&sources, &xdsck_core::Options::default());
-        let json_report: Value = serde_json::from_str(&xdsck_core::report::render(
-            xdsck_core::report::Format::Json,
-            &from_json,
-            &sources,
-            Default::default(),
-        ))
-        .unwrap();
+        let json_report = report_json(&from_json, &sources);
         // The protobuf path.
         let anys: Vec<_> = listeners.iter().map(proto_build::listener_any).collect();
         let mut psources = Sources::new();
@@ -215,20 +215,9 @@ fn protobuf_and_json_give_the_same_findings() {
         let (pinput, problems) = xdsck_core::load::proto::load_resources(id, &anys);
         assert!(problems.is_empty(), "{}: {problems:?}", path.display());
         let from_proto = xdsck_core::analyze_inputs(&psources, vec![pinput], problems);
-        let proto_report: Value = serde_json::from_str(&xdsck_core::report::render(
-            xdsck_core::report::Format::Json,
-            &from_proto,
-            &psources,
-            Default::default(),
-        ))
-        .unwrap();
+        let proto_report = report_json(&from_proto, &psources);
         // Findings sort by place: with offsets (JSON) and without (protobuf) the order differs.
-        let sorted = |v: Value| {
-            let mut a: Vec<String> = v.as_array().unwrap().iter().map(Value::to_string).collect();
-            a.sort();
-            a
-        };
-        assert_eq!(sorted(findings(&json_report)), sorted(findings(&proto_report)), "{}", path.display());
+        assert_same_findings(&proto_report, &json_report, &path.display().to_string());
         assert_eq!(json_report["summary"], proto_report["summary"], "{}", path.display());
         compared += 1;
         with_findings += usize::from(!from_json.findings.is_empty());
