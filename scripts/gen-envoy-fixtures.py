@@ -433,7 +433,9 @@ def check_error_details(dynamic: dict) -> None:
 
 
 def chain_count(listener: dict) -> int:
-    return len(listener.get("filter_chains", listener.get("filterChains", [])))
+    chains = listener.get("filter_chains", listener.get("filterChains", []))
+    # Envoy reads a single chain object where the list belongs as a list of one.
+    return 1 if isinstance(chains, dict) else len(chains)
 
 
 def summarize(dump: dict, label: str) -> None:
@@ -758,7 +760,8 @@ def get(d: dict, snake: str):
 
 
 def listeners_of(doc, where: str) -> list[dict]:
-    """Listeners in a bare Listener, an array, or a DiscoveryResponse."""
+    """Listeners in a bare Listener, an array, or a (Delta)DiscoveryResponse. Resources may be
+    envoy.service.discovery.v3.Resource wrappers; resources of other types are left out."""
     if isinstance(doc, list):
         return [l for d in doc for l in listeners_of(d, where)]
     if not isinstance(doc, dict):
@@ -766,9 +769,10 @@ def listeners_of(doc, where: str) -> list[dict]:
     if "resources" in doc:
         out = []
         for r in doc["resources"]:
-            if r.get("@type") != LISTENER_TYPE:
-                raise Failure(f"{where}: resource of type {r.get('@type')!r}")
-            out.append({k: v for k, v in r.items() if k != "@type"})
+            if isinstance(r.get("resource"), dict):
+                r = r["resource"]
+            if r.get("@type") == LISTENER_TYPE:
+                out.append({k: v for k, v in r.items() if k != "@type"})
         return out
     return [{k: v for k, v in doc.items() if k != "@type"}]
 

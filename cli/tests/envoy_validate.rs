@@ -298,3 +298,29 @@ fn envoy_and_xdsck_agree_on_every_check_fixture() {
     }
     assert!(failures.is_empty(), "{} disagreement(s) with Envoy:\n{}", failures.len(), failures.join("\n\n"));
 }
+
+/// The YAML forms the loaders decide on without a check fixture (they are refused or taken
+/// before any check runs), given to the real Envoy as they are written: a merge key is refused
+/// by both, with Envoy's "no such field" and xdsck's XDS006 at the key.
+#[test]
+fn envoy_and_xdsck_agree_on_yaml_merge_keys() {
+    let envoy = support::envoy::binary();
+    let fixture = workspace().join("testdata/malformed/yaml-merge-key.yaml");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("merge.yaml");
+    std::fs::copy(&fixture, &config).unwrap();
+    let verdict = envoy_verdict(&envoy, &config).unwrap();
+    let message = verdict.expect("Envoy accepted a YAML merge key");
+    // protobuf doubles spaces at random in its error texts ("no such  field") to keep
+    // programs from matching them; the words are stable.
+    let words = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("no such field: '<<'"), "{message}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_xdsck")).args(["--format", "json"]).arg(&config).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", describe("xdsck", &out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let finding = &report["findings"][0];
+    assert_eq!(finding["code"], "XDS006", "{report:#}");
+    assert_eq!(finding["location"]["line"], 9, "{report:#}");
+    assert!(finding["message"].as_str().unwrap().contains("no such field: '<<'"), "{report:#}");
+}

@@ -31,10 +31,14 @@ pub enum InputKind {
     ConfigDump,
     /// `/config_dump?resource=dynamic_listeners`.
     DynamicListenersDump,
+    /// `/config_dump?resource=static_listeners`.
+    StaticListenersDump,
     Bootstrap,
     /// One Listener, a list of them, or a YAML stream of them.
     Listeners,
     DiscoveryResponse,
+    /// An xDS DeltaDiscoveryResponse (`system_version_info`, `removed_resources`).
+    DeltaDiscoveryResponse,
     /// CiliumEnvoyConfig / CiliumClusterwideEnvoyConfig, alone, in a stream or in a `kind: List`.
     CiliumEnvoyConfig,
     /// A YAML stream or JSON list mixing several of the above.
@@ -46,9 +50,11 @@ impl InputKind {
         match self {
             InputKind::ConfigDump => "config_dump",
             InputKind::DynamicListenersDump => "config_dump (dynamic_listeners)",
+            InputKind::StaticListenersDump => "config_dump (static_listeners)",
             InputKind::Bootstrap => "bootstrap",
             InputKind::Listeners => "listeners",
             InputKind::DiscoveryResponse => "discovery_response",
+            InputKind::DeltaDiscoveryResponse => "delta_discovery_response",
             InputKind::CiliumEnvoyConfig => "CiliumEnvoyConfig",
             InputKind::Mixed => "mixed",
         }
@@ -64,13 +70,41 @@ pub struct Input<'a> {
     pub listeners: Vec<Listener<'a>>,
     /// Rejected updates Envoy recorded (`error_state` of a dynamic listener).
     pub error_states: Vec<ErrorState<'a>>,
-    /// Documents of a stream that were not Envoy configuration (e.g. a Gateway), by kind.
-    pub skipped_documents: Vec<String>,
+    /// What the input holds besides listeners, each named and located: nothing is dropped
+    /// without a trace.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A part of an input that is not a listener, so xdsck does not check it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub kind: SkippedKind,
+    /// What it is: `a Kubernetes \`Service\``, or the resource's type (`Cluster`).
+    pub what: String,
+    pub pointer: String,
+    /// Byte offset in the source's JSON text.
+    pub offset: Option<usize>,
+}
+
+/// Why a part of an input was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkippedKind {
+    /// A document of a stream or list that is not Envoy configuration at all (reported).
+    Document,
+    /// An xDS resource of another type than Listener (a Cluster next to the listeners of a
+    /// DiscoveryResponse or a CiliumEnvoyConfig): counted in the inventory.
+    Resource,
 }
 
 impl Input<'_> {
     pub fn inventory(&self) -> Inventory {
         let mut inv = Inventory { failed: self.error_states.len(), ..Inventory::default() };
+        for s in &self.skipped {
+            match s.kind {
+                SkippedKind::Document => inv.skipped_documents += 1,
+                SkippedKind::Resource => inv.other_resources += 1,
+            }
+        }
         for l in &self.listeners {
             match l.state {
                 ListenerState::Warming => inv.warming += 1,
@@ -97,6 +131,10 @@ pub struct Inventory {
     pub draining: usize,
     /// Rejected updates (`error_state`).
     pub failed: usize,
+    /// xDS resources of other types (clusters, route tables, secrets), not checked.
+    pub other_resources: usize,
+    /// Documents that are not Envoy configuration, not checked (each is also a finding).
+    pub skipped_documents: usize,
 }
 
 /// Where a listener stands in Envoy.
@@ -213,12 +251,22 @@ pub struct Listener<'a> {
     pub api_listener: bool,
     /// `udp_listener_config` is set (UDP or QUIC).
     pub udp_listener_config: bool,
+    /// The listener comes from a CiliumEnvoyConfig: the Cilium agent gives one without an
+    /// address its own proxy port, so a missing address is no error there.
+    pub address_assigned_by_agent: bool,
 }
 
 impl<'a> Listener<'a> {
     /// Every address, the primary first.
     pub fn addresses(&self) -> impl Iterator<Item = &Address<'a>> {
         self.address.iter().chain(self.additional_addresses.iter())
+    }
+
+    /// Whether Envoy refuses the listener for having no address ("address is necessary"):
+    /// every listener needs one but internal listeners (Envoy names them `envoy://<name>/`)
+    /// and CiliumEnvoyConfig listeners (the agent assigns one). Checked with envoy 1.40.
+    pub fn lacks_address(&self) -> bool {
+        self.address.is_none() && !self.internal_listener && !self.api_listener && !self.address_assigned_by_agent
     }
 
     /// The address list as Envoy prints it in errors: comma-joined, IPv6 in brackets.

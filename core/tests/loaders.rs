@@ -131,8 +131,9 @@ fn describe(input: &Input<'_>, file: &SourceFile) -> String {
             .unwrap();
         writeln!(out, "  details: {}", e.details).unwrap();
     }
-    for s in &input.skipped_documents {
-        writeln!(out, "skipped {s}").unwrap();
+    for s in &input.skipped {
+        let loc = Location::new(input.source, s.pointer.clone(), s.offset.map(|o| file.node_offset(o)));
+        writeln!(out, "skipped {:?} {} @ {}", s.kind, s.what, at(file, &loc)).unwrap();
     }
     out
 }

@@ -14,9 +14,12 @@ mod malformed_cidr;
 mod matcher_action;
 mod matcher_chain_name;
 mod matcher_server_name_domain;
+mod missing_address;
 mod no_filter_chains;
+mod no_listeners;
 mod overlapping_filter_chain_match;
 mod rejected_update;
+mod skipped_document;
 mod sni_blackhole;
 mod unimplemented_field;
 mod unreachable_filter_chain;
@@ -118,11 +121,14 @@ pub static ALL: &[&dyn Check] = &[
     &rejected_update::RejectedUpdate,
     &matcher_server_name_domain::MatcherServerNameDomain,
     &invalid_port::InvalidPort,
+    &missing_address::MissingAddress,
     &sni_blackhole::SniBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
     &matcher_action::MatcherAction,
     &wildcard_overlap::WildcardOverlap,
+    &skipped_document::SkippedDocument,
+    &no_listeners::NoListeners,
 ];
 
 /// Runs every check on a snapshot.

@@ -27,7 +27,9 @@ fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
 /// with envoy 1.40: TCP, pipe, internal and QUIC listeners are rejected, plain UDP is not).
 fn needs_chain(l: &ListenerCx<'_, '_>) -> bool {
     let listener = l.listener;
-    if listener.api_listener {
+    // Envoy refuses a listener without an address before it looks at its chains
+    // (`missing-address`), so it never says "no filter chains specified" for one.
+    if listener.api_listener || listener.lacks_address() {
         return false;
     }
     // The socket type follows the (first) address; Envoy requires all to be alike.

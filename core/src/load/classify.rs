@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use super::Documents;
 use super::codes;
 use super::error::LoadError;
-use super::raw::{RawListenerState, RawObject, RawUpdateFailure};
-use crate::model::{Casing, ErrorState, Input, InputKind, Listener, ListenerState, push_pointer};
+use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
+use crate::model::{Casing, ErrorState, Input, InputKind, Listener, ListenerState, Skipped, SkippedKind, push_pointer};
 use crate::source::{Location, SourceFile, SourceId};
 
 const LISTENER_TYPE: &str = "envoy.config.listener.v3.Listener";
@@ -22,46 +22,51 @@ pub(super) fn classify<'a>(
     let kind = match documents {
         Documents::One(obj) => match walk.document(*obj, String::new()) {
             Ok(kind) => kind,
-            Err(what) => return Err(not_envoy(id, file, "", &what)),
+            Err(refused) => return Err(not_envoy(id, file, "", &refused.what)),
         },
         Documents::Many(docs) => {
             let mut kinds: Vec<InputKind> = Vec::new();
-            let mut first_refused: Option<(String, String)> = None;
+            let mut refused: Vec<(String, Refused<'a>)> = Vec::new();
             for (i, doc) in docs.into_iter().enumerate() {
+                // An empty YAML document (`---` with nothing after it) holds nothing to read.
+                let Some(obj) = doc else { continue };
                 let pointer = format!("/{i}");
-                let Some(obj) = doc else {
-                    walk.skipped.push(format!("document {i}: empty"));
-                    continue;
-                };
                 match walk.document(obj, pointer.clone()) {
                     Ok(kind) => kinds.push(kind),
-                    Err(what) => {
-                        walk.skipped.push(format!("document {i}: {what}"));
-                        first_refused.get_or_insert((pointer, what));
-                    }
+                    Err(r) => refused.push((pointer, r)),
                 }
             }
-            match (kinds.first(), first_refused) {
-                (None, Some((pointer, what))) => return Err(not_envoy(id, file, &pointer, &what)),
-                (None, None) => {
-                    return Err(LoadError::new(
-                        &codes::EMPTY,
-                        "the input holds no document (an empty list or stream)",
-                        Location::new(id, "", Some(0)),
-                    ));
+            // In a list of Listeners every element is a Listener, whatever fields it gives:
+            // Envoy reads `{name: x}` there as a Listener (and rejects it for its missing
+            // address), so xdsck does too instead of dropping it.
+            if kinds.contains(&InputKind::Listeners) {
+                refused.retain_mut(|(pointer, r)| match r.obj.take() {
+                    Some(obj) if obj.is_plain() => {
+                        walk.listener(obj, pointer.clone(), ListenerState::Declared, None);
+                        false
+                    }
+                    other => {
+                        r.obj = other;
+                        true
+                    }
+                });
+            }
+            match kinds.first() {
+                None => match refused.into_iter().next() {
+                    Some((pointer, r)) => return Err(not_envoy(id, file, &pointer, &r.what)),
+                    // `[]`: a list with no listener in it (Envoy Gateway writes such files).
+                    None => InputKind::Listeners,
+                },
+                Some(&k) => {
+                    for (pointer, r) in refused {
+                        walk.skip_document(pointer, r);
+                    }
+                    if kinds.iter().all(|&x| x == k) { k } else { InputKind::Mixed }
                 }
-                (Some(&k), _) if kinds.iter().all(|&x| x == k) => k,
-                (Some(_), _) => InputKind::Mixed,
             }
         }
     };
-    Ok(Input {
-        source: id,
-        kind,
-        listeners: walk.listeners,
-        error_states: walk.error_states,
-        skipped_documents: walk.skipped,
-    })
+    Ok(Input { source: id, kind, listeners: walk.listeners, error_states: walk.error_states, skipped: walk.skipped })
 }
 
 fn not_envoy(id: SourceId, file: &SourceFile, pointer: &str, what: &str) -> LoadError {
@@ -83,7 +88,20 @@ fn not_envoy(id: SourceId, file: &SourceFile, pointer: &str, what: &str) -> Load
 struct Walk<'a> {
     listeners: Vec<Listener<'a>>,
     error_states: Vec<ErrorState<'a>>,
-    skipped: Vec<String>,
+    skipped: Vec<Skipped>,
+}
+
+/// A document that is none of the kinds xdsck reads: what it is instead, and the object itself
+/// when the caller may still read it by its position.
+struct Refused<'a> {
+    what: String,
+    obj: Option<RawObject<'a>>,
+}
+
+impl Refused<'_> {
+    fn new(what: String) -> Self {
+        Refused { what, obj: None }
+    }
 }
 
 /// The pointer of a field of an object written in `casing`.
@@ -101,9 +119,20 @@ fn casing_of(obj: &RawObject<'_>) -> Casing {
     if obj.camel { Casing::Camel } else { Casing::Snake }
 }
 
+/// What a config_dump entry (an element of `configs`) is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    /// `ListenersConfigDump` (or any other config type).
+    Dump,
+    /// `ListenersConfigDump.DynamicListener`, as `?resource=dynamic_listeners` lists them.
+    Dynamic,
+    /// `ListenersConfigDump.StaticListener`, as `?resource=static_listeners` lists them.
+    Static,
+}
+
 impl<'a> Walk<'a> {
     /// One top-level document (or `kind: List` item). `Err` says what it is instead.
-    fn document(&mut self, obj: RawObject<'a>, pointer: String) -> Result<InputKind, String> {
+    fn document(&mut self, obj: RawObject<'a>, pointer: String) -> Result<InputKind, Refused<'a>> {
         let casing = casing_of(&obj);
         if obj.configs.is_some() {
             return Ok(self.config_dump(obj, &pointer));
@@ -121,12 +150,12 @@ impl<'a> Walk<'a> {
         if let Some(kind) = obj.kind.as_ref().map(|k| k.0.clone()) {
             let api_version = obj.api_version.as_ref().map(|v| v.0.to_string()).unwrap_or_default();
             return match &*kind {
-                "List" => self.list(obj, &pointer),
+                "List" => self.list(obj, &pointer).map_err(Refused::new),
                 "CiliumEnvoyConfig" | "CiliumClusterwideEnvoyConfig" => {
                     let clusterwide = kind == "CiliumClusterwideEnvoyConfig";
                     Ok(self.cec(obj, &pointer, clusterwide))
                 }
-                other => Err(describe_kind(other, &api_version)),
+                other => Err(Refused { what: describe_kind(other, &api_version), obj: Some(obj) }),
             };
         }
         if obj.metadata.is_some() && obj.spec.as_ref().is_some_and(|s| s.resources.is_some()) {
@@ -135,13 +164,13 @@ impl<'a> Walk<'a> {
             return Ok(self.cec(obj, &pointer, clusterwide));
         }
         if obj.resources.is_some() {
+            let delta = obj.system_version_info.is_some() || obj.removed_resources.is_some();
+            let listener_type = obj.type_url.as_ref().is_some_and(|t| is_listener_type(&t.0));
             let base = child(&pointer, casing, "resources");
             for (i, r) in obj.resources.unwrap_or_default().into_iter().enumerate() {
-                if is_listener(&r) {
-                    self.listener(r, index(&base, i), ListenerState::Declared, None);
-                }
+                self.resource(r, index(&base, i), listener_type, false);
             }
-            return Ok(InputKind::DiscoveryResponse);
+            return Ok(if delta { InputKind::DeltaDiscoveryResponse } else { InputKind::DiscoveryResponse });
         }
         if obj.active_state.is_some()
             || obj.error_state.is_some()
@@ -151,27 +180,37 @@ impl<'a> Walk<'a> {
             self.dynamic(Dynamic::from_object(obj), &pointer);
             return Ok(InputKind::DynamicListenersDump);
         }
+        if obj.listener.is_some() {
+            self.static_entry(obj, &pointer);
+            return Ok(InputKind::StaticListenersDump);
+        }
         if is_listener(&obj) {
             self.listener(obj, pointer, ListenerState::Declared, None);
             return Ok(InputKind::Listeners);
         }
-        Err(match obj.type_url() {
+        if obj.keys == 0 {
+            // `{}`: what Envoy's admin answers to `/config_dump?resource=...` when nothing is
+            // there (no dynamic listeners, say).
+            return Ok(InputKind::ConfigDump);
+        }
+        let what = match obj.type_url() {
             Some(t) => format!("a `{}` message", t.rsplit('/').next().unwrap_or(t)),
             None if obj.metadata.is_some() => "an object with `metadata` but no `kind`".to_owned(),
             None => "an object with none of the fields of a config_dump (`configs`), a bootstrap \
                      (`static_resources`), a Listener (`address`, `filter_chains`), a \
                      DiscoveryResponse (`resources`) or a CiliumEnvoyConfig (`kind`, `spec`)"
                 .to_owned(),
-        })
+        };
+        Err(Refused { what, obj: Some(obj) })
     }
 
     fn config_dump(&mut self, obj: RawObject<'a>, pointer: &str) -> InputKind {
-        let mut only_dynamic = true;
+        let mut entries: Vec<Entry> = Vec::new();
         for (i, entry) in obj.configs.unwrap_or_default().into_iter().enumerate() {
             let p = index(&child(pointer, Casing::Snake, "configs"), i);
             let casing = casing_of(&entry);
             if entry.static_listeners.is_some() || entry.dynamic_listeners.is_some() {
-                only_dynamic = false;
+                entries.push(Entry::Dump);
                 let RawObject { static_listeners, dynamic_listeners, .. } = entry;
                 let sp = child(&p, casing, "static_listeners");
                 for (j, s) in static_listeners.unwrap_or_default().into_iter().enumerate() {
@@ -198,12 +237,59 @@ impl<'a> Walk<'a> {
                 || entry.draining_state.is_some()
                 || entry.error_state.is_some()
             {
+                entries.push(Entry::Dynamic);
                 self.dynamic(Dynamic::from_object(entry), &p);
+            } else if entry.listener.is_some() {
+                entries.push(Entry::Static);
+                self.static_entry(entry, &p);
             } else {
-                only_dynamic = false;
+                entries.push(Entry::Dump);
             }
         }
-        if only_dynamic { InputKind::DynamicListenersDump } else { InputKind::ConfigDump }
+        match entries.first() {
+            Some(&Entry::Dynamic) if entries.iter().all(|&e| e == Entry::Dynamic) => InputKind::DynamicListenersDump,
+            Some(&Entry::Static) if entries.iter().all(|&e| e == Entry::Static) => InputKind::StaticListenersDump,
+            _ => InputKind::ConfigDump,
+        }
+    }
+
+    /// A `ListenersConfigDump.StaticListener` on its own (`?resource=static_listeners`).
+    fn static_entry(&mut self, entry: RawObject<'a>, pointer: &str) {
+        if let Some(l) = entry.listener {
+            self.listener(*l, child(pointer, Casing::Snake, "listener"), ListenerState::Static, None);
+        }
+    }
+
+    /// One element of an xDS `resources` list (a DiscoveryResponse's, or a CiliumEnvoyConfig's
+    /// `spec.resources`): a Listener, a `Resource` wrapper holding one, or a resource of another
+    /// type, which is counted. Without an `@type`, a resource of a Listener response is a
+    /// Listener by its place; elsewhere its fields decide.
+    fn resource(&mut self, r: RawObject<'a>, pointer: String, listener_type: bool, cilium: bool) {
+        let (r, pointer) = match r.resource {
+            Some(inner) => (*inner, child(&pointer, Casing::Snake, "resource")),
+            None => (r, pointer),
+        };
+        let listener = match r.type_url() {
+            Some(t) => is_listener_type(t),
+            None => listener_type || r.has_listener_fields(),
+        };
+        if !listener {
+            let what = match r.type_url() {
+                Some(t) => t.rsplit(['/', '.']).next().unwrap_or(t).to_owned(),
+                None => "resource without `@type`".to_owned(),
+            };
+            let offset = object_offset(r.first_key);
+            self.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer, offset });
+            return;
+        }
+        let start = self.listeners.len();
+        self.listener(r, pointer, ListenerState::Declared, None);
+        self.listeners[start].address_assigned_by_agent = cilium;
+    }
+
+    fn skip_document(&mut self, pointer: String, refused: Refused<'a>) {
+        let offset = refused.obj.as_ref().and_then(|o| object_offset(o.first_key));
+        self.skipped.push(Skipped { kind: SkippedKind::Document, what: refused.what, pointer, offset });
     }
 
     fn dynamic(&mut self, d: Dynamic<'a>, pointer: &str) {
@@ -260,16 +346,21 @@ impl<'a> Walk<'a> {
         let mut refused = Vec::new();
         for (i, item) in obj.items.unwrap_or_default().into_iter().enumerate() {
             let p = index(&child(pointer, Casing::Snake, "items"), i);
-            match self.document(item, p) {
+            match self.document(item, p.clone()) {
                 Ok(k) => kinds.push(k),
-                Err(what) => refused.push(format!("item {i}: {what}")),
+                Err(r) => refused.push((i, p, r)),
             }
         }
         match kinds.first() {
             None if refused.is_empty() => Err("an empty `kind: List`".to_owned()),
-            None => Err(format!("a `kind: List` of {}", refused.join("; "))),
+            None => {
+                let what: Vec<String> = refused.iter().map(|(i, _, r)| format!("item {i}: {}", r.what)).collect();
+                Err(format!("a `kind: List` of {}", what.join("; ")))
+            }
             Some(&k) => {
-                self.skipped.extend(refused);
+                for (_, p, r) in refused {
+                    self.skip_document(p, r);
+                }
                 Ok(if kinds.iter().all(|&x| x == k) { k } else { InputKind::Mixed })
             }
         }
@@ -291,14 +382,12 @@ impl<'a> Walk<'a> {
             return InputKind::CiliumEnvoyConfig;
         };
         let base = child(&child(pointer, Casing::Snake, "spec"), Casing::Snake, "resources");
-        for (i, r) in spec.resources.unwrap_or_default().into_iter().enumerate() {
-            if !is_listener(&r) {
-                continue;
-            }
+        for (i, r) in spec.resources.map(|r| r.0).unwrap_or_default().into_iter().enumerate() {
             let start = self.listeners.len();
-            self.listener(r, index(&base, i), ListenerState::Declared, None);
-            let l = &mut self.listeners[start];
-            l.name = qualified_name(&namespace, &cec_name, &l.name);
+            self.resource(r, index(&base, i), false, true);
+            if let Some(l) = self.listeners.get_mut(start) {
+                l.name = qualified_name(&namespace, &cec_name, &l.name);
+            }
         }
         InputKind::CiliumEnvoyConfig
     }
@@ -336,10 +425,14 @@ impl<'a> Dynamic<'a> {
 
 fn is_listener(obj: &RawObject<'_>) -> bool {
     match obj.type_url() {
-        // Any type URLs are `<prefix>/<full message name>`; the prefix is free-form.
-        Some(t) => t.rsplit('/').next() == Some(LISTENER_TYPE),
+        Some(t) => is_listener_type(t),
         None => obj.has_listener_fields(),
     }
+}
+
+/// Any type URLs are `<prefix>/<full message name>`; the prefix is free-form.
+fn is_listener_type(type_url: &str) -> bool {
+    type_url.rsplit('/').next() == Some(LISTENER_TYPE)
 }
 
 /// The name the Cilium agent gives a CEC resource: `<namespace>/<cec>/<name>`, unless the name

@@ -48,7 +48,7 @@ pub static WRONG_TYPE: Rule = Rule {
     name: "invalid-field",
     severity: Severity::Error,
     summary: "A field xdsck reads has the wrong type or an invalid value.",
-    explanation: "## What it finds\nA field of a Listener, FilterChainMatch or their containers whose value has the wrong JSON type (a list where an object belongs, text where a number belongs) or an unknown enum value.\n\n## Why it matters\nEnvoy's proto3 JSON parser refuses the same document, so the configuration would never be applied.\n\n## Example\n```json\n{\"filter_chain_match\": {\"server_names\": \"api.example.com\"}}\n```\n`server_names` is a list.\n\n## Fix\nGive the field the type the Envoy API defines (see the JSON pointer in the message).\n",
+    explanation: "## What it finds\nA field of a Listener, FilterChainMatch or their containers whose value has the wrong JSON type (a list where an object belongs, text where a number belongs) or an unknown enum value.\n\n## Why it matters\nEnvoy's proto3 JSON parser refuses the same document, so the configuration would never be applied.\n\n## Example\n```json\n{\"filter_chain_match\": {\"transport_protocol\": [\"tls\"]}}\n```\n`transport_protocol` is one string. (A single value where a list belongs is fine: Envoy reads `server_names: api.example.com` as a list of one.)\n\n## Fix\nGive the field the type the Envoy API defines (see the JSON pointer in the message).\n",
 };
 
 pub static NOT_ENVOY: Rule = Rule {

@@ -79,7 +79,8 @@ pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Res
         return Err(LoadError::new(&codes::EMPTY, "the input is empty", at(0)));
     };
     let first_offset = body_start + first.0;
-    let is_json = matches!(first.1, b'{' | b'[');
+    // JSON has no comments: a document after a `#` line is YAML, even if it is `[]`.
+    let is_json = matches!(first.1, b'{' | b'[') && !text[body_start..first_offset].contains('#');
 
     if !is_json {
         if let Some(offset) = template_action_line(text) {
@@ -97,6 +98,7 @@ pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Res
                     yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
                     yaml::YamlErrorKind::DuplicateKey => &codes::DUPLICATE_KEY,
                     yaml::YamlErrorKind::Limit => &codes::TOO_COMPLEX,
+                    yaml::YamlErrorKind::MergeKey => &codes::WRONG_TYPE,
                 };
                 return Err(LoadError::new(rule, e.message, at(e.offset)));
             }

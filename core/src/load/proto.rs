@@ -12,7 +12,7 @@ use envoy_types::pb::envoy::config::core::v3 as core;
 use envoy_types::pb::envoy::config::listener::v3 as listener;
 use envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3 as hcm;
 use envoy_types::pb::envoy::extensions::filters::network::tcp_proxy::v3 as tcp_proxy;
-use envoy_types::pb::envoy::service::discovery::v3::DiscoveryResponse;
+use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryResponse, Resource};
 use envoy_types::pb::google::protobuf::Any;
 use envoy_types::pb::xds::r#type::matcher::v3 as xm;
 use prost::{Message, Name};
@@ -22,7 +22,8 @@ use super::codes;
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Input, InputKind, Listener, ListenerFilter,
-    NetworkFilter, NetworkFilterKind, Protocol, RouteSource, SocketAddress, SourceType, TransportSocket, VirtualHost,
+    NetworkFilter, NetworkFilterKind, Protocol, RouteSource, Skipped, SkippedKind, SocketAddress, SourceType, TransportSocket,
+    VirtualHost,
 };
 use crate::source::{Location, SourceId};
 
@@ -36,8 +37,9 @@ fn decode<T: Message + Name + Default>(any: &Any) -> Option<T> {
     if is::<T>(any) { T::decode(any.value.as_slice()).ok() } else { None }
 }
 
-/// Loads the Listener resources of a DiscoveryResponse. Resources of another type are listed in
-/// `skipped_documents`; one that claims to be a Listener but does not decode is an `XDS006`
+/// Loads the Listener resources of a DiscoveryResponse, also those wrapped in a
+/// `service.discovery.v3.Resource` (TTLs, named resources). Resources of another type are
+/// counted in `skipped`; one that claims to be a Listener but does not decode is an `XDS006`
 /// diagnostic at its pointer (the caller still has every other listener).
 pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<Diagnostic>) {
     let mut input = Input {
@@ -45,13 +47,19 @@ pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<D
         kind: InputKind::DiscoveryResponse,
         listeners: Vec::with_capacity(resources.len()),
         error_states: Vec::new(),
-        skipped_documents: Vec::new(),
+        skipped: Vec::new(),
     };
     let mut problems = Vec::new();
     for (i, any) in resources.iter().enumerate() {
-        let pointer = format!("/resources/{i}");
+        let mut pointer = format!("/resources/{i}");
+        let wrapped = decode::<Resource>(any).and_then(|r| r.resource);
+        if wrapped.is_some() {
+            pointer.push_str("/resource");
+        }
+        let any = wrapped.as_ref().unwrap_or(any);
         if !is::<listener::Listener>(any) {
-            input.skipped_documents.push(format!("resource {i}: a `{}` message", any.type_url));
+            let what = any.type_url.rsplit(['/', '.']).next().unwrap_or(&any.type_url).to_owned();
+            input.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer, offset: None });
             continue;
         }
         match listener::Listener::decode(any.value.as_slice()) {
@@ -75,7 +83,7 @@ pub fn load_discovery_response(id: SourceId, bytes: &[u8]) -> (Input<'static>, V
                 kind: InputKind::DiscoveryResponse,
                 listeners: Vec::new(),
                 error_states: Vec::new(),
-                skipped_documents: Vec::new(),
+                skipped: Vec::new(),
             };
             let d = Diagnostic::new(&codes::WRONG_TYPE, format!("not a DiscoveryResponse protobuf: {e}"))
                 .at(Location::new(id, "", None));

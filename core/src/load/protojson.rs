@@ -18,6 +18,43 @@ thread_local! {
     static BASE: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
+thread_local! {
+    /// Set while a CiliumEnvoyConfig's `spec.resources` are parsed: the Cilium agent decodes
+    /// them with Go's protojson, which refuses the lenient forms Envoy's own parser takes (a
+    /// single value for a list, nested lists, `null` elements, `{"value": N}` for a wrapper,
+    /// booleans as strings). Only the lenient readers below look at it.
+    static STRICT: Cell<bool> = const { Cell::new(false) };
+}
+
+fn strict() -> bool {
+    STRICT.with(Cell::get)
+}
+
+/// A value parsed with Go protojson's rules (see [`STRICT`]), however deep it is.
+#[derive(Debug, Default)]
+pub(crate) struct Strict<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Strict<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                STRICT.with(|s| s.set(self.0));
+            }
+        }
+        let _restore = Restore(STRICT.with(|s| s.replace(true)));
+        T::deserialize(d).map(Strict)
+    }
+}
+
+/// The error for a lenient form in a strict context.
+fn refused_by_agent<E: de::Error>(what: &str) -> E {
+    E::custom(format!(
+        "{what}: the Cilium agent decodes CiliumEnvoyConfig resources with Go's protojson, which \
+         refuses this form (Envoy's own parser would take it)"
+    ))
+}
+
 /// Marks `text` as the text being parsed on this thread until dropped (then the previous one
 /// is restored, so scopes nest).
 pub(crate) struct ParseScope {
@@ -85,7 +122,7 @@ impl<'de> Deserialize<'de> for Str<'de> {
 }
 
 /// A `uint32` (or `UInt32Value`) as protojson accepts it: a number, or a decimal string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct U32(pub u32);
 
 impl<'de> Deserialize<'de> for U32 {
@@ -121,13 +158,247 @@ impl<'de> Deserialize<'de> for U32 {
     }
 }
 
-/// A `bool` (or `BoolValue`).
+/// A `bool`: `true`/`false`, or a string Envoy's parser reads as one (absl's `SimpleAtob`:
+/// `true`, `t`, `yes`, `y`, `1` and `false`, `f`, `no`, `n`, `0`, in any case; checked with
+/// envoy 1.40, which refuses `on`, `""` and `" true"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Bool(pub bool);
 
 impl<'de> Deserialize<'de> for Bool {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        bool::deserialize(d).map(Bool)
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Bool;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a boolean (true or false)")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Bool, E> {
+                Ok(Bool(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bool, E> {
+                if strict() {
+                    return Err(refused_by_agent(&format!("a boolean written as the string \"{v}\"")));
+                }
+                const TRUE: [&str; 5] = ["true", "t", "yes", "y", "1"];
+                const FALSE: [&str; 5] = ["false", "f", "no", "n", "0"];
+                if TRUE.iter().any(|t| t.eq_ignore_ascii_case(v)) {
+                    Ok(Bool(true))
+                } else if FALSE.iter().any(|t| t.eq_ignore_ascii_case(v)) {
+                    Ok(Bool(false))
+                } else {
+                    Err(E::custom(format!("\"{v}\" is not a boolean (expected true or false)")))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A wrapper message (`google.protobuf.UInt32Value`, `BoolValue`): the bare value, or, as
+/// Envoy's parser also accepts, the message written out as `{"value": ...}`. Only fields of a
+/// wrapper type take the object form (a plain `uint32` such as `port_value` refuses it), and the
+/// object must hold exactly a non-null `value` (envoy 1.40 refuses `{}`, `{"value": null}` and
+/// any other key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wrapped<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Wrapped<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer};
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Wrapped<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value, or a wrapper object {\"value\": ...}")
+            }
+            fn visit_map<M: de::MapAccess<'de>>(self, map: M) -> Result<Self::Value, M::Error> {
+                if strict() {
+                    return Err(refused_by_agent("a wrapper value written as an object {\"value\": ...}"));
+                }
+                WrapperObject::<T>::deserialize(MapAccessDeserializer::new(map)).map(|w| Wrapped(w.0))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                T::deserialize(de::value::BoolDeserializer::new(v)).map(Wrapped)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                T::deserialize(de::value::U64Deserializer::new(v)).map(Wrapped)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                T::deserialize(de::value::I64Deserializer::new(v)).map(Wrapped)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                T::deserialize(de::value::F64Deserializer::new(v)).map(Wrapped)
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                T::deserialize(BorrowedStrDeserializer::new(v)).map(Wrapped)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                T::deserialize(de::value::StrDeserializer::new(v)).map(Wrapped)
+            }
+            fn visit_seq<S: de::SeqAccess<'de>>(self, _: S) -> Result<Self::Value, S::Error> {
+                Err(de::Error::invalid_type(de::Unexpected::Seq, &self))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// The `{"value": ...}` form of a wrapper message.
+struct WrapperObject<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for WrapperObject<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = WrapperObject<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a wrapper object {\"value\": ...}")
+            }
+            fn visit_map<M: de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut value = None;
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    if key.0 != "value" {
+                        return Err(de::Error::custom(format!(
+                            "a wrapper object has only the field `value`, not `{}`",
+                            key.0
+                        )));
+                    }
+                    if value.is_some() {
+                        return Err(duplicate_field("value", "value"));
+                    }
+                    value = Some(map.next_value::<Option<T>>()?);
+                }
+                match value {
+                    Some(Some(v)) => Ok(WrapperObject(v)),
+                    _ => Err(de::Error::custom("a wrapper object needs a `value`")),
+                }
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// A repeated field as Envoy's parser reads it: a list, or a single value standing for a list
+/// of one (`server_names: api.example.com`, `filters: {name: ...}`); lists nested in the list
+/// are flattened into it (`[["a"], "b"]` is `["a", "b"]`) and a `null` element is the element's
+/// default value. All of it checked with envoy 1.40's `--mode validate` and `/config_dump`.
+#[derive(Debug)]
+pub(crate) struct Repeated<T>(pub Vec<T>);
+
+impl<T> Default for Repeated<T> {
+    fn default() -> Self {
+        Repeated(Vec::new())
+    }
+}
+
+impl<T> IntoIterator for Repeated<T> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for Repeated<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut out = Vec::new();
+        d.deserialize_any(Elements { push: &mut |v| out.push(v), what: "a list", depth: 0 })?;
+        Ok(Repeated(out))
+    }
+}
+
+/// Reads one value of a repeated field (a list, a nested list or a single element) and hands
+/// each element to `push` as it is read, so a list converted element by element (filter chains)
+/// is never held twice.
+pub(crate) struct Elements<'p, T> {
+    pub push: &'p mut dyn FnMut(T),
+    /// What the field holds, for errors.
+    pub what: &'static str,
+    /// 0 for the field's own value, 1 inside its list, more inside nested lists.
+    pub depth: usize,
+}
+
+impl<T> Elements<'_, T> {
+    /// In a strict context only a list of plain elements is a repeated field.
+    fn check<E: de::Error>(&self, seq: bool) -> Result<(), E> {
+        if !strict() {
+            return Ok(());
+        }
+        match (self.depth, seq) {
+            (0, false) => Err(refused_by_agent("a single value where a list belongs")),
+            (1.., true) => Err(refused_by_agent("a list inside a list")),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Default> de::DeserializeSeed<'de> for Elements<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Default> Visitor<'de> for Elements<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.what)
+    }
+    fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        self.check(true)?;
+        let depth = self.depth + 1;
+        while seq.next_element_seed(Elements { push: &mut *self.push, what: self.what, depth })?.is_some() {}
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        if strict() {
+            return Err(refused_by_agent("`null` in a list"));
+        }
+        (self.push)(T::default());
+        Ok(())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.visit_unit()
+    }
+    fn visit_map<M: de::MapAccess<'de>>(self, map: M) -> Result<(), M::Error> {
+        self.check(false)?;
+        (self.push)(T::deserialize(de::value::MapAccessDeserializer::new(map))?);
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.check(false)?;
+        (self.push)(T::deserialize(de::value::BoolDeserializer::<E>::new(v))?);
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.check(false)?;
+        (self.push)(T::deserialize(de::value::U64Deserializer::<E>::new(v))?);
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.check(false)?;
+        (self.push)(T::deserialize(de::value::I64Deserializer::<E>::new(v))?);
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        self.check(false)?;
+        (self.push)(T::deserialize(de::value::F64Deserializer::<E>::new(v))?);
+        Ok(())
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<(), E> {
+        self.check(false)?;
+        (self.push)(T::deserialize(de::value::BorrowedStrDeserializer::<E>::new(v))?);
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.check(false)?;
+        (self.push)(T::deserialize(de::value::StrDeserializer::<E>::new(v))?);
+        Ok(())
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<(), E> {
+        self.check(false)?;
+        (self.push)(T::deserialize(de::value::StringDeserializer::<E>::new(v))?);
+        Ok(())
     }
 }
 
@@ -198,6 +469,8 @@ macro_rules! proto_message {
         $vis struct $name<$lt> {
             pub first_key: Option<&$lt str>,
             pub camel: bool,
+            /// Keys the object had, read or not.
+            pub keys: usize,
             $( pub $field: Option<$ty>, )*
         }
 
@@ -215,6 +488,7 @@ macro_rules! proto_message {
                     ) -> Result<Self::Value, M::Error> {
                         let mut out = $name::default();
                         while let Some(key) = map.next_key::<$crate::load::protojson::Str<$lt>>()? {
+                            out.keys += 1;
                             if out.first_key.is_none() {
                                 if let std::borrow::Cow::Borrowed(k) = key.0 {
                                     out.first_key = Some(k);

@@ -5,12 +5,13 @@
 //! 400k chains never holds two copies of them.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::protojson::{Bool, Present, Str, U32, enum_value, offset_of, proto_message};
+use super::protojson::{
+    Bool, Elements, Present, Repeated, Str, Strict, U32, Wrapped, enum_value, offset_of, proto_message,
+};
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter, NetworkFilter,
     NetworkFilterKind, Protocol, RouteSource, SocketAddress, SourceType, TransportSocket, VirtualHost,
@@ -20,7 +21,7 @@ fn casing(camel: bool) -> Casing {
     if camel { Casing::Camel } else { Casing::Snake }
 }
 
-fn object_offset(first_key: Option<&str>) -> Option<usize> {
+pub(crate) fn object_offset(first_key: Option<&str>) -> Option<usize> {
     // The key's first character follows its opening quote; the object starts at or before it.
     first_key.and_then(offset_of).map(|o| o.saturating_sub(1))
 }
@@ -29,7 +30,7 @@ fn cow(s: Option<Str<'_>>) -> Cow<'_, str> {
     s.map(Str::into_cow).unwrap_or_default()
 }
 
-fn cows<'a>(v: Option<Vec<Str<'a>>>) -> Vec<Cow<'a, str>> {
+fn cows<'a>(v: Option<Repeated<Str<'a>>>) -> Vec<Cow<'a, str>> {
     exact(v, Str::into_cow)
 }
 
@@ -38,8 +39,8 @@ fn cows<'a>(v: Option<Vec<Str<'a>>>) -> Vec<Cow<'a, str>> {
 /// Why not `into_iter().map().collect()`: that reuses the parse buffer in place, and serde grows
 /// lists to at least four elements, so a one-filter chain would keep room for four raw filters
 /// (over 1 KB per chain; a 200 MB dump then takes 3x its size in memory instead of under 2x).
-fn exact<T, U>(v: Option<Vec<T>>, f: impl FnMut(T) -> U) -> Vec<U> {
-    let v = v.unwrap_or_default();
+fn exact<T, U>(v: Option<Repeated<T>>, f: impl FnMut(T) -> U) -> Vec<U> {
+    let v = v.unwrap_or_default().0;
     let mut out = Vec::with_capacity(v.len());
     out.extend(v.into_iter().map(f));
     out
@@ -57,22 +58,36 @@ proto_message! {
         // Listener
         name: Str<'a> = "name",
         address: RawAddress<'a> = "address",
-        additional_addresses: Vec<RawAdditionalAddress<'a>> = "additional_addresses" | "additionalAddresses",
+        additional_addresses: Repeated<RawAdditionalAddress<'a>> = "additional_addresses" | "additionalAddresses",
         filter_chains: Chains<'a> = "filter_chains" | "filterChains",
         default_filter_chain: RawFilterChain<'a> = "default_filter_chain" | "defaultFilterChain",
         filter_chain_matcher: &'a RawValue = "filter_chain_matcher" | "filterChainMatcher",
-        listener_filters: Vec<RawListenerFilter<'a>> = "listener_filters" | "listenerFilters",
-        use_original_dst: Bool = "use_original_dst" | "useOriginalDst",
-        bind_to_port: Bool = "bind_to_port" | "bindToPort",
-        enable_reuse_port: Bool = "enable_reuse_port" | "enableReusePort",
+        listener_filters: Repeated<RawListenerFilter<'a>> = "listener_filters" | "listenerFilters",
+        use_original_dst: Wrapped<Bool> = "use_original_dst" | "useOriginalDst",
+        bind_to_port: Wrapped<Bool> = "bind_to_port" | "bindToPort",
+        enable_reuse_port: Wrapped<Bool> = "enable_reuse_port" | "enableReusePort",
         internal_listener: Present = "internal_listener" | "internalListener",
         api_listener: Present = "api_listener" | "apiListener",
         udp_listener_config: Present = "udp_listener_config" | "udpListenerConfig",
+        // Listener fields xdsck does not read, listed so that a listener giving only these
+        // (`{name, stat_prefix}`) is still recognised as one.
+        stat_prefix: Present = "stat_prefix" | "statPrefix",
+        traffic_direction: Present = "traffic_direction" | "trafficDirection",
+        per_connection_buffer_limit_bytes: Present = "per_connection_buffer_limit_bytes" | "perConnectionBufferLimitBytes",
+        socket_options: Present = "socket_options" | "socketOptions",
+        listener_filters_timeout: Present = "listener_filters_timeout" | "listenerFiltersTimeout",
+        continue_on_listener_filters_timeout: Present = "continue_on_listener_filters_timeout" | "continueOnListenerFiltersTimeout",
+        transparent: Present = "transparent",
+        freebind: Present = "freebind",
+        access_log: Present = "access_log" | "accessLog",
+        drain_type: Present = "drain_type" | "drainType",
+        // ListenersConfigDump.StaticListener (the `?resource=static_listeners` form)
+        listener: Box<RawObject<'a>> = "listener",
         // ConfigDump
-        configs: Vec<RawObject<'a>> = "configs",
+        configs: Repeated<RawObject<'a>> = "configs",
         // ListenersConfigDump
-        static_listeners: Vec<RawStaticListener<'a>> = "static_listeners" | "staticListeners",
-        dynamic_listeners: Vec<RawDynamicListener<'a>> = "dynamic_listeners" | "dynamicListeners",
+        static_listeners: Repeated<RawStaticListener<'a>> = "static_listeners" | "staticListeners",
+        dynamic_listeners: Repeated<RawDynamicListener<'a>> = "dynamic_listeners" | "dynamicListeners",
         // ListenersConfigDump.DynamicListener (the `?resource=dynamic_listeners` form)
         active_state: RawListenerState<'a> = "active_state" | "activeState",
         warming_state: RawListenerState<'a> = "warming_state" | "warmingState",
@@ -83,11 +98,16 @@ proto_message! {
         dynamic_resources: Present = "dynamic_resources" | "dynamicResources",
         admin: Present = "admin",
         node: Present = "node",
-        // DiscoveryResponse
-        resources: Vec<RawObject<'a>> = "resources",
+        // DiscoveryResponse, DeltaDiscoveryResponse
+        resources: Repeated<RawObject<'a>> = "resources",
         version_info: Str<'a> = "version_info" | "versionInfo",
         type_url: Str<'a> = "type_url" | "typeUrl",
         nonce: Present = "nonce",
+        system_version_info: Str<'a> = "system_version_info" | "systemVersionInfo",
+        removed_resources: Present = "removed_resources" | "removedResources",
+        // envoy.service.discovery.v3.Resource, the wrapper in Delta responses (and in some SotW
+        // ones): `{name, version, resource: {"@type": ...}}`
+        resource: Box<RawObject<'a>> = "resource",
         // Kubernetes objects (CiliumEnvoyConfig, List)
         api_version: Str<'a> = "apiVersion",
         kind: Str<'a> = "kind",
@@ -108,6 +128,26 @@ impl RawObject<'_> {
             || self.listener_filters.is_some()
             || self.internal_listener.is_some()
             || self.api_listener.is_some()
+            || self.udp_listener_config.is_some()
+            || self.use_original_dst.is_some()
+            || self.bind_to_port.is_some()
+            || self.enable_reuse_port.is_some()
+            || self.stat_prefix.is_some()
+            || self.traffic_direction.is_some()
+            || self.per_connection_buffer_limit_bytes.is_some()
+            || self.socket_options.is_some()
+            || self.listener_filters_timeout.is_some()
+            || self.continue_on_listener_filters_timeout.is_some()
+            || self.transparent.is_some()
+            || self.freebind.is_some()
+            || self.access_log.is_some()
+            || self.drain_type.is_some()
+    }
+
+    /// Whether the object says nothing about being any other kind of document (no `kind`,
+    /// `metadata` or `@type`): in a list of Listeners, it is one by its position.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.kind.is_none() && self.metadata.is_none() && self.type_url_field.is_none() && self.api_version.is_none()
     }
 
     pub(crate) fn type_url(&self) -> Option<&str> {
@@ -131,9 +171,9 @@ impl<'a> RawObject<'a> {
                 .into_iter()
                 .filter_map(|a| a.address.and_then(RawAddress::into_model))
                 .collect(),
-            bind_to_port: self.bind_to_port.map(|b| b.0),
-            use_original_dst: self.use_original_dst.is_some_and(|b| b.0),
-            enable_reuse_port: self.enable_reuse_port.map(|b| b.0),
+            bind_to_port: self.bind_to_port.map(|b| b.0.0),
+            use_original_dst: self.use_original_dst.is_some_and(|b| b.0.0),
+            enable_reuse_port: self.enable_reuse_port.map(|b| b.0.0),
             listener_filters: self
                 .listener_filters
                 .unwrap_or_default()
@@ -188,7 +228,7 @@ proto_message! {
 
 proto_message! {
     pub(crate) struct RawStaticResources<'a> as "a Bootstrap.StaticResources object" {
-        listeners: Vec<RawObject<'a>> = "listeners",
+        listeners: Repeated<RawObject<'a>> = "listeners",
     }
 }
 
@@ -201,7 +241,7 @@ proto_message! {
 
 proto_message! {
     pub(crate) struct RawSpec<'a> as "a spec object" {
-        resources: Vec<RawObject<'a>> = "resources",
+        resources: Strict<Vec<RawObject<'a>>> = "resources",
     }
 }
 
@@ -306,25 +346,15 @@ pub(crate) struct Chains<'a>(pub Vec<FilterChain<'a>>);
 
 impl<'de> Deserialize<'de> for Chains<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Chains<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a list of FilterChain objects")
-            }
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Chains<'de>, S::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-                while let Some(raw) = seq.next_element::<Option<RawFilterChain<'de>>>()? {
-                    let index = ChainIndex::Listed(out.len());
-                    out.push(raw.unwrap_or_default().into_model(index));
-                }
-                // Doubling leaves up to half the list unused; a 400k-chain listener would keep
-                // ~70 MB of it.
-                out.shrink_to_fit();
-                Ok(Chains(out))
-            }
-        }
-        d.deserialize_seq(V)
+        let mut out = Vec::new();
+        let mut push = |raw: RawFilterChain<'de>| {
+            let index = ChainIndex::Listed(out.len());
+            out.push(raw.into_model(index));
+        };
+        d.deserialize_any(Elements { push: &mut push, what: "a list of FilterChain objects", depth: 0 })?;
+        // Doubling leaves up to half the list unused; a 400k-chain listener would keep ~70 MB of it.
+        out.shrink_to_fit();
+        Ok(Chains(out))
     }
 }
 
@@ -332,7 +362,7 @@ proto_message! {
     pub(crate) struct RawFilterChain<'a> as "a FilterChain object" {
         name: Str<'a> = "name",
         filter_chain_match: RawFilterChainMatch<'a> = "filter_chain_match" | "filterChainMatch",
-        filters: Vec<RawFilter<'a>> = "filters",
+        filters: Repeated<RawFilter<'a>> = "filters",
         transport_socket: RawTransportSocket<'a> = "transport_socket" | "transportSocket",
     }
 }
@@ -357,32 +387,32 @@ impl<'a> RawFilterChain<'a> {
 
 proto_message! {
     pub(crate) struct RawFilterChainMatch<'a> as "a FilterChainMatch object" {
-        destination_port: U32 = "destination_port" | "destinationPort",
-        prefix_ranges: Vec<RawCidr<'a>> = "prefix_ranges" | "prefixRanges",
+        destination_port: Wrapped<U32> = "destination_port" | "destinationPort",
+        prefix_ranges: Repeated<RawCidr<'a>> = "prefix_ranges" | "prefixRanges",
         address_suffix: Str<'a> = "address_suffix" | "addressSuffix",
-        suffix_len: U32 = "suffix_len" | "suffixLen",
-        direct_source_prefix_ranges: Vec<RawCidr<'a>> = "direct_source_prefix_ranges" | "directSourcePrefixRanges",
+        suffix_len: Wrapped<U32> = "suffix_len" | "suffixLen",
+        direct_source_prefix_ranges: Repeated<RawCidr<'a>> = "direct_source_prefix_ranges" | "directSourcePrefixRanges",
         source_type: SourceType = "source_type" | "sourceType",
-        source_prefix_ranges: Vec<RawCidr<'a>> = "source_prefix_ranges" | "sourcePrefixRanges",
-        source_ports: Vec<U32> = "source_ports" | "sourcePorts",
-        server_names: Vec<Str<'a>> = "server_names" | "serverNames",
+        source_prefix_ranges: Repeated<RawCidr<'a>> = "source_prefix_ranges" | "sourcePrefixRanges",
+        source_ports: Repeated<U32> = "source_ports" | "sourcePorts",
+        server_names: Repeated<Str<'a>> = "server_names" | "serverNames",
         transport_protocol: Str<'a> = "transport_protocol" | "transportProtocol",
-        application_protocols: Vec<Str<'a>> = "application_protocols" | "applicationProtocols",
+        application_protocols: Repeated<Str<'a>> = "application_protocols" | "applicationProtocols",
     }
 }
 
 impl<'a> RawFilterChainMatch<'a> {
     fn into_model(self) -> FilterChainMatch<'a> {
-        let cidrs = |v: Option<Vec<RawCidr<'a>>>| -> Vec<CidrRange<'a>> {
-            exact(v, |c| CidrRange { address_prefix: cow(c.address_prefix), prefix_len: c.prefix_len.map(|l| l.0) })
+        let cidrs = |v: Option<Repeated<RawCidr<'a>>>| -> Vec<CidrRange<'a>> {
+            exact(v, |c| CidrRange { address_prefix: cow(c.address_prefix), prefix_len: c.prefix_len.map(|l| l.0.0) })
         };
         FilterChainMatch {
             offset: object_offset(self.first_key),
             casing: casing(self.camel),
-            destination_port: self.destination_port.map(|p| p.0),
+            destination_port: self.destination_port.map(|p| p.0.0),
             prefix_ranges: cidrs(self.prefix_ranges),
             address_suffix: cow(self.address_suffix),
-            suffix_len: self.suffix_len.map(|l| l.0),
+            suffix_len: self.suffix_len.map(|l| l.0.0),
             direct_source_prefix_ranges: cidrs(self.direct_source_prefix_ranges),
             source_type: self.source_type.unwrap_or_default(),
             source_prefix_ranges: cidrs(self.source_prefix_ranges),
@@ -397,7 +427,7 @@ impl<'a> RawFilterChainMatch<'a> {
 proto_message! {
     pub(crate) struct RawCidr<'a> as "a CidrRange object" {
         address_prefix: Str<'a> = "address_prefix" | "addressPrefix",
-        prefix_len: U32 = "prefix_len" | "prefixLen",
+        prefix_len: Wrapped<U32> = "prefix_len" | "prefixLen",
     }
 }
 
@@ -485,7 +515,7 @@ proto_message! {
 
 proto_message! {
     pub(crate) struct RawWeightedClusters<'a> as "a WeightedCluster object" {
-        clusters: Vec<RawNamed<'a>> = "clusters",
+        clusters: Repeated<RawNamed<'a>> = "clusters",
     }
 }
 
@@ -504,13 +534,13 @@ proto_message! {
 proto_message! {
     pub(crate) struct RawRouteConfig<'a> as "a RouteConfiguration object" {
         name: Str<'a> = "name",
-        virtual_hosts: Vec<RawVirtualHost<'a>> = "virtual_hosts" | "virtualHosts",
+        virtual_hosts: Repeated<RawVirtualHost<'a>> = "virtual_hosts" | "virtualHosts",
     }
 }
 
 proto_message! {
     pub(crate) struct RawVirtualHost<'a> as "a VirtualHost object" {
         name: Str<'a> = "name",
-        domains: Vec<Str<'a>> = "domains",
+        domains: Repeated<Str<'a>> = "domains",
     }
 }

@@ -146,6 +146,8 @@ pub enum YamlErrorKind {
     DuplicateKey,
     /// Nesting depth or alias expansion over the limits.
     Limit,
+    /// A `<<` merge key, which Envoy's YAML reader takes for a field name.
+    MergeKey,
 }
 
 impl fmt::Display for YamlError {
@@ -434,6 +436,17 @@ impl Translator<'_> {
         let Some(Frame { empty, map: Some(map), .. }) = self.frames.last_mut() else {
             return Ok(());
         };
+        // YAML 1.2 has no merge keys: Envoy (yaml-cpp) reads `<<` as a field, and no proto has
+        // one ("no such field: '<<'", envoy 1.40). Expanding it would check a document Envoy
+        // refuses; skipping it would check one with fields missing.
+        if text == "<<" {
+            return Err(error(
+                YamlErrorKind::MergeKey,
+                "`<<` is a YAML merge key: Envoy reads it as a field name and rejects the document \
+                 (\"no such field: '<<'\"); kubectl would expand it, xdsck does not",
+                at,
+            ));
+        }
         if !*empty {
             self.out.push(b',');
         }

@@ -31,6 +31,10 @@ struct Input<'r> {
     warming: usize,
     draining: usize,
     failed: usize,
+    /// xDS resources of other types (clusters, route tables): not checked.
+    other_resources: usize,
+    /// Documents that are not Envoy configuration (each also an `XDS302` finding).
+    skipped_documents: usize,
 }
 
 #[derive(Serialize)]
@@ -102,6 +106,8 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
                 warming: i.inventory.warming,
                 draining: i.inventory.draining,
                 failed: i.inventory.failed,
+                other_resources: i.inventory.other_resources,
+                skipped_documents: i.inventory.skipped_documents,
             })
             .collect(),
         findings: report.findings.iter().map(|d| finding(d, sources)).collect(),

@@ -120,7 +120,7 @@ pub(crate) fn fixture() -> (Sources, Report) {
             InputSummary {
                 source: dump,
                 kind: Some("config_dump"),
-                inventory: Inventory { listeners: 3, filter_chains: 41, warming: 1, draining: 0, failed: 1 },
+                inventory: Inventory { listeners: 3, filter_chains: 41, warming: 1, failed: 1, ..Inventory::default() },
             },
             InputSummary {
                 source: cec,
