@@ -413,6 +413,52 @@ fn envoy_takes_lds_over_a_pipe_and_attach_reads_its_admin_socket() {
     drop(server);
 }
 
+/// An Envoy with static listeners only (no LDS): `?resource=static_listeners` answers with the
+/// `StaticListener` items, which attach reads as such; `?resource=dynamic_listeners` answers
+/// `{}`, which attach reports as a config_dump with no listener (an XDS303 note, exit 0), not
+/// as something that is not Envoy configuration.
+#[test]
+fn attach_reads_each_resource_answer_of_a_static_envoy() {
+    let bin = envoy::binary();
+    let (ports, held) = envoy::free_ports(1, &[Ipv4Addr::LOCALHOST]);
+    let envoy_dir = tempfile::tempdir().unwrap();
+    let admin_sock = LiveEnvoy::admin_socket(envoy_dir.path());
+    let clusters: Vec<Value> =
+        ["api", "wild"].iter().map(|c| json!({"name": c, "type": "STATIC", "connect_timeout": "1s"})).collect();
+    let boot = json!({
+        "admin": {"address": {"pipe": {"path": admin_sock.to_str().unwrap()}}},
+        "static_resources": {"listeners": [edge(ports[0], true)], "clusters": clusters}
+    });
+    drop(held);
+    let live = LiveEnvoy::start(&bin, envoy_dir, &boot).unwrap();
+    let admin_url = format!("unix://{}", admin_sock.display());
+
+    let dir = tempfile::tempdir().unwrap();
+    let statics = live.get("/config_dump?resource=static_listeners").unwrap();
+    assert!(statics.contains("ListenersConfigDump.StaticListener"), "{statics}");
+    let statics_path = dir.path().join("static_listeners.json");
+    std::fs::write(&statics_path, &statics).unwrap();
+    let checked = json_out(&xdsck(&["check", statics_path.to_str().unwrap(), "--format", "json"]));
+    let attached = xdsck(&["attach", &format!("{admin_url}?resource=static_listeners"), "--format", "json"]);
+    assert_eq!(code(&attached), 1, "{}", stderr(&attached));
+    let a = json_out(&attached);
+    assert_eq!(a["inputs"][0]["kind"], "config_dump (static_listeners)", "{a}");
+    assert_eq!(a["inputs"][0]["listeners"], 1, "{a}");
+    assert_eq!(a["inputs"][0]["filter_chains"], 2, "{a}");
+    assert_eq!(findings(&a), findings(&checked));
+    assert!(a["findings"].as_array().unwrap().iter().any(|f| f["code"] == "XDS201"), "the edge black hole: {a}");
+
+    let dynamics = live.get("/config_dump?resource=dynamic_listeners").unwrap();
+    assert_eq!(dynamics.trim(), "{}", "Envoy's answer without dynamic listeners");
+    let attached = xdsck(&["attach", &format!("{admin_url}?resource=dynamic_listeners"), "--format", "json"]);
+    assert_eq!(code(&attached), 0, "{}", stderr(&attached));
+    let a = json_out(&attached);
+    assert_eq!(a["inputs"][0]["kind"], "config_dump", "{a}");
+    assert_eq!(a["inputs"][0]["listeners"], 0, "{a}");
+    let found: Vec<&Value> = a["findings"].as_array().unwrap().iter().map(|f| &f["code"]).collect();
+    assert_eq!(found, ["XDS303"], "{a}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // attach over gRPC
 

@@ -237,3 +237,112 @@ fn casing_and_format_do_not_change_the_model() {
     assert_eq!(loaded[0].listeners[0].chain_pointer(&loaded[0].listeners[0].filter_chains[0]), "/filter_chains/0");
     assert_eq!(loaded[1].listeners[0].chain_pointer(&loaded[1].listeners[0].filter_chains[0]), "/filterChains/0");
 }
+
+/// Every Listener object in every fixture that loads is read: found here by a plain walk of the
+/// JSON (YAML translated first) that knows only where Listeners sit — an `@type` naming the
+/// Listener message, an element of a `listeners` list, a top-level document (or element of a
+/// top-level list) that is no container — and checked against the model's listeners and
+/// rejected updates, both ways.
+#[test]
+fn no_listener_is_lost() {
+    use serde_json::Value;
+    const LISTENER: &str = "envoy.config.listener.v3.Listener";
+    const CONTAINERS: &[&str] = &[
+        "configs",
+        "static_resources",
+        "staticResources",
+        "dynamic_resources",
+        "admin",
+        "resources",
+        "kind",
+        "apiVersion",
+        "metadata",
+        "active_state",
+        "warming_state",
+        "draining_state",
+        "error_state",
+        "listener",
+        "items",
+    ];
+    fn is_typed_listener(o: &serde_json::Map<String, Value>) -> bool {
+        o.get("@type").and_then(Value::as_str).is_some_and(|t| t.rsplit('/').next() == Some(LISTENER))
+    }
+    fn walk(v: &Value, pointer: &str, listed: bool, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) if listed || is_typed_listener(o) => out.push(pointer.to_owned()),
+            Value::Object(o) => {
+                for (k, child) in o {
+                    // A config_dump's BootstrapConfigDump repeats the static listeners that its
+                    // ListenersConfigDump lists: those are the ones Envoy serves.
+                    if k == "bootstrap" && pointer.starts_with("/configs/") {
+                        continue;
+                    }
+                    let p = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    match child {
+                        Value::Array(items) => {
+                            for (i, item) in items.iter().enumerate() {
+                                walk(item, &format!("{p}/{i}"), k == "listeners", out);
+                            }
+                        }
+                        _ => walk(child, &p, k == "listeners", out),
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, &format!("{pointer}/{i}"), false, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    fn top(v: &Value, pointer: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) if o.keys().all(|k| !CONTAINERS.contains(&k.as_str())) && !o.is_empty() => {
+                out.push(pointer.to_owned())
+            }
+            _ => walk(v, pointer, false, out),
+        }
+    }
+
+    let mut dirs: Vec<String> = ["envoy", "envoy/src", "listeners", "cilium", "edge"].map(String::from).to_vec();
+    for d in std::fs::read_dir(testdata().join("checks")).unwrap() {
+        let d = d.unwrap().path();
+        if d.is_dir() {
+            dirs.push(format!("checks/{}", d.file_name().unwrap().to_string_lossy()));
+        }
+    }
+    let mut checked = 0;
+    for dir in dirs {
+        for path in files(&dir) {
+            let file = source(&path);
+            let input = load::load(SourceId(0), &file).unwrap_or_else(|e| panic!("{}: {e}", file.name()));
+            let json: Value = serde_json::from_str(file.json_text().trim_start_matches('\u{feff}')).unwrap();
+            let mut found = Vec::new();
+            match &json {
+                Value::Array(docs) => {
+                    for (i, d) in docs.iter().enumerate() {
+                        top(d, &format!("/{i}"), &mut found);
+                    }
+                }
+                doc => top(doc, "", &mut found),
+            }
+            let mut read: Vec<String> = input.listeners.iter().map(|l| l.pointer.clone()).collect();
+            read.extend(
+                input.error_states.iter().filter_map(|e| Some(e.failed_configuration.as_ref()?.pointer.clone())),
+            );
+            // Envoy repeats each rejected update in a nameless entry; the model keeps one copy.
+            let repeated = |p: &str| {
+                let entry = p.trim_end_matches("/error_state/failed_configuration");
+                p.ends_with("/error_state/failed_configuration")
+                    && json.pointer(entry).is_some_and(|e| e.get("name").is_none())
+            };
+            let lost: Vec<&String> = found.iter().filter(|p| !read.contains(p) && !repeated(p)).collect();
+            let invented: Vec<&String> = read.iter().filter(|p| !found.contains(p)).collect();
+            assert!(lost.is_empty(), "{}: listeners not read: {lost:?}", file.name());
+            assert!(invented.is_empty(), "{}: listeners not in the file: {invented:?}", file.name());
+            checked += found.len();
+        }
+    }
+    assert!(checked > 100, "only {checked} listener objects found in testdata/");
+}

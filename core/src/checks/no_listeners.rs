@@ -41,9 +41,7 @@ impl Check for NoListeners {
                     0 => "nothing was checked".to_owned(),
                     n => format!("nothing was checked; it holds {n} resource(s) of other types"),
                 };
-                out.push(
-                    Diagnostic::new(&RULE, what(input)).at(Location::new(input.source, "", Some(at))).note(note),
-                );
+                out.push(Diagnostic::new(&RULE, what(input)).at(Location::new(input.source, "", Some(at))).note(note));
             }
         }
     }

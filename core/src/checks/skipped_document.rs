@@ -17,8 +17,11 @@ pub static RULE: Rule = Rule {
 pub struct SkippedDocument;
 
 fn diagnostic(s: &Skipped, source: SourceId, file: &SourceFile) -> Diagnostic {
-    Diagnostic::new(&RULE, format!("not checked: {} is not Envoy configuration", s.what))
-        .at(Location::new(source, s.pointer.clone(), s.offset.map(|o| file.node_offset(o))))
+    Diagnostic::new(&RULE, format!("not checked: {} is not Envoy configuration", s.what)).at(Location::new(
+        source,
+        s.pointer.clone(),
+        s.offset.map(|o| file.node_offset(o)),
+    ))
 }
 
 impl Check for SkippedDocument {

@@ -42,7 +42,7 @@ pub(super) fn classify<'a>(
             if kinds.contains(&InputKind::Listeners) {
                 refused.retain_mut(|(pointer, r)| match r.obj.take() {
                     Some(obj) if obj.is_plain() => {
-                        walk.listener(obj, pointer.clone(), ListenerState::Declared, None);
+                        walk.listener(*obj, pointer.clone(), ListenerState::Declared, None);
                         false
                     }
                     other => {
@@ -95,7 +95,7 @@ struct Walk<'a> {
 /// when the caller may still read it by its position.
 struct Refused<'a> {
     what: String,
-    obj: Option<RawObject<'a>>,
+    obj: Option<Box<RawObject<'a>>>,
 }
 
 impl Refused<'_> {
@@ -155,7 +155,7 @@ impl<'a> Walk<'a> {
                     let clusterwide = kind == "CiliumClusterwideEnvoyConfig";
                     Ok(self.cec(obj, &pointer, clusterwide))
                 }
-                other => Err(Refused { what: describe_kind(other, &api_version), obj: Some(obj) }),
+                other => Err(Refused { what: describe_kind(other, &api_version), obj: Some(Box::new(obj)) }),
             };
         }
         if obj.metadata.is_some() && obj.spec.as_ref().is_some_and(|s| s.resources.is_some()) {
@@ -201,7 +201,7 @@ impl<'a> Walk<'a> {
                      DiscoveryResponse (`resources`) or a CiliumEnvoyConfig (`kind`, `spec`)"
                 .to_owned(),
         };
-        Err(Refused { what, obj: Some(obj) })
+        Err(Refused { what, obj: Some(Box::new(obj)) })
     }
 
     fn config_dump(&mut self, obj: RawObject<'a>, pointer: &str) -> InputKind {

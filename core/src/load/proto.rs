@@ -22,8 +22,8 @@ use super::codes;
 use crate::diagnostic::Diagnostic;
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Input, InputKind, Listener, ListenerFilter,
-    NetworkFilter, NetworkFilterKind, Protocol, RouteSource, Skipped, SkippedKind, SocketAddress, SourceType, TransportSocket,
-    VirtualHost,
+    NetworkFilter, NetworkFilterKind, Protocol, RouteSource, Skipped, SkippedKind, SocketAddress, SourceType,
+    TransportSocket, VirtualHost,
 };
 use crate::source::{Location, SourceId};
 

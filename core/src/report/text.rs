@@ -53,8 +53,13 @@ fn input_line(input: &InputSummary, sources: &Sources) -> String {
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .chain((inv.failed > 0).then(|| plural(inv.failed, "failed update")))
-        .chain((inv.other_resources > 0).then(|| format!("{} not checked", plural(inv.other_resources, "other resource"))))
-        .chain((inv.skipped_documents > 0).then(|| format!("{} not checked", plural(inv.skipped_documents, "other document"))))
+        .chain(
+            (inv.other_resources > 0).then(|| format!("{} not checked", plural(inv.other_resources, "other resource"))),
+        )
+        .chain(
+            (inv.skipped_documents > 0)
+                .then(|| format!("{} not checked", plural(inv.skipped_documents, "other document"))),
+        )
         .collect();
     if !extra.is_empty() {
         let _ = write!(line, " ({})", extra.join(", "));
