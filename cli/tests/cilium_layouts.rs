@@ -1,0 +1,63 @@
+//! The CiliumEnvoyConfig layouts the Cilium operator and agent produce, as the project's own
+//! fixtures in testdata/cilium/ (written for xdsck after Cilium's output, never copied): each
+//! loads through the binary with its listener, chain and other-resource counts; Gateway API
+//! input and a Helm template are refused with one located finding and exit 2.
+
+mod support;
+
+use std::process::Command;
+
+use support::workspace;
+
+fn run(file: &str) -> (i32, serde_json::Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+        .arg(workspace().join(file))
+        .args(["--format", "json", "--fail-on", "never"])
+        .output()
+        .expect("xdsck runs");
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{file}: {e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.code().expect("exit code"), report)
+}
+
+#[test]
+fn cilium_envoy_configs_load_with_their_counts() {
+    // Counted by hand from the YAML: listeners among spec.resources, their filterChains, and the
+    // route tables and clusters beside them.
+    let expected = [
+        ("cec-tenant-gateway.yaml", 1, 5, 7),
+        ("cec-per-port.yaml", 3, 5, 6),
+        ("cec-multi-port.yaml", 4, 4, 6),
+        ("cec-stream.yaml", 3, 6, 8),
+        ("cec-list.yaml", 5, 11, 14),
+        ("cec-no-kind.yaml", 1, 4, 5),
+    ];
+    for (file, listeners, chains, others) in expected {
+        let (code, report) = run(&format!("testdata/cilium/{file}"));
+        assert_eq!(code, 0, "{file}: {report:#}");
+        let input = &report["inputs"][0];
+        assert_eq!(input["kind"], "CiliumEnvoyConfig", "{file}");
+        assert_eq!(input["listeners"], listeners, "{file}");
+        assert_eq!(input["filter_chains"], chains, "{file}");
+        assert_eq!(input["other_resources"], others, "{file}");
+    }
+}
+
+#[test]
+fn gateway_api_inputs_and_templates_are_refused() {
+    let expected = [
+        ("not-envoy-gateway.yaml", "XDS007", "a Gateway API `Gateway`"),
+        ("gateway-api-stream.yaml", "XDS007", "a Gateway API"),
+        ("helm-template.yaml", "XDS008", "Helm/Go template"),
+    ];
+    for (file, code, words) in expected {
+        let (exit, report) = run(&format!("testdata/malformed/{file}"));
+        assert_eq!(exit, 2, "{file}: {report:#}");
+        let findings = report["findings"].as_array().expect("findings");
+        assert_eq!(findings.len(), 1, "{file}: one clear diagnostic: {report:#}");
+        assert_eq!(findings[0]["code"], code, "{file}");
+        let message = findings[0]["message"].as_str().expect("message");
+        assert!(message.contains(words), "{file}: {message}");
+        assert!(findings[0]["location"]["line"].as_u64().is_some(), "{file}: located: {report:#}");
+    }
+}
