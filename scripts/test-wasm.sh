@@ -35,4 +35,5 @@ step "wasm: end-to-end test of the page in Chromium"
 # The same build `cargo test --workspace` made (features unified the same way): no rebuild after it.
 cargo build --workspace --tests --locked
 (cd wasm/e2e && npm ci --no-audit --no-fund --loglevel=error)
-(cd wasm/e2e && XDSCK_BIN=target/debug/xdsck npm test)
+tdir=$(scripts/target-dir.sh)
+(cd wasm/e2e && XDSCK_BIN="$tdir/debug/xdsck" XDSCK_E2E_ARTIFACTS="$tdir/e2e" npm test)

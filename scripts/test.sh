@@ -22,12 +22,18 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked 2>&1 | tee "$log"
+# Every test binary runs even when one fails, and the total below is printed either way.
+status=0
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" || status=1
 
 # The web page: wasm32 build and clippy, wasm-bindgen tests and the end-to-end test in Chromium.
-scripts/test-wasm.sh 2>&1 | tee -a "$log"
+scripts/test-wasm.sh 2>&1 | tee -a "$log" || status=1
 
 # One total over every test binary, the doc tests, the wasm tests and node's end-to-end tests.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      /^(# |ℹ )pass [0-9]+$/ { p += $3 } /^(# |ℹ )fail [0-9]+$/ { f += $3 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+if ((status != 0)); then
+  echo "scripts/test.sh: a step failed (see above)" >&2
+fi
+exit "$status"

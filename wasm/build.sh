@@ -21,7 +21,8 @@ fi
 scripts/install-wasm-bindgen.sh
 
 cargo build --locked --profile wasm-release --target wasm32-unknown-unknown -p xdsck-wasm
-wasm=target/wasm32-unknown-unknown/wasm-release/xdsck_wasm.wasm
+# Wherever cargo put it (CARGO_TARGET_DIR may point outside the repository).
+wasm="$(scripts/target-dir.sh)/wasm32-unknown-unknown/wasm-release/xdsck_wasm.wasm"
 
 rm -rf "$out"
 mkdir -p "$out/pkg"

@@ -82,3 +82,24 @@ fn fixtures_match_their_snapshots() {
     let problems: Vec<String> = all.iter().filter_map(|(rule, path)| check(rule, path)).collect();
     assert!(problems.is_empty(), "{} fixture(s) failed:\n{}", problems.len(), problems.join("\n"));
 }
+
+/// Every snapshot beside the fixtures belongs to a fixture: a snapshot whose input was renamed
+/// or removed would otherwise stay behind, showing output nothing produces.
+#[test]
+fn no_snapshot_without_its_fixture() {
+    let inputs: Vec<PathBuf> = fixtures().into_iter().map(|(_, p)| p).collect();
+    let mut orphans = Vec::new();
+    for dir in std::fs::read_dir(workspace().join("testdata/checks")).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "snap") && !inputs.contains(&f.with_extension("")) {
+                orphans.push(f.display().to_string());
+            }
+        }
+    }
+    assert!(orphans.is_empty(), "snapshots without their fixture: {orphans:?}");
+}

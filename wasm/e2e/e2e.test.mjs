@@ -3,8 +3,9 @@
 // check that nothing left the page after it loaded. The page's findings must be exactly those
 // of `xdsck --format json` for the same file.
 //
-// Env: XDSCK_BIN (default: `cargo run -q -p xdsck --`), CHROMIUM (default /usr/bin/chromium).
-// Artifacts: target/e2e/page.png (and page-trace.png).
+// Env: XDSCK_BIN (default: `cargo run -q -p xdsck --`), CHROMIUM (default /usr/bin/chromium),
+// XDSCK_E2E_ARTIFACTS (default: target/e2e; scripts/test-wasm.sh passes cargo's target dir).
+// Artifacts: page.png (and page-trace.png) there.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +19,7 @@ import { chromium } from 'playwright-core';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const dist = path.join(root, 'wasm/dist');
-const artifacts = path.join(root, 'target/e2e');
+const artifacts = process.env.XDSCK_E2E_ARTIFACTS ? path.resolve(process.env.XDSCK_E2E_ARTIFACTS) : path.join(root, 'target/e2e');
 const SAME_SNI = 'testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml';
 const CONFIG_DUMP = 'testdata/envoy/config_dump.json';
 

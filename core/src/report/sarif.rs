@@ -38,7 +38,9 @@ struct Tool {
 struct Driver {
     name: &'static str,
     version: &'static str,
-    information_uri: &'static str,
+    /// Optional in SARIF; given only when the package names its repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    information_uri: Option<&'static str>,
     rules: Vec<ReportingDescriptor>,
 }
 
@@ -173,7 +175,7 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
                 driver: Driver {
                     name: "xdsck",
                     version: env!("CARGO_PKG_VERSION"),
-                    information_uri: env!("CARGO_PKG_REPOSITORY"),
+                    information_uri: Some(env!("CARGO_PKG_REPOSITORY")).filter(|r| !r.is_empty()),
                     rules: rules.iter().map(|r| descriptor(r)).collect(),
                 },
             },
