@@ -180,6 +180,12 @@ fn protobuf_and_json_give_the_same_findings() {
         if path.ends_with("no-filter-chains/bad-quic.yaml") {
             continue;
         }
+        // The lenient proto3 JSON forms (a single value for a list, `{"value": N}`) have no
+        // protobuf counterpart for the test's encoder to write; what they load to is in their
+        // loader snapshots, and the real Envoy validates them (gen-envoy-fixtures.py).
+        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("lenient-")) {
+            continue;
+        }
         let text = std::fs::read_to_string(path).unwrap();
         let file = SourceFile::new("x", text);
         let Ok(input) = xdsck_core::load::load(xdsck_core::SourceId(0), &file) else { continue };
