@@ -1,6 +1,6 @@
 //! Deterministic tenant-scale Envoy configuration, in every input format xdsck reads.
 //!
-//! The layout is Cilium's TenantGateway (../shared/cilium.md §5): per tenant a TLS-terminating
+//! The layout is Cilium's TenantGateway (see docs/architecture.md and the README's speed section): per tenant a TLS-terminating
 //! chain for `*.<apex>` and `<apex>` (one chain per certificate, as Cilium groups them),
 //! optional per-hostname TLS chains, and TLS-passthrough `tcp_proxy` chains for `api`,
 //! `vm-exportproxy` and `cdi-uploadproxy`. Same arguments, same bytes: the generator has no

@@ -17,7 +17,7 @@ use xdsck_core::{Severity, Sources};
 
 use args::{CheckArgs, Cli, Color, Command, FailOn, ReportArgs, RulesFormat};
 
-/// The exit statuses design.md promises.
+/// The exit statuses the README promises (0 clean, 1 findings, 2 unreadable input or bad arguments).
 pub(crate) const CLEAN: u8 = 0;
 const FOUND: u8 = 1;
 pub(crate) const FAILED: u8 = 2;

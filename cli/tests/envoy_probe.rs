@@ -2,7 +2,7 @@
 //!
 //! For every seed a listener is generated ([`support::generate`]) and
 //! 1. `envoy --mode validate` and `xdsck` judge it: Envoy rejects it exactly when xdsck has an
-//!    error-severity finding (severity `error` means "Envoy rejects this", see design.md);
+//!    error-severity finding (severity `error` means "Envoy rejects this", see docs/envoy-matching.md);
 //! 2. if Envoy accepts it, it runs in a live Envoy (a batch of listeners per process) whose
 //!    chains answer with their own names; connections from chosen sources with chosen
 //!    ClientHellos, HTTP requests or raw bytes ask Envoy which chain they reach, and

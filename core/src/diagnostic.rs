@@ -6,7 +6,7 @@ use std::fmt;
 
 use crate::source::Location;
 
-/// Severity has one fixed meaning (design.md):
+/// Severity has one fixed meaning (README, "What it finds"):
 /// `Error` — Envoy 1.40 rejects this listener or config;
 /// `Warning` — Envoy accepts it, but connections will be lost or misrouted;
 /// `Info` — legal and deliberate-looking, worth knowing.

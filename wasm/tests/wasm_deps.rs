@@ -1,5 +1,5 @@
 //! The web page's module must not drag the gRPC client in: xdsck-core builds for
-//! wasm32-unknown-unknown without tonic, tokio, hyper, prost or envoy-types (design.md). This
+//! wasm32-unknown-unknown without tonic, tokio, hyper, prost or envoy-types (docs/architecture.md). This
 //! asks cargo what the wasm crate compiles for that target and fails on any of them.
 
 #![cfg(not(target_arch = "wasm32"))]

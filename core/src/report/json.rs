@@ -1,4 +1,4 @@
-//! `--format json`: the one object design.md promises to other tools. Structs (not maps) keep
+//! `--format json`: the one object the README and docs/architecture.md promise to other tools. Structs (not maps) keep
 //! the keys in the documented order; absent values are `null`, never missing keys, so
 //! consumers can rely on the shape.
 
