@@ -13,6 +13,10 @@ XDSCK_ENVOY=$(scripts/install-envoy.sh)
 export XDSCK_ENVOY
 "$XDSCK_ENVOY" --version >&2
 
+step "Prometheus and promtool (the metrics test scrapes and lints attach --metrics)"
+XDSCK_PROMETHEUS_DIR=$(scripts/install-prometheus.sh)
+export XDSCK_PROMETHEUS_DIR
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

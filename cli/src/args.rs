@@ -65,6 +65,11 @@ pub struct AttachArgs {
     /// Keep running and print the findings that appear and disappear at each update.
     #[arg(long)]
     pub watch: bool,
+    /// With --watch: serve Prometheus metrics of each analysis on http://ADDR/metrics, and
+    /// /healthz (e.g. `0.0.0.0:9967`; port 0 picks a free one, printed on stderr). The node
+    /// agent: see the README's "Fleet" section.
+    #[arg(long, value_name = "ADDR", requires = "watch")]
+    pub metrics: Option<std::net::SocketAddr>,
     /// Admin only, with --watch: seconds between two fetches of /config_dump.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub interval: f64,

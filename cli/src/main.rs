@@ -4,6 +4,7 @@
 mod args;
 mod attach;
 mod input;
+mod metrics;
 mod rules;
 mod trace;
 
