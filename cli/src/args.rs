@@ -197,6 +197,8 @@ pub enum Format {
     Json,
     Sarif,
     Github,
+    /// OpenReports `Report`s (openreports.io/v1alpha1) in a `v1` `List`, for `kubectl apply -f`.
+    Openreports,
 }
 
 impl From<Format> for xdsck_core::report::Format {
@@ -206,6 +208,7 @@ impl From<Format> for xdsck_core::report::Format {
             Format::Json => Self::Json,
             Format::Sarif => Self::Sarif,
             Format::Github => Self::Github,
+            Format::Openreports => Self::OpenReports,
         }
     }
 }

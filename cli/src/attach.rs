@@ -20,7 +20,7 @@ use crate::metrics::{self, Metrics};
 use crate::{FAILED, exit_code, print, write_report};
 
 pub fn run(args: &AttachArgs) -> Result<u8> {
-    if args.watch && matches!(args.report.format, Format::Sarif | Format::Github) {
+    if args.watch && matches!(args.report.format, Format::Sarif | Format::Github | Format::Openreports) {
         bail!("--watch prints text, or json with one object per line and update");
     }
     let timeout = seconds(args.timeout, "--timeout")?;
