@@ -1,6 +1,6 @@
-# The xdsck image the DaemonSet in deploy/kubernetes runs (`image: xdsck`): the glibc-linked
-# release binary on distroless cc (glibc, no shell), as user nonroot (65532). Not built by the test suite (no container
-# runtime there); `docker build -t <registry>/xdsck:<tag> .` from the repository root.
+# The xdsck image the DaemonSet in deploy/kubernetes runs (`image: xdsck`): the release binary
+# on distroless cc (glibc, no shell), as user nonroot (65532). Never built here (no container
+# runtime on the test machine): `docker build -t <registry>/xdsck:<tag> .` from the repo root.
 # The toolchain the repository is tested with (rustc 1.95).
 FROM rust:1.95-bookworm AS build
 WORKDIR /src

@@ -47,6 +47,39 @@ pub enum Command {
     /// observer that ACKs everything and never NACKs, its control plane (grpc://, grpcs://,
     /// grpc+unix://). A bare socket path is probed. With --watch, print each change.
     Attach(AttachArgs),
+    /// Serve a validating admission webhook (admission.k8s.io/v1, HTTPS) for
+    /// CiliumEnvoyConfig and CiliumClusterwideEnvoyConfig: what Envoy would reject comes back
+    /// as warnings, or is denied with --strict; everything else as warnings.
+    Webhook(WebhookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    /// Where to listen (HTTPS).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8443")]
+    pub listen: std::net::SocketAddr,
+    /// The server's certificate chain (PEM), as the ValidatingWebhookConfiguration's caBundle
+    /// trusts it.
+    #[arg(long, value_name = "PEM")]
+    pub tls_cert: PathBuf,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "PEM")]
+    pub tls_key: PathBuf,
+    /// Deny an object with error findings (what Envoy rejects). Without it, nothing is denied
+    /// and every finding is a warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// With --strict, deny CECs owned by a Gateway too. By default they are only warned about:
+    /// the Cilium operator writes them and would retry a denied write forever.
+    #[arg(long)]
+    pub deny_gateway_owned: bool,
+    /// The largest AdmissionReview accepted, in bytes (the API server's own object limit is
+    /// about 3 MiB).
+    #[arg(long, value_name = "N", default_value_t = 4 << 20)]
+    pub max_request_bytes: usize,
+    /// Seconds a client may take for its TLS handshake, for a request head, for a body.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub request_timeout: f64,
 }
 
 #[derive(Debug, Args)]

@@ -168,7 +168,7 @@ fn one_shot(args: &AttachArgs, s: &Snapshot) -> Result<u8> {
 }
 
 #[allow(clippy::print_stderr)]
-fn warn(message: &str) {
+pub(crate) fn warn(message: &str) {
     eprintln!("xdsck: {message}");
 }
 
@@ -345,7 +345,9 @@ async fn watch_admin(
     let interval = seconds(args.interval, "--interval")?;
     let mut spinner = Some(spinner);
     let mut watch = Watch::new(args, metrics.clone());
-    let mut last_dump: Option<Vec<u8>> = None;
+    // A digest, not the dump: holding a second copy of a 100 MB dump between fetches would
+    // double the agent's memory for a comparison.
+    let mut last_dump: Option<u64> = None;
     // Asked again after each failure: the Envoy that comes back may be an upgraded one.
     let mut envoy_version_known = false;
     let ctrl_c = tokio::signal::ctrl_c();
@@ -360,7 +362,7 @@ async fn watch_admin(
         }
         match fetched {
             // An unchanged dump is not an update.
-            Ok(bytes) if last_dump.as_ref() == Some(&bytes) => {
+            Ok(bytes) if last_dump == Some(digest(&bytes)) => {
                 if let Some(m) = &metrics {
                     m.confirm();
                 }
@@ -373,11 +375,11 @@ async fn watch_admin(
                 }
                 // Off the runtime's thread: the metrics endpoint keeps answering while a large
                 // config is checked.
-                let (address, copy, max_bytes) = (args.address.clone(), bytes.clone(), args.report.max_bytes);
+                last_dump = Some(digest(&bytes));
+                let (address, max_bytes) = (args.address.clone(), args.report.max_bytes);
                 let snapshot =
-                    tokio::task::spawn_blocking(move || Snapshot::from_dump(&address, copy, max_bytes)).await?;
+                    tokio::task::spawn_blocking(move || Snapshot::from_dump(&address, bytes, max_bytes)).await?;
                 watch.update(&snapshot)?;
-                last_dump = Some(bytes);
             }
             Err(e) if !e.is_transient() => return Err(e.into()),
             Err(e) => {
@@ -395,6 +397,14 @@ async fn watch_admin(
         }
     }
     Ok(watch.exit())
+}
+
+/// What tells two dumps apart: SipHash, keyed the same in every process, of all the bytes.
+fn digest(bytes: &[u8]) -> u64 {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut h = DefaultHasher::new();
+    h.write(bytes);
+    h.finish()
 }
 
 /// Sets `xdsck_build_info`'s `envoy_version` from the admin's `/server_info`; whether it could.

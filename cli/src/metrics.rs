@@ -7,7 +7,9 @@
 //! whose `_total` counter samples promtool 2.x does not pair with their `# TYPE` line).
 //!
 //! Labels are bounded by the config's own structure (listener names, rule codes, severities,
-//! fixed reasons); SNI names, domains and messages stay in the log lines `--watch` prints.
+//! fixed reasons): a listener label only on errors and warnings, so a node with 10k listeners
+//! has a series per listener only where something is wrong. SNI names, domains and messages
+//! stay in the log lines `--watch` prints.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -66,7 +68,7 @@ impl Metrics {
         let findings = gauges(
             &registry,
             "findings",
-            "Findings of the last analysis, by rule, severity and listener (Envoy's listener name; empty for findings about no listener).",
+            "Findings of the last analysis, by rule, severity and listener (Envoy's listener name; empty for infos and for findings about no listener).",
             &["code", "rule", "severity", "listener"],
         );
         let listeners = gauges(
@@ -140,7 +142,12 @@ impl Metrics {
         let mut findings: BTreeMap<(&str, &str, Severity, &str), i64> = BTreeMap::new();
         let mut rejected: BTreeMap<&str, ()> = BTreeMap::new();
         for d in &report.findings {
-            let listener = d.listener.as_deref().unwrap_or_default();
+            // Infos are legal configurations (XDS301 is on every listener of a tenant-per-
+            // listener node): counted per rule, or they would be a series per listener.
+            let listener = match d.severity {
+                Severity::Info => "",
+                _ => d.listener.as_deref().unwrap_or_default(),
+            };
             *findings.entry((d.rule.code, d.rule.name, d.severity, listener)).or_default() += 1;
             if d.severity == Severity::Error && !listener.is_empty() {
                 rejected.insert(listener, ());

@@ -153,6 +153,28 @@ fn the_manifests_render_and_validate() {
     for o in &monitoring {
         assert_eq!(o["metadata"]["namespace"].as_str().unwrap_or("xdsck"), "xdsck", "{o}");
     }
+
+    let (webhook, _) = kustomize("deploy/kubernetes/webhook");
+    assert_eq!(validate(&webhook, tmp.path()).unwrap(), Vec::<String>::new());
+    let config = by_kind(&webhook, "ValidatingWebhookConfiguration");
+    for hook in config["webhooks"].as_array().unwrap() {
+        assert_eq!(hook["failurePolicy"], "Ignore", "a broken webhook never blocks a CEC");
+        assert!(hook["timeoutSeconds"].as_u64().unwrap() <= 5, "{hook}");
+        assert_eq!(hook["sideEffects"], "None");
+        assert_eq!(hook["rules"][0]["resources"], json!(["ciliumenvoyconfigs", "ciliumclusterwideenvoyconfigs"]));
+        assert_eq!(hook["clientConfig"]["service"]["name"], by_kind(&webhook, "Service")["metadata"]["name"]);
+    }
+    // The Deployment's arguments are ones `xdsck webhook` takes (it stops at the missing
+    // certificate, a setup error, not at a usage error).
+    let args: Vec<String> = by_kind(&webhook, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let out = run(Command::new(env!("CARGO_BIN_EXE_xdsck")).args(&args));
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tls-cert /tls/tls.crt"), "{}", describe(&out));
 }
 
 /// What the DaemonSet promises: every node, the sockets read-only, not root, nothing writable.
@@ -168,7 +190,10 @@ fn the_daemonset_runs_the_agent_as_documented() {
     let c = &pod["containers"][0];
     assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
     assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
-    assert_eq!(c["volumeMounts"], json!([{"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": true}]));
+    assert_eq!(
+        c["volumeMounts"],
+        json!([{"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": true}])
+    );
     assert_eq!(pod["volumes"][0]["hostPath"]["path"], "/var/run/cilium/envoy/sockets");
     assert!(c["resources"]["requests"]["cpu"].is_string() && c["resources"]["limits"]["memory"].is_string(), "{c}");
     assert_eq!(c["image"], "xdsck:0.1.0");
@@ -179,8 +204,10 @@ fn the_daemonset_runs_the_agent_as_documented() {
     let port = c["ports"][0]["containerPort"].as_u64().unwrap();
     assert!(args.contains(&format!("--metrics=0.0.0.0:{port}")), "{args:?}");
     assert!(args.contains(&"unix:///var/run/cilium/envoy/sockets/admin.sock".to_owned()), "{args:?}");
-    let args: Vec<String> =
-        args.into_iter().map(|a| if a.starts_with("--metrics=") { "--metrics=127.0.0.1:0".into() } else { a }).collect();
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| if a.starts_with("--metrics=") { "--metrics=127.0.0.1:0".into() } else { a })
+        .collect();
     let mut agent = Command::new(env!("CARGO_BIN_EXE_xdsck"))
         .args(&args)
         .stdin(Stdio::null())

@@ -137,12 +137,8 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
     for d in &report.findings {
         // A finding about no place in particular goes with its first related place, else with
         // the first input.
-        let Some(source) = d
-            .location
-            .as_ref()
-            .or_else(|| d.related.first().map(|r| &r.location))
-            .map(|l| l.source)
-            .or(first_input)
+        let Some(source) =
+            d.location.as_ref().or_else(|| d.related.first().map(|r| &r.location)).map(|l| l.source).or(first_input)
         else {
             continue;
         };

@@ -298,11 +298,13 @@ fn openreports_schema(crd: &str) -> serde_json::Value {
 }
 
 fn assert_valid_openreports(list: &serde_json::Value) {
-    let report = jsonschema::draft7::new(&openreports_schema(include_str!("../../tests/data/openreports.io_reports.yaml")))
-        .unwrap();
-    let cluster =
-        jsonschema::draft7::new(&openreports_schema(include_str!("../../tests/data/openreports.io_clusterreports.yaml")))
+    let report =
+        jsonschema::draft7::new(&openreports_schema(include_str!("../../tests/data/openreports.io_reports.yaml")))
             .unwrap();
+    let cluster = jsonschema::draft7::new(&openreports_schema(include_str!(
+        "../../tests/data/openreports.io_clusterreports.yaml"
+    )))
+    .unwrap();
     assert_eq!(list["apiVersion"], "v1");
     assert_eq!(list["kind"], "List");
     for item in list["items"].as_array().unwrap() {
@@ -315,7 +317,8 @@ fn assert_valid_openreports(list: &serde_json::Value) {
             }
             other => panic!("kind {other:?}"),
         };
-        let errors: Vec<String> = validator.iter_errors(item).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        let errors: Vec<String> =
+            validator.iter_errors(item).map(|e| format!("{} at {}", e, e.instance_path())).collect();
         assert!(errors.is_empty(), "{errors:#?}\n{item:#}");
     }
 }
