@@ -92,7 +92,7 @@ fn validate(objects: &[Value], dir: &Path) -> Result<Vec<String>, String> {
 
 /// The `openAPIV3Schema` of a vendored Prometheus Operator CRD, strict about unknown fields
 /// (the API server prunes what a structural schema does not declare).
-fn crd_schema(file: &str) -> Value {
+fn crd_schema(file: &str, version: &str) -> Value {
     fn strict(v: &mut Value) {
         match v {
             Value::Object(o) => {
@@ -105,19 +105,19 @@ fn crd_schema(file: &str) -> Value {
             _ => {}
         }
     }
-    let text = std::fs::read_to_string(workspace().join("cli/tests/data").join(file)).unwrap();
+    let text = std::fs::read_to_string(workspace().join(file)).unwrap();
     // One pattern is Go's RE2 with an inline flag, `^(?i)(abort|warn)?$`, which ECMAScript
     // (and so draft-07's meta-schema) does not have: spelled out case by case, same meaning.
     let text = text.replace("^(?i)(abort|warn)?$", "^([aA][bB][oO][rR][tT]|[wW][aA][rR][nN])?$");
     let crd = yaml_docs(&text).remove(0);
-    let version = crd["spec"]["versions"].as_array().unwrap().iter().find(|v| v["name"] == "v1").unwrap();
+    let version = crd["spec"]["versions"].as_array().unwrap().iter().find(|v| v["name"] == version).unwrap();
     let mut schema = version["schema"]["openAPIV3Schema"].clone();
     strict(&mut schema);
     schema
 }
 
 fn assert_valid_crd_object(object: &Value, file: &str) {
-    let schema = crd_schema(file);
+    let schema = crd_schema(&format!("cli/tests/data/{file}"), "v1");
     let validator = jsonschema::draft7::new(&schema).unwrap();
     let errors: Vec<String> = validator.iter_errors(object).map(|e| format!("{e} at {}", e.instance_path())).collect();
     assert!(errors.is_empty(), "{file}: {errors:#?}\n{object:#}");
@@ -175,6 +175,37 @@ fn the_manifests_render_and_validate() {
     let out = run(Command::new(env!("CARGO_BIN_EXE_xdsck")).args(&args));
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--tls-cert /tls/tls.crt"), "{}", describe(&out));
+}
+
+/// `check --format openreports` on CECs of two namespaces and a config_dump: a `v1` List that
+/// `kubectl apply -f` takes, each Report valid against OpenReports' vendored CRD (the one
+/// core/tests/data/README.md describes), each in its CEC's namespace.
+#[test]
+fn openreports_output_is_valid_for_the_cluster() {
+    let out = run(Command::new(env!("CARGO_BIN_EXE_xdsck")).current_dir(workspace()).args([
+        "check",
+        "--format",
+        "openreports",
+        "testdata/cilium/cec-tenant-gateway.yaml",
+        "testdata/checks/duplicate-listener-name/bad-cec.yaml",
+        "testdata/envoy/config_dump.json",
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&list["apiVersion"], &list["kind"]), (&json!("v1"), &json!("List")));
+    let schema = crd_schema("core/tests/data/openreports.io_reports.yaml", "v1alpha1");
+    let validator = jsonschema::draft7::new(&schema).unwrap();
+    let items = list["items"].as_array().unwrap();
+    for item in items {
+        assert_eq!(item["kind"], "Report", "{item}");
+        let errors: Vec<String> =
+            validator.iter_errors(item).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{errors:#?}\n{item:#}");
+    }
+    let namespaces: Vec<&str> = items.iter().map(|i| i["metadata"]["namespace"].as_str().unwrap_or("")).collect();
+    assert_eq!(namespaces, ["tenant1", "default", ""], "{list:#}");
+    // The config_dump's rejected updates are failures of the report with no namespace.
+    assert!(items[2]["summary"]["fail"].as_u64().unwrap() >= 2, "{:#}", items[2]);
 }
 
 /// What the DaemonSet promises: every node, the sockets read-only, not root, nothing writable.

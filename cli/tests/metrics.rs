@@ -242,6 +242,23 @@ fn lint(promtool: &Path, agent: &str) -> String {
     exposition
 }
 
+/// `--metrics` belongs to the agent (`--watch`); `--watch` prints text or JSON lines only.
+#[test]
+fn metrics_need_watch_and_watch_takes_no_openreports() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+        .args(["attach", "http://127.0.0.1:9", "--metrics", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--watch"), "{out:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+        .args(["attach", "http://127.0.0.1:9", "--watch", "--format", "openreports"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--watch prints text, or json"), "{out:?}");
+}
+
 #[test]
 fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     let (prometheus_bin, promtool) = (tool("prometheus"), tool("promtool"));
