@@ -399,12 +399,66 @@ async fn watch_admin(
     Ok(watch.exit())
 }
 
-/// What tells two dumps apart: SipHash, keyed the same in every process, of all the bytes.
+/// What tells two dumps apart: SipHash (keyed the same in every process) of the dump with each
+/// run of `"key": scalar` lines of one object sorted. Envoy prints the maps of a dump (node
+/// metadata, build labels: protobuf Structs) in a different order at each request, and the
+/// order of an object's keys means nothing in proto JSON, so two dumps of one config get one
+/// digest and the config is not checked again. Anything else — a value, an array's order, an
+/// object's nested fields — changes it (a nested map printed in another order only costs a
+/// check).
 fn digest(bytes: &[u8]) -> u64 {
     use std::hash::{DefaultHasher, Hasher};
     let mut h = DefaultHasher::new();
-    h.write(bytes);
+    let mut run: Vec<&[u8]> = Vec::new();
+    let mut run_indent = usize::MAX;
+    let flush = |run: &mut Vec<&[u8]>, h: &mut DefaultHasher| {
+        run.sort_unstable();
+        for l in run.drain(..) {
+            h.write(l);
+            h.write_u8(b'\n');
+        }
+    };
+    for line in bytes.split(|&b| b == b'\n') {
+        let (indent, kv) = scalar_entry(line);
+        match kv {
+            Some(kv) if indent == run_indent || run.is_empty() => {
+                run_indent = indent;
+                run.push(kv);
+            }
+            Some(kv) => {
+                flush(&mut run, &mut h);
+                run_indent = indent;
+                run.push(kv);
+            }
+            None => {
+                flush(&mut run, &mut h);
+                run_indent = usize::MAX;
+                h.write(line);
+                h.write_u8(b'\n');
+            }
+        }
+    }
+    flush(&mut run, &mut h);
     h.finish()
+}
+
+/// A pretty-printed line `"key": value[,]` whose value is a scalar: its indentation and the
+/// entry without the comma that only says whether it came last.
+fn scalar_entry(line: &[u8]) -> (usize, Option<&[u8]>) {
+    let indent = line.iter().take_while(|&&b| b == b' ').count();
+    let rest = line[indent..].trim_ascii_end();
+    let rest = rest.strip_suffix(b",").unwrap_or(rest);
+    if rest.first() != Some(&b'"') {
+        return (indent, None);
+    }
+    // The key's closing quote, escapes skipped.
+    let mut i = 1;
+    while i < rest.len() && rest[i] != b'"' {
+        i += if rest[i] == b'\\' { 2 } else { 1 };
+    }
+    let after = rest.get(i + 1..).unwrap_or_default();
+    let scalar = after.strip_prefix(b": ").is_some_and(|v| !v.is_empty() && !matches!(v[v.len() - 1], b'{' | b'['));
+    (indent, scalar.then_some(rest))
 }
 
 /// Sets `xdsck_build_info`'s `envoy_version` from the admin's `/server_info`; whether it could.
@@ -449,6 +503,68 @@ impl Spinner {
             {
                 eprint!("\r\x1b[K");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::digest;
+
+    const DUMP: &str = r#"{
+ "configs": [
+  {
+   "bootstrap": {
+    "node": {
+     "metadata": {
+      "revision.status": "Clean",
+      "build.type": "RELEASE"
+     },
+     "id": "n"
+    }
+   }
+  },
+  {
+   "dynamic_listeners": [
+    {
+     "name": "a",
+     "ports": [
+      1,
+      2
+     ]
+    },
+    {
+     "name": "b"
+    }
+   ]
+  }
+ ]
+}"#;
+
+    #[test]
+    fn a_dump_whose_maps_envoy_printed_in_another_order_is_the_same() {
+        let reordered = DUMP.replace(
+            "      \"revision.status\": \"Clean\",\n      \"build.type\": \"RELEASE\"\n",
+            "      \"build.type\": \"RELEASE\",\n      \"revision.status\": \"Clean\"\n",
+        );
+        assert_ne!(reordered, DUMP);
+        assert_eq!(digest(reordered.as_bytes()), digest(DUMP.as_bytes()));
+    }
+
+    #[test]
+    fn any_other_difference_is_a_change() {
+        let changes = [
+            DUMP.replace("\"Clean\"", "\"Dirty\""),
+            DUMP.replace("      1,\n      2\n", "      2,\n      1\n"),
+            DUMP.replace("\"name\": \"a\"", "\"name\": \"c\""),
+            // The listeners swapped: the same lines, in other objects.
+            DUMP.replace("\"name\": \"a\",", "\"name\": \"x\",")
+                .replace("\"name\": \"b\"", "\"name\": \"a\"")
+                .replace("\"name\": \"x\",", "\"name\": \"b\","),
+        ];
+        for changed in changes {
+            assert_ne!(changed, DUMP);
+            assert_ne!(digest(changed.as_bytes()), digest(DUMP.as_bytes()), "{changed}");
         }
     }
 }
