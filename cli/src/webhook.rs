@@ -7,12 +7,12 @@
 //! denied unless `--deny-gateway-owned`: the Cilium operator writes those and would retry a
 //! denied write forever. Requests are bounded in size (`--max-request-bytes`) and in time
 //! (`--request-timeout`: TLS handshake, head and body), so a slow or hostile client holds one
-//! task for that long at most.
+//! task for that long at most. A rotated certificate is picked up at the next handshake.
 
 use std::convert::Infallible;
-use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use http_body_util::{BodyExt, Full, Limited};
@@ -21,8 +21,11 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{Value, json};
 use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::crypto::CryptoProvider;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
+use tokio_rustls::rustls::sign::CertifiedKey;
 use xdsck_core::{Severity, SourceFile, Sources};
 
 use crate::args::WebhookArgs;
@@ -99,6 +102,63 @@ pub fn run(args: &WebhookArgs) -> Result<u8> {
 }
 
 fn tls_config(cert: &Path, key: &Path) -> Result<tokio_rustls::rustls::ServerConfig> {
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let resolver = Reloading::new(cert, key, provider.clone())?;
+    let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("TLS setup")?
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(resolver));
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// The certificate and key, read again when either file changes: cert-manager (or a person)
+/// rotates the Secret, the kubelet swaps the mounted files, and the next handshake presents the
+/// new certificate without a restart. A pair that does not load (half-written, mismatched)
+/// leaves the previous one in use.
+#[derive(Debug)]
+struct Reloading {
+    cert: PathBuf,
+    key: PathBuf,
+    provider: Arc<CryptoProvider>,
+    current: Mutex<(Stamps, Arc<CertifiedKey>)>,
+}
+
+type Stamps = (Option<SystemTime>, Option<SystemTime>);
+
+impl Reloading {
+    fn new(cert: &Path, key: &Path, provider: Arc<CryptoProvider>) -> Result<Reloading> {
+        let stamps = stamps(cert, key);
+        let loaded = load(cert, key, &provider)?;
+        Ok(Reloading {
+            cert: cert.to_owned(),
+            key: key.to_owned(),
+            provider,
+            current: Mutex::new((stamps, Arc::new(loaded))),
+        })
+    }
+}
+
+impl ResolvesServerCert for Reloading {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        let now = stamps(&self.cert, &self.key);
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if now != current.0
+            && let Ok(loaded) = load(&self.cert, &self.key, &self.provider)
+        {
+            *current = (now, Arc::new(loaded));
+        }
+        Some(current.1.clone())
+    }
+}
+
+fn stamps(cert: &Path, key: &Path) -> Stamps {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    (modified(cert), modified(key))
+}
+
+fn load(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<CertifiedKey> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
         .with_context(|| format!("--tls-cert {}", cert.display()))?
         .collect::<Result<_, _>>()
@@ -108,15 +168,7 @@ fn tls_config(cert: &Path, key: &Path) -> Result<tokio_rustls::rustls::ServerCon
     }
     let key = PrivateKeyDer::from_pem_file(key)
         .with_context(|| format!("--tls-key {}: no PEM private key", key.display()))?;
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .context("TLS setup")?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .context("--tls-cert and --tls-key do not make a usable pair")?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
+    CertifiedKey::from_der(certs, key, provider).context("--tls-cert and --tls-key do not make a usable pair")
 }
 
 fn text(status: StatusCode, body: &str) -> Response<Full<Bytes>> {

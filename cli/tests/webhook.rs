@@ -303,6 +303,32 @@ fn bad_clients_get_an_answer_or_a_closed_connection_and_the_server_carries_on() 
     still_serving("slow clients");
 }
 
+/// A rotated certificate (the kubelet swapping the Secret's files) is served from the next
+/// handshake on, without a restart; a half-written rotation keeps the previous one.
+#[test]
+fn a_rotated_certificate_is_picked_up() {
+    let first = certificate();
+    let w = start(&first, &[]);
+    assert_eq!(review(&w, &first.ca, &valid())["allowed"], true);
+    let second = certificate();
+    let dir = first.dir.path();
+    // Only the certificate changed: it does not match the key, so the old pair stays.
+    let staged = dir.join(".tls.crt");
+    std::fs::copy(second.dir.path().join("tls.crt"), &staged).unwrap();
+    std::fs::rename(&staged, dir.join("tls.crt")).unwrap();
+    assert_eq!(review(&w, &first.ca, &valid())["allowed"], true, "a mismatched pair is not taken");
+    let staged = dir.join(".tls.key");
+    std::fs::copy(second.dir.path().join("tls.key"), &staged).unwrap();
+    std::fs::rename(&staged, dir.join("tls.key")).unwrap();
+    assert_eq!(review(&w, &second.ca, &valid())["allowed"], true, "the new pair is served");
+    // A client that trusts only the old certificate now fails its handshake.
+    let mut old = connect(&w.addr, &first.ca);
+    let refused = old.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n").and_then(|()| old.flush());
+    let mut sink = Vec::new();
+    let read = old.read_to_end(&mut sink);
+    assert!(refused.is_err() || read.is_err(), "the old certificate is no longer served");
+}
+
 /// Certificates that do not make a pair, or are no PEM, are a setup error (exit 2), not a crash.
 #[test]
 fn bad_certificates_are_setup_errors() {
