@@ -76,6 +76,20 @@ fn duplicate(port: u16) -> Value {
             {"name": "b", "filter_chain_match": {"destination_port": 8443}, "filters": tcp_proxy("b")}]})
 }
 
+/// Waits for its routes from the `dead` cluster, with no initial fetch timeout: warming for good.
+fn warming(port: u16) -> Value {
+    json!({"@type": "type.googleapis.com/envoy.config.listener.v3.Listener", "name": "warm",
+        "address": {"socket_address": {"address": "127.0.0.1", "port_value": port}},
+        "filter_chains": [{"filters": [{"name": "envoy.filters.network.http_connection_manager", "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+            "stat_prefix": "warm",
+            "rds": {"route_config_name": "r", "config_source": {"resource_api_version": "V3", "initial_fetch_timeout": "0s",
+                "api_config_source": {"api_type": "GRPC", "transport_api_version": "V3",
+                    "grpc_services": [{"envoy_grpc": {"cluster_name": "dead"}}]}}},
+            "http_filters": [{"name": "envoy.filters.http.router", "typed_config": {
+                "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}]}}]}]})
+}
+
 /// Writes the LDS file the way Envoy's watched directory sees one update: beside it, then renamed.
 fn write_lds(dir: &Path, version: &str, listeners: &[Value]) {
     let staging = dir.join(".lds.json");
@@ -202,8 +216,9 @@ fn wait_until<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>, contex
     }
 }
 
-/// Envoy's dynamic listeners by state: (name, has active_state, has error_state).
-fn dynamic_listeners(dump: &str) -> Vec<(String, bool, bool)> {
+/// Envoy's dynamic listeners by state: (name, has active_state, has error_state, has
+/// warming_state).
+fn dynamic_listeners(dump: &str) -> Vec<(String, bool, bool, bool)> {
     let v: Value = serde_json::from_str(dump).unwrap_or(Value::Null);
     v["configs"]
         .as_array()
@@ -215,6 +230,7 @@ fn dynamic_listeners(dump: &str) -> Vec<(String, bool, bool)> {
                 l["name"].as_str().unwrap_or_default().to_owned(),
                 l["active_state"].is_object(),
                 l["error_state"].is_object(),
+                l["warming_state"].is_object(),
             )
         })
         .collect()
@@ -263,8 +279,9 @@ fn metrics_need_watch_and_watch_takes_no_openreports() {
 fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     let (prometheus_bin, promtool) = (tool("prometheus"), tool("promtool"));
     let envoy_bin = envoy::binary();
-    let (ports, held) = envoy::free_ports(3, &[Ipv4Addr::LOCALHOST]);
-    let (edge_port, dup_port, prometheus_port) = (ports[0], ports[1], ports[2]);
+    let (ports, held) = envoy::free_ports(5, &[Ipv4Addr::LOCALHOST]);
+    let (edge_port, dup_port, prometheus_port, warm_port, dead_port) =
+        (ports[0], ports[1], ports[2], ports[3], ports[4]);
 
     // Envoy: admin on a Unix socket (as Cilium runs it), listeners from a watched file.
     let envoy_dir = tempfile::tempdir().unwrap();
@@ -275,7 +292,14 @@ fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
         "node": {"id": "host~127.0.0.1~no-id~localdomain", "cluster": "xdsck-test"},
         "admin": {"address": {"pipe": {"path": admin_sock.to_str().unwrap()}}},
         "dynamic_resources": {"lds_config": {"resource_api_version": "V3", "path_config_source": {
-            "path": "lds/lds.json", "watched_directory": {"path": "lds"}}}}
+            "path": "lds/lds.json", "watched_directory": {"path": "lds"}}}},
+        // The RDS server of the `warm` listener: nothing listens there.
+        "static_resources": {"clusters": [{"name": "dead", "type": "STATIC", "connect_timeout": "1s",
+            "typed_extension_protocol_options": {"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                "explicit_http_config": {"http2_protocol_options": {}}}},
+            "load_assignment": {"cluster_name": "dead", "endpoints": [{"lb_endpoints": [{"endpoint": {"address":
+                {"socket_address": {"address": "127.0.0.1", "port_value": dead_port}}}}]}]}}]}
     });
     drop(held);
     let live = LiveEnvoy::start(&envoy_bin, envoy_dir, &bootstrap).unwrap();
@@ -380,17 +404,24 @@ fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     assert_eq!(sample("xdsck_analysis_duration_seconds_count"), checks, "an unchanged config was checked again");
     assert!(sample("xdsck_last_analysis_timestamp_seconds") > confirmed, "fetches confirm the findings");
 
-    // The change: the warning goes (no wildcard chain), and an update Envoy rejects arrives.
-    write_lds(live.dir(), "2", &[edge(edge_port, false), duplicate(dup_port)]);
+    // The change: the warning goes (no wildcard chain), an update Envoy rejects arrives, and a
+    // listener that waits for its routes forever (warming).
+    write_lds(live.dir(), "2", &[edge(edge_port, false), duplicate(dup_port), warming(warm_port)]);
     let dump = wait_until(
-        "Envoy rejecting `dup`",
+        "Envoy rejecting `dup` and warming `warm`",
         15,
-        || live.get("/config_dump").ok().filter(|d| dynamic_listeners(d).iter().any(|l| l.0 == "dup" && l.2)),
+        || {
+            live.get("/config_dump").ok().filter(|d| {
+                let l = dynamic_listeners(d);
+                l.iter().any(|l| l.0 == "dup" && l.2) && l.iter().any(|l| l.0 == "warm" && l.3)
+            })
+        },
         || live.log_tail(),
     );
     let after = expected(&dump, work.path());
     assert_eq!(after.rejected, ["dup"], "{after:?}");
     assert_eq!(after.states["error"], 1.0, "{after:?}");
+    assert_eq!(after.states["warming"], 1.0, "{after:?}");
     assert!(!after.findings.keys().any(|(_, _, s, l)| s == "warning" && l == "edge"), "{after:?}");
     wait_until(
         "Prometheus holding the second config's findings",
