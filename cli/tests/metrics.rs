@@ -76,6 +76,13 @@ fn duplicate(port: u16) -> Value {
             {"name": "b", "filter_chain_match": {"destination_port": 8443}, "filters": tcp_proxy("b")}]})
 }
 
+/// A plain listener the second config drops.
+fn retired(port: u16) -> Value {
+    json!({"@type": "type.googleapis.com/envoy.config.listener.v3.Listener", "name": "retired",
+        "address": {"socket_address": {"address": "127.0.0.1", "port_value": port}},
+        "filter_chains": [{"filters": tcp_proxy("retired")}]})
+}
+
 /// Waits for its routes from the `dead` cluster, with no initial fetch timeout: warming for good.
 fn warming(port: u16) -> Value {
     json!({"@type": "type.googleapis.com/envoy.config.listener.v3.Listener", "name": "warm",
@@ -279,14 +286,14 @@ fn metrics_need_watch_and_watch_takes_no_openreports() {
 fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     let (prometheus_bin, promtool) = (tool("prometheus"), tool("promtool"));
     let envoy_bin = envoy::binary();
-    let (ports, held) = envoy::free_ports(5, &[Ipv4Addr::LOCALHOST]);
-    let (edge_port, dup_port, prometheus_port, warm_port, dead_port) =
-        (ports[0], ports[1], ports[2], ports[3], ports[4]);
+    let (ports, held) = envoy::free_ports(6, &[Ipv4Addr::LOCALHOST]);
+    let (edge_port, dup_port, prometheus_port, warm_port, dead_port, retired_port) =
+        (ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]);
 
     // Envoy: admin on a Unix socket (as Cilium runs it), listeners from a watched file.
     let envoy_dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(envoy_dir.path().join("lds")).unwrap();
-    write_lds(envoy_dir.path(), "1", &[edge(edge_port, true)]);
+    write_lds(envoy_dir.path(), "1", &[edge(edge_port, true), retired(retired_port)]);
     let admin_sock = LiveEnvoy::admin_socket(envoy_dir.path());
     let bootstrap = json!({
         "node": {"id": "host~127.0.0.1~no-id~localdomain", "cluster": "xdsck-test"},
@@ -375,7 +382,7 @@ fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
         || Some(scraped(&prometheus_addr)).filter(|s| *s == before),
         || format!("want {before:?}\ngot {:?}\n{}", scraped(&prometheus_addr), prometheus_log()),
     );
-    assert_eq!(got.states["active"], 1.0, "{got:?}");
+    assert_eq!(got.states["active"], 2.0, "{got:?}");
     let exposition = lint(&promtool, &agent_addr);
     assert!(exposition.contains("# TYPE xdsck_analysis_duration_seconds histogram"), "{exposition}");
 
@@ -404,8 +411,9 @@ fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     assert_eq!(sample("xdsck_analysis_duration_seconds_count"), checks, "an unchanged config was checked again");
     assert!(sample("xdsck_last_analysis_timestamp_seconds") > confirmed, "fetches confirm the findings");
 
-    // The change: the warning goes (no wildcard chain), an update Envoy rejects arrives, and a
-    // listener that waits for its routes forever (warming).
+    // The change: the warning goes (no wildcard chain), an update Envoy rejects arrives, a
+    // listener that waits for its routes forever (warming), and `retired` is removed (draining,
+    // for Envoy's drain time).
     write_lds(live.dir(), "2", &[edge(edge_port, false), duplicate(dup_port), warming(warm_port)]);
     let dump = wait_until(
         "Envoy rejecting `dup` and warming `warm`",
@@ -422,6 +430,7 @@ fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     assert_eq!(after.rejected, ["dup"], "{after:?}");
     assert_eq!(after.states["error"], 1.0, "{after:?}");
     assert_eq!(after.states["warming"], 1.0, "{after:?}");
+    assert_eq!(after.states["draining"], 1.0, "{after:?}");
     assert!(!after.findings.keys().any(|(_, _, s, l)| s == "warning" && l == "edge"), "{after:?}");
     wait_until(
         "Prometheus holding the second config's findings",
