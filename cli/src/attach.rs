@@ -207,9 +207,9 @@ impl<'a> Watch<'a> {
             current.iter().filter(|(k, _)| !self.previous.contains_key(*k)).map(|(_, v)| v).collect();
         let disappeared: Vec<&(Value, String)> =
             self.previous.iter().filter(|(k, _)| !current.contains_key(*k)).map(|(_, v)| v).collect();
-        // Envoy writes the maps of a dump (node metadata, build labels) in no fixed order, so two
-        // dumps of one config differ in bytes: a new dump that changes no finding and no
-        // listener count is not news.
+        // Envoy writes the maps of a dump (node metadata, build labels) in no fixed order; the
+        // digest evens out flat ones, a nested one printed in another order still makes a "new"
+        // dump of the same config: one that changes no finding and no listener count is not news.
         let same = appeared.is_empty() && disappeared.is_empty() && self.listeners == Some(s.listeners());
         self.listeners = Some(s.listeners());
         if s.version.is_none() && same {

@@ -243,7 +243,17 @@ fn review(body: &[u8], policy: &Policy) -> Result<Value, String> {
     if !object.is_object() {
         return Ok(answer(true, None, Vec::new()));
     }
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let mut object = object.clone();
+    // The request's namespace, where the object leaves it out: the listener names (and the
+    // CEC's kind, for the loader) follow from it as the Cilium agent derives them.
+    if kind == "CiliumEnvoyConfig"
+        && object["metadata"]["namespace"].is_null()
+        && let Some(ns) = request["namespace"].as_str()
+        && let Some(meta) = object["metadata"].as_object_mut()
+    {
+        meta.insert("namespace".into(), ns.into());
+    }
+    let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
     let source_name = match object["metadata"]["namespace"].as_str() {
         Some(ns) => format!("{kind} {ns}/{name}"),
         None => format!("{kind} {name}"),
@@ -257,9 +267,12 @@ fn review(body: &[u8], policy: &Policy) -> Result<Value, String> {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for d in &report.findings {
+        let listener = d.listener.as_deref().map(|l| format!(" (listener {l})")).unwrap_or_default();
         let line = match (&d.severity, &d.envoy_error) {
-            (Severity::Error, Some(e)) => format!("{} {}: {} (Envoy: {e})", d.rule.code, d.rule.name, d.message),
-            _ => format!("{} {}: {}", d.rule.code, d.rule.name, d.message),
+            (Severity::Error, Some(e)) => {
+                format!("{} {}{listener}: {} (Envoy: {e})", d.rule.code, d.rule.name, d.message)
+            }
+            _ => format!("{} {}{listener}: {}", d.rule.code, d.rule.name, d.message),
         };
         match d.severity {
             Severity::Error => errors.push(line),

@@ -220,6 +220,18 @@ fn reviews_follow_the_findings_and_the_mode() {
     let r = review(&strict, ca, &clusterwide);
     assert_eq!(r["allowed"], false, "{r}");
 
+    // The namespace from the request when the object leaves it out: listeners are named as
+    // the Cilium agent names them.
+    let mut unnamespaced = warned();
+    unnamespaced["metadata"].as_object_mut().unwrap().remove("namespace");
+    let request = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "u-ns", "kind": {"group": "cilium.io", "version": "v2", "kind": "CiliumEnvoyConfig"},
+        "operation": "CREATE", "namespace": "team-b", "object": unnamespaced}});
+    let (status, body) = post(&warn_only, ca, request.to_string().as_bytes());
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert!(warnings(&v["response"]).iter().any(|w| w.contains("(listener team-b/warned/l)")), "{v}");
+
     // A DELETE has no object: allowed, nothing checked.
     let delete = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
         "uid": "u-delete", "kind": {"group": "cilium.io", "version": "v2", "kind": "CiliumEnvoyConfig"},
