@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::envoy::{self, LiveEnvoy};
+use support::proto_build;
+use support::xds_server::{Bind, State, XdsServer};
 
 /// A child process killed when the test ends, also when it panics.
 struct Killed(Child);
@@ -464,4 +466,131 @@ fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     assert!(errors.iter().all(|(l, _)| known.contains(&l["reason"].as_str())), "{errors:?}");
     assert_eq!(scraped(&prometheus_addr), after);
     lint(&promtool, &agent_addr);
+}
+
+/// The exposition's samples of `name`: labels and value (the agent's own text, read directly;
+/// label values here are codes, rule and listener names, never with quotes or commas).
+fn samples(exposition: &str, name: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+    exposition
+        .lines()
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            let labels = series
+                .split_once('{')
+                .map(|(_, rest)| rest.trim_end_matches('}'))
+                .unwrap_or_default()
+                .split(',')
+                .filter(|kv| !kv.is_empty())
+                .map(|kv| {
+                    let (k, v) = kv.split_once('=').unwrap();
+                    (k.to_owned(), v.trim_matches('"').to_owned())
+                })
+                .collect();
+            (labels, value.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The findings part of [`Expected`], from the agent's exposition.
+fn exposed_findings(exposition: &str) -> BTreeMap<(String, String, String, String), f64> {
+    samples(exposition, "xdsck_findings")
+        .into_iter()
+        .map(|(l, v)| ((l["code"].clone(), l["rule"].clone(), l["severity"].clone(), l["listener"].clone()), v))
+        .collect()
+}
+
+/// The agent on an xDS stream (the in-process server of cli/tests/support): the metrics follow
+/// each pushed version, the findings stay current while the stream is open, and a lost server
+/// is the source down.
+#[test]
+fn over_xds_the_metrics_follow_the_stream() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let state = |version: &str, listeners: &[Value]| State {
+        version: version.into(),
+        resources: listeners.iter().map(proto_build::listener_any).collect(),
+        ..State::default()
+    };
+    let work = tempfile::tempdir().unwrap();
+    // What `xdsck check` says of the same listeners as a DiscoveryResponse.
+    let want = |version: &str, listeners: &[Value]| {
+        expected(&json!({"version_info": version, "resources": listeners}).to_string(), work.path())
+    };
+    let v1 = [edge(10443, true)];
+    let v2 = [edge(10443, false), duplicate(8443)];
+    let mut server = rt.block_on(XdsServer::start(Bind::Tcp("127.0.0.1:0".parse().unwrap()), state("1", &v1)));
+    let mut agent = Killed(
+        Command::new(env!("CARGO_BIN_EXE_xdsck"))
+            .args([
+                "attach",
+                &server.url(),
+                "--watch",
+                "--format",
+                "json",
+                "--metrics",
+                "127.0.0.1:0",
+                "--interval",
+                "0.3",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = BufReader::new(agent.0.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    // Keep reading: the agent reports each disconnection on stderr.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let addr =
+        first.trim().strip_prefix("xdsck: serving metrics on http://").unwrap().strip_suffix("/metrics").unwrap();
+    let exposition = || http_get(addr, "/metrics").unwrap();
+    let value = |name: &str| samples(&exposition(), name).first().map(|s| s.1);
+
+    let before = want("1", &v1);
+    wait_until(
+        "the first version's findings",
+        20,
+        || Some(exposition()).filter(|e| exposed_findings(e) == before.findings),
+        exposition,
+    );
+    assert_eq!(value("xdsck_source_up"), Some(1.0));
+    let info = samples(&exposition(), "xdsck_build_info");
+    assert_eq!(info[0].0["envoy_version"], "", "no Envoy version over xDS: {info:?}");
+    // No new version: no new check, but the findings are confirmed current while connected.
+    let (checks, confirmed) =
+        (value("xdsck_analysis_duration_seconds_count"), value("xdsck_last_analysis_timestamp_seconds"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(value("xdsck_analysis_duration_seconds_count"), checks);
+    assert!(value("xdsck_last_analysis_timestamp_seconds") > confirmed);
+
+    server.set(state("2", &v2));
+    let after = want("2", &v2);
+    assert_eq!(after.rejected, ["dup"], "{after:?}");
+    wait_until(
+        "the second version's findings",
+        20,
+        || Some(exposition()).filter(|e| exposed_findings(e) == after.findings),
+        exposition,
+    );
+    let rejected = samples(&exposition(), "xdsck_predicted_rejection");
+    assert_eq!(rejected.iter().map(|(l, _)| l["listener"].as_str()).collect::<Vec<_>>(), ["dup"], "{rejected:?}");
+    let states: BTreeMap<String, f64> =
+        samples(&exposition(), "xdsck_listeners").into_iter().map(|(l, v)| (l["state"].clone(), v)).collect();
+    assert_eq!(states, after.states);
+
+    server.stop();
+    wait_until(
+        "the source down",
+        20,
+        || {
+            let e = exposition();
+            let down = samples(&e, "xdsck_source_up").first().map(|s| s.1) == Some(0.0);
+            (down && !samples(&e, "xdsck_fetch_errors_total").is_empty()).then_some(())
+        },
+        exposition,
+    );
+    assert_eq!(exposed_findings(&exposition()), after.findings, "the last findings stand");
+    lint(&tool("promtool"), addr);
 }
