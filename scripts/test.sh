@@ -13,6 +13,16 @@ XDSCK_ENVOY=$(scripts/install-envoy.sh)
 export XDSCK_ENVOY
 "$XDSCK_ENVOY" --version >&2
 
+step "Prometheus and promtool (the metrics test scrapes and lints attach --metrics)"
+XDSCK_PROMETHEUS_DIR=$(scripts/install-prometheus.sh)
+export XDSCK_PROMETHEUS_DIR
+
+step "kubectl and kubernetes-validate (the manifests test renders and validates deploy/kubernetes)"
+k8s_tools=$(scripts/install-k8s-tools.sh)
+XDSCK_KUBECTL=$(sed -n 1p <<<"$k8s_tools")
+XDSCK_KUBERNETES_VALIDATE=$(sed -n 2p <<<"$k8s_tools")
+export XDSCK_KUBECTL XDSCK_KUBERNETES_VALIDATE
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

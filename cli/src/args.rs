@@ -47,6 +47,39 @@ pub enum Command {
     /// observer that ACKs everything and never NACKs, its control plane (grpc://, grpcs://,
     /// grpc+unix://). A bare socket path is probed. With --watch, print each change.
     Attach(AttachArgs),
+    /// Serve a validating admission webhook (admission.k8s.io/v1, HTTPS) for
+    /// CiliumEnvoyConfig and CiliumClusterwideEnvoyConfig: what Envoy would reject comes back
+    /// as warnings, or is denied with --strict; everything else as warnings.
+    Webhook(WebhookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    /// Where to listen (HTTPS).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8443")]
+    pub listen: std::net::SocketAddr,
+    /// The server's certificate chain (PEM), as the ValidatingWebhookConfiguration's caBundle
+    /// trusts it.
+    #[arg(long, value_name = "PEM")]
+    pub tls_cert: PathBuf,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "PEM")]
+    pub tls_key: PathBuf,
+    /// Deny an object with error findings (what Envoy rejects). Without it, nothing is denied
+    /// and every finding is a warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// With --strict, deny CECs owned by a Gateway too. By default they are only warned about:
+    /// the Cilium operator writes them and would retry a denied write forever.
+    #[arg(long)]
+    pub deny_gateway_owned: bool,
+    /// The largest AdmissionReview accepted, in bytes (the API server's own object limit is
+    /// about 3 MiB).
+    #[arg(long, value_name = "N", default_value_t = 4 << 20)]
+    pub max_request_bytes: usize,
+    /// Seconds a client may take for its TLS handshake, for a request head, for a body.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub request_timeout: f64,
 }
 
 #[derive(Debug, Args)]
@@ -65,6 +98,11 @@ pub struct AttachArgs {
     /// Keep running and print the findings that appear and disappear at each update.
     #[arg(long)]
     pub watch: bool,
+    /// With --watch: serve Prometheus metrics of each analysis on http://ADDR/metrics, and
+    /// /healthz (e.g. `0.0.0.0:9967`; port 0 picks a free one, printed on stderr). The node
+    /// agent: see the README's "Fleet" section.
+    #[arg(long, value_name = "ADDR", requires = "watch")]
+    pub metrics: Option<std::net::SocketAddr>,
     /// Admin only, with --watch: seconds between two fetches of /config_dump.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub interval: f64,
@@ -192,6 +230,8 @@ pub enum Format {
     Json,
     Sarif,
     Github,
+    /// OpenReports `Report`s (openreports.io/v1alpha1) in a `v1` `List`, for `kubectl apply -f`.
+    Openreports,
 }
 
 impl From<Format> for xdsck_core::report::Format {
@@ -201,6 +241,7 @@ impl From<Format> for xdsck_core::report::Format {
             Format::Json => Self::Json,
             Format::Sarif => Self::Sarif,
             Format::Github => Self::Github,
+            Format::Openreports => Self::OpenReports,
         }
     }
 }

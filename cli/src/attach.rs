@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use xdsck_core::report::{self, Report};
 use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
@@ -15,10 +16,11 @@ use xdsck_xds_client::protocol::{LISTENER_TYPE_URL, Response};
 use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
 
 use crate::args::{AttachArgs, Format, XdsType};
+use crate::metrics::{self, Metrics};
 use crate::{FAILED, exit_code, print, write_report};
 
 pub fn run(args: &AttachArgs) -> Result<u8> {
-    if args.watch && matches!(args.report.format, Format::Sarif | Format::Github) {
+    if args.watch && matches!(args.report.format, Format::Sarif | Format::Github | Format::Openreports) {
         bail!("--watch prints text, or json with one object per line and update");
     }
     let timeout = seconds(args.timeout, "--timeout")?;
@@ -49,6 +51,19 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
+        let metrics = match args.metrics {
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("--metrics {addr}: cannot listen there"))?;
+                let bound = listener.local_addr()?;
+                warn(&format!("serving metrics on http://{bound}/metrics"));
+                let m = Arc::new(Metrics::new());
+                tokio::spawn(metrics::serve(listener, m.clone()));
+                Some(m)
+            }
+            None => None,
+        };
         let spinner = Spinner::start(&args.address);
         let target = match xdsck_xds_client::resolve(target, timeout).await {
             Ok(t) => t,
@@ -80,8 +95,8 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
                 };
                 one_shot(args, &snapshot)
             }
-            (Target::Admin(a), true) => watch_admin(args, &a, timeout, spinner).await,
-            (Target::Grpc(g), true) => watch_xds(args, &g, &options, spinner).await,
+            (Target::Admin(a), true) => watch_admin(args, &a, timeout, spinner, metrics).await,
+            (Target::Grpc(g), true) => watch_xds(args, &g, &options, spinner, metrics).await,
             (Target::Socket(_), _) => unreachable!("resolve() decides what a socket is"),
         }
     })
@@ -100,17 +115,20 @@ struct Snapshot {
     report: Report,
     /// The resource version (xDS) or `None` (admin: each dump carries its own versions).
     version: Option<String>,
+    /// How long loading and checking took.
+    took: Duration,
 }
 
 impl Snapshot {
     fn from_dump(address: &str, bytes: Vec<u8>, max_bytes: usize) -> Snapshot {
+        let start = Instant::now();
         let mut sources = Sources::new();
         let mut failed = Vec::new();
         crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes);
         let mut options = xdsck_core::Options::default();
         options.limits.max_bytes = max_bytes;
         let report = xdsck_core::analyze_except(&sources, &options, failed);
-        Snapshot { sources, report, version: None }
+        Snapshot { sources, report, version: None, took: start.elapsed() }
     }
 
     /// An answer over `--max-bytes`: the `XDS009` finding `check` gives an input over the limit.
@@ -124,10 +142,11 @@ impl Snapshot {
                 format!("{what} was refused from its announced length, unread")
             });
         let report = xdsck_core::analyze_except(&sources, &xdsck_core::Options::default(), vec![error.to_diagnostic()]);
-        Snapshot { sources, report, version: None }
+        Snapshot { sources, report, version: None, took: Duration::ZERO }
     }
 
     fn from_xds(address: &str, response: &Response) -> Snapshot {
+        let start = Instant::now();
         for p in &response.problems {
             warn(&format!("{address}: {p} (ACKed, not checked)"));
         }
@@ -136,7 +155,7 @@ impl Snapshot {
         let id = sources.add(SourceFile::new(address, String::new()));
         let (input, problems) = xdsck_core::load::proto::load_resources(id, &response.resources);
         let report = xdsck_core::analyze_inputs(&sources, vec![input], problems);
-        Snapshot { sources, report, version: Some(response.version_info.clone()) }
+        Snapshot { sources, report, version: Some(response.version_info.clone()), took: start.elapsed() }
     }
 
     fn listeners(&self) -> usize {
@@ -149,7 +168,7 @@ fn one_shot(args: &AttachArgs, s: &Snapshot) -> Result<u8> {
 }
 
 #[allow(clippy::print_stderr)]
-fn warn(message: &str) {
+pub(crate) fn warn(message: &str) {
     eprintln!("xdsck: {message}");
 }
 
@@ -162,16 +181,22 @@ struct Watch<'a> {
     previous: BTreeMap<String, (Value, String)>,
     updates: u64,
     last_code: Option<u8>,
+    metrics: Option<Arc<Metrics>>,
+    /// The live listener count the previous update printed.
+    listeners: Option<usize>,
 }
 
 impl<'a> Watch<'a> {
-    fn new(args: &'a AttachArgs) -> Self {
-        Self { args, previous: BTreeMap::new(), updates: 0, last_code: None }
+    fn new(args: &'a AttachArgs, metrics: Option<Arc<Metrics>>) -> Self {
+        Self { args, previous: BTreeMap::new(), updates: 0, last_code: None, metrics, listeners: None }
     }
 
-    /// Prints what changed since the previous update.
+    /// Prints what changed since the previous update, and records it for the metrics.
     fn update(&mut self, s: &Snapshot) -> Result<()> {
         self.updates += 1;
+        if let Some(m) = &self.metrics {
+            m.record(&s.report, s.took);
+        }
         self.last_code = Some(exit_code(&s.report, self.args.report.fail_on));
         let objects = report::json::finding_values(&s.report, &s.sources);
         let mut current = BTreeMap::new();
@@ -182,6 +207,15 @@ impl<'a> Watch<'a> {
             current.iter().filter(|(k, _)| !self.previous.contains_key(*k)).map(|(_, v)| v).collect();
         let disappeared: Vec<&(Value, String)> =
             self.previous.iter().filter(|(k, _)| !current.contains_key(*k)).map(|(_, v)| v).collect();
+        // Envoy writes the maps of a dump (node metadata, build labels) in no fixed order; the
+        // digest evens out flat ones, a nested one printed in another order still makes a "new"
+        // dump of the same config: one that changes no finding and no listener count is not news.
+        let same = appeared.is_empty() && disappeared.is_empty() && self.listeners == Some(s.listeners());
+        self.listeners = Some(s.listeners());
+        if s.version.is_none() && same {
+            self.previous = current;
+            return Ok(());
+        }
         let version = s.version.clone().unwrap_or_else(|| format!("config_dump #{}", self.updates));
         let out = match self.args.report.format {
             Format::Json => {
@@ -238,23 +272,37 @@ fn line(d: &Diagnostic) -> String {
     format!("{}[{}]{listener} {}", d.severity, d.code(), d.message)
 }
 
-async fn watch_xds(args: &AttachArgs, target: &GrpcTarget, options: &xds::Options, spinner: Spinner) -> Result<u8> {
+async fn watch_xds(
+    args: &AttachArgs,
+    target: &GrpcTarget,
+    options: &xds::Options,
+    spinner: Spinner,
+    metrics: Option<Arc<Metrics>>,
+) -> Result<u8> {
+    let interval = seconds(args.interval, "--interval")?;
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let task = {
         let (target, options) = (target.clone(), options.clone());
         tokio::spawn(async move { xds::watch(&target, &options, tx).await })
     };
     let mut spinner = Some(spinner);
-    let mut watch = Watch::new(args);
+    let mut watch = Watch::new(args, metrics.clone());
+    let mut connected = false;
+    let mut tick = tokio::time::interval(interval);
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
         tokio::select! {
             _ = &mut ctrl_c => break,
+            // The server pushes every change: while the stream is open, the last analysis is
+            // the current config's.
+            _ = tick.tick() => if let Some(m) = &metrics && connected && watch.updates > 0 { m.confirm(); },
             event = rx.recv() => match event {
                 Some(xds::Event::Response(r)) if r.type_url == LISTENER_TYPE_URL => {
                     if let Some(s) = spinner.take() { s.stop(); }
-                    watch.update(&Snapshot::from_xds(&args.address, &r))?;
+                    let address = args.address.clone();
+                    let snapshot = tokio::task::spawn_blocking(move || Snapshot::from_xds(&address, &r)).await?;
+                    watch.update(&snapshot)?;
                 }
                 // Another type (ADS): ignored, and reported once per type by the state machine.
                 Some(xds::Event::Response(r)) => {
@@ -262,9 +310,14 @@ async fn watch_xds(args: &AttachArgs, target: &GrpcTarget, options: &xds::Option
                         warn(&format!("{}: {p} (ACKed, not checked)", args.address));
                     }
                 }
-                Some(xds::Event::Connected) => {}
+                Some(xds::Event::Connected) => {
+                    connected = true;
+                    if let Some(m) = &metrics { m.up(); }
+                }
                 Some(xds::Event::Disconnected { error, retry_in }) => {
                     if let Some(s) = spinner.take() { s.stop(); }
+                    connected = false;
+                    if let Some(m) = &metrics { m.fetch_failed(error.reason()); }
                     let keep = if watch.updates > 0 { "; the last snapshot stands" } else { "" };
                     warn(&format!("{error}; retrying in {:.1} s{keep}", retry_in.as_secs_f64()));
                 }
@@ -282,11 +335,21 @@ async fn watch_xds(args: &AttachArgs, target: &GrpcTarget, options: &xds::Option
     Ok(watch.exit())
 }
 
-async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration, spinner: Spinner) -> Result<u8> {
+async fn watch_admin(
+    args: &AttachArgs,
+    target: &AdminTarget,
+    timeout: Duration,
+    spinner: Spinner,
+    metrics: Option<Arc<Metrics>>,
+) -> Result<u8> {
     let interval = seconds(args.interval, "--interval")?;
     let mut spinner = Some(spinner);
-    let mut watch = Watch::new(args);
-    let mut last_dump: Option<Vec<u8>> = None;
+    let mut watch = Watch::new(args, metrics.clone());
+    // A digest, not the dump: holding a second copy of a 100 MB dump between fetches would
+    // double the agent's memory for a comparison.
+    let mut last_dump: Option<u64> = None;
+    // Asked again after each failure: the Envoy that comes back may be an upgraded one.
+    let mut envoy_version_known = false;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
@@ -299,13 +362,31 @@ async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration,
         }
         match fetched {
             // An unchanged dump is not an update.
-            Ok(bytes) if last_dump.as_ref() == Some(&bytes) => {}
+            Ok(bytes) if last_dump == Some(digest(&bytes)) => {
+                if let Some(m) = &metrics {
+                    m.confirm();
+                }
+            }
             Ok(bytes) => {
-                watch.update(&Snapshot::from_dump(&args.address, bytes.clone(), args.report.max_bytes))?;
-                last_dump = Some(bytes);
+                if let Some(m) = &metrics
+                    && !envoy_version_known
+                {
+                    envoy_version_known = ask_envoy_version(target, timeout, m).await;
+                }
+                // Off the runtime's thread: the metrics endpoint keeps answering while a large
+                // config is checked.
+                last_dump = Some(digest(&bytes));
+                let (address, max_bytes) = (args.address.clone(), args.report.max_bytes);
+                let snapshot =
+                    tokio::task::spawn_blocking(move || Snapshot::from_dump(&address, bytes, max_bytes)).await?;
+                watch.update(&snapshot)?;
             }
             Err(e) if !e.is_transient() => return Err(e.into()),
             Err(e) => {
+                envoy_version_known = false;
+                if let Some(m) = &metrics {
+                    m.fetch_failed(e.reason());
+                }
                 let keep = if watch.updates > 0 { "; the last snapshot stands" } else { "" };
                 warn(&format!("{e}; retrying in {:.1} s{keep}", interval.as_secs_f64()));
             }
@@ -316,6 +397,80 @@ async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration,
         }
     }
     Ok(watch.exit())
+}
+
+/// What tells two dumps apart: SipHash (keyed the same in every process) of the dump with each
+/// run of `"key": scalar` lines of one object sorted. Envoy prints the maps of a dump (node
+/// metadata, build labels: protobuf Structs) in a different order at each request, and the
+/// order of an object's keys means nothing in proto JSON, so two dumps of one config get one
+/// digest and the config is not checked again. Anything else — a value, an array's order, an
+/// object's nested fields — changes it (a nested map printed in another order only costs a
+/// check).
+fn digest(bytes: &[u8]) -> u64 {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut h = DefaultHasher::new();
+    let mut run: Vec<&[u8]> = Vec::new();
+    let mut run_indent = usize::MAX;
+    let flush = |run: &mut Vec<&[u8]>, h: &mut DefaultHasher| {
+        run.sort_unstable();
+        for l in run.drain(..) {
+            h.write(l);
+            h.write_u8(b'\n');
+        }
+    };
+    for line in bytes.split(|&b| b == b'\n') {
+        let (indent, kv) = scalar_entry(line);
+        match kv {
+            Some(kv) if indent == run_indent || run.is_empty() => {
+                run_indent = indent;
+                run.push(kv);
+            }
+            Some(kv) => {
+                flush(&mut run, &mut h);
+                run_indent = indent;
+                run.push(kv);
+            }
+            None => {
+                flush(&mut run, &mut h);
+                run_indent = usize::MAX;
+                h.write(line);
+                h.write_u8(b'\n');
+            }
+        }
+    }
+    flush(&mut run, &mut h);
+    h.finish()
+}
+
+/// A pretty-printed line `"key": value[,]` whose value is a scalar: its indentation and the
+/// entry without the comma that only says whether it came last.
+fn scalar_entry(line: &[u8]) -> (usize, Option<&[u8]>) {
+    let indent = line.iter().take_while(|&&b| b == b' ').count();
+    let rest = line[indent..].trim_ascii_end();
+    let rest = rest.strip_suffix(b",").unwrap_or(rest);
+    if rest.first() != Some(&b'"') {
+        return (indent, None);
+    }
+    // The key's closing quote, escapes skipped.
+    let mut i = 1;
+    while i < rest.len() && rest[i] != b'"' {
+        i += if rest[i] == b'\\' { 2 } else { 1 };
+    }
+    let after = rest.get(i + 1..).unwrap_or_default();
+    let scalar = after.strip_prefix(b": ").is_some_and(|v| !v.is_empty() && !matches!(v[v.len() - 1], b'{' | b'['));
+    (indent, scalar.then_some(rest))
+}
+
+/// Sets `xdsck_build_info`'s `envoy_version` from the admin's `/server_info`; whether it could.
+async fn ask_envoy_version(target: &AdminTarget, timeout: Duration, metrics: &Metrics) -> bool {
+    let info = AdminTarget { endpoint: target.endpoint.clone(), path_and_query: "/server_info".to_owned() };
+    match admin::fetch(&info, timeout, 1 << 20).await.ok().and_then(|b| metrics::envoy_version(&b)) {
+        Some(v) => {
+            metrics.set_envoy_version(&v);
+            true
+        }
+        None => false,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -348,6 +503,68 @@ impl Spinner {
             {
                 eprint!("\r\x1b[K");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::digest;
+
+    const DUMP: &str = r#"{
+ "configs": [
+  {
+   "bootstrap": {
+    "node": {
+     "metadata": {
+      "revision.status": "Clean",
+      "build.type": "RELEASE"
+     },
+     "id": "n"
+    }
+   }
+  },
+  {
+   "dynamic_listeners": [
+    {
+     "name": "a",
+     "ports": [
+      1,
+      2
+     ]
+    },
+    {
+     "name": "b"
+    }
+   ]
+  }
+ ]
+}"#;
+
+    #[test]
+    fn a_dump_whose_maps_envoy_printed_in_another_order_is_the_same() {
+        let reordered = DUMP.replace(
+            "      \"revision.status\": \"Clean\",\n      \"build.type\": \"RELEASE\"\n",
+            "      \"build.type\": \"RELEASE\",\n      \"revision.status\": \"Clean\"\n",
+        );
+        assert_ne!(reordered, DUMP);
+        assert_eq!(digest(reordered.as_bytes()), digest(DUMP.as_bytes()));
+    }
+
+    #[test]
+    fn any_other_difference_is_a_change() {
+        let changes = [
+            DUMP.replace("\"Clean\"", "\"Dirty\""),
+            DUMP.replace("      1,\n      2\n", "      2,\n      1\n"),
+            DUMP.replace("\"name\": \"a\"", "\"name\": \"c\""),
+            // The listeners swapped: the same lines, in other objects.
+            DUMP.replace("\"name\": \"a\",", "\"name\": \"x\",")
+                .replace("\"name\": \"b\"", "\"name\": \"a\"")
+                .replace("\"name\": \"x\",", "\"name\": \"b\","),
+        ];
+        for changed in changes {
+            assert_ne!(changed, DUMP);
+            assert_ne!(digest(changed.as_bytes()), digest(DUMP.as_bytes()), "{changed}");
         }
     }
 }

@@ -4,8 +4,10 @@
 mod args;
 mod attach;
 mod input;
+mod metrics;
 mod rules;
 mod trace;
+mod webhook;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -47,6 +49,7 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Trace(args)) => trace::run(&args),
         Some(Command::Graph(args)) => trace::graph(&args),
         Some(Command::Attach(args)) => attach::run(&args),
+        Some(Command::Webhook(args)) => webhook::run(&args),
         None => run_check(&cli.check),
     }
 }

@@ -65,6 +65,26 @@ impl Error {
         None
     }
 
+    /// A short fixed name for the kind of failure (a metrics label: never the address or a
+    /// message, which vary without bound).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Address { .. } => "address",
+            Error::PermissionDenied { .. } => "permission_denied",
+            Error::Refused { .. } => "refused",
+            Error::NotFound { .. } => "not_found",
+            Error::WrongProtocol { .. } => "wrong_protocol",
+            Error::Timeout { .. } => "timeout",
+            Error::Status { .. } => "http_status",
+            Error::Tls(_) => "tls",
+            Error::Stream { .. } => "stream",
+            Error::Closed { .. } => "closed",
+            Error::Body { .. } => "body",
+            Error::TooLarge { .. } => "too_large",
+            Error::Io { .. } => "io",
+        }
+    }
+
     /// Whether trying again later may help (the server restarting), as opposed to a setup error.
     pub fn is_transient(&self) -> bool {
         !matches!(self, Error::Address { .. } | Error::Tls(_) | Error::PermissionDenied { .. })

@@ -1,8 +1,10 @@
 //! Rendering a [`Report`]: text for people, JSON for programs, SARIF for code scanning,
-//! GitHub workflow annotations. Lines and columns are computed here, from byte offsets.
+//! GitHub workflow annotations, OpenReports for Kubernetes. Lines and columns are computed here,
+//! from byte offsets.
 
 pub mod github;
 pub mod json;
+pub mod openreports;
 pub mod sarif;
 pub mod text;
 
@@ -64,6 +66,8 @@ pub enum Format {
     Json,
     Sarif,
     Github,
+    /// OpenReports `Report`s (Kubernetes), in a `v1` `List`.
+    OpenReports,
 }
 
 impl Format {
@@ -73,6 +77,7 @@ impl Format {
             Format::Json => "json",
             Format::Sarif => "sarif",
             Format::Github => "github",
+            Format::OpenReports => "openreports",
         }
     }
 }
@@ -98,6 +103,7 @@ pub fn write(
         Format::Json => json::write(report, sources, out),
         Format::Sarif => sarif::write(report, sources, out),
         Format::Github => github::write(report, sources, out),
+        Format::OpenReports => openreports::write(report, sources, out),
     }
 }
 

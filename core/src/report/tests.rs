@@ -248,7 +248,7 @@ fn github() {
 
 #[test]
 fn every_format_is_deterministic() {
-    for format in [Format::Text, Format::Json, Format::Sarif, Format::Github] {
+    for format in [Format::Text, Format::Json, Format::Sarif, Format::Github, Format::OpenReports] {
         let (s1, r1) = fixture();
         let (s2, r2) = fixture();
         assert_eq!(
@@ -256,4 +256,135 @@ fn every_format_is_deterministic() {
             render(format, &r2, &s2, RenderOptions::default())
         );
     }
+}
+
+#[test]
+fn openreports() {
+    let (sources, report) = fixture();
+    insta::assert_snapshot!(render(Format::OpenReports, &report, &sources, RenderOptions::default()));
+}
+
+/// The `openAPIV3Schema` of a vendored OpenReports CRD (tests/data/README.md), read with the
+/// loader's own YAML translation, made strict: the API server prunes fields a structural schema
+/// does not declare, so every object with `properties` also gets `additionalProperties: false`
+/// here, and a field of ours that the cluster would silently drop fails the test.
+fn openreports_schema(crd: &str) -> serde_json::Value {
+    fn strict(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(o) => {
+                if o.contains_key("properties") && !o.contains_key("additionalProperties") {
+                    o.insert("additionalProperties".into(), false.into());
+                }
+                o.values_mut().for_each(strict);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strict),
+            _ => {}
+        }
+    }
+    let json = crate::load::yaml::translate(crd, &crate::load::Limits::default()).unwrap();
+    let crd: serde_json::Value = serde_json::from_str(json.json()).unwrap();
+    assert_eq!(crd["spec"]["versions"][0]["name"], "v1alpha1");
+    let mut schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone();
+    // `metadata` is an ObjectMeta, which the CRD leaves to the API server (`type: object`).
+    schema["properties"]["metadata"] = serde_json::json!({
+        "type": "object", "required": ["name"], "additionalProperties": false,
+        "properties": {
+            "name": {"type": "string", "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"},
+            "namespace": {"type": "string", "maxLength": 63, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "annotations": {"type": "object", "additionalProperties": {"type": "string"}}}});
+    strict(&mut schema);
+    schema
+}
+
+fn assert_valid_openreports(list: &serde_json::Value) {
+    let report =
+        jsonschema::draft7::new(&openreports_schema(include_str!("../../tests/data/openreports.io_reports.yaml")))
+            .unwrap();
+    let cluster = jsonschema::draft7::new(&openreports_schema(include_str!(
+        "../../tests/data/openreports.io_clusterreports.yaml"
+    )))
+    .unwrap();
+    assert_eq!(list["apiVersion"], "v1");
+    assert_eq!(list["kind"], "List");
+    for item in list["items"].as_array().unwrap() {
+        assert_eq!(item["apiVersion"], "openreports.io/v1alpha1");
+        let validator = match item["kind"].as_str() {
+            Some("Report") => &report,
+            Some("ClusterReport") => {
+                assert!(item["metadata"].get("namespace").is_none(), "{item}");
+                &cluster
+            }
+            other => panic!("kind {other:?}"),
+        };
+        let errors: Vec<String> =
+            validator.iter_errors(item).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "{errors:#?}\n{item:#}");
+    }
+}
+
+#[test]
+fn openreports_are_valid_against_the_crd_schemas() {
+    let (sources, report) = fixture();
+    let list: serde_json::Value =
+        serde_json::from_str(&render(Format::OpenReports, &report, &sources, RenderOptions::default())).unwrap();
+    assert_valid_openreports(&list);
+    // One report per input, each finding once.
+    assert_eq!(list["items"].as_array().unwrap().len(), report.inputs.len());
+    let results: usize = list["items"].as_array().unwrap().iter().map(|i| i["results"].as_array().unwrap().len()).sum();
+    assert_eq!(results, report.findings.len());
+    // The schemas do check something: an unknown result, a misplaced field, a bad name fail.
+    let schema = openreports_schema(include_str!("../../tests/data/openreports.io_reports.yaml"));
+    let validator = jsonschema::draft7::new(&schema).unwrap();
+    let item = &list["items"][0];
+    assert!(validator.is_valid(item));
+    for (pointer, value) in [
+        ("/results/0/result", serde_json::json!("broken")),
+        ("/results/0/severity", serde_json::json!("error")),
+        ("/metadata/name", serde_json::json!("Not_A_Name")),
+        ("/results/1/properties/line", serde_json::json!(3)),
+    ] {
+        let mut broken = item.clone();
+        *broken.pointer_mut(pointer).unwrap_or_else(|| panic!("{pointer} in {item}")) = value;
+        assert!(!validator.is_valid(&broken), "{pointer}");
+    }
+    let mut broken = item.clone();
+    broken["results"][0]["listener"] = "misplaced".into();
+    assert!(!validator.is_valid(&broken));
+}
+
+/// Loaded CECs (not a hand-made report): a namespaced one's findings go to a `Report` in its
+/// namespace, a clusterwide one's to a `ClusterReport`, each result naming its CEC.
+#[test]
+fn openreports_of_cecs_go_to_their_namespace() {
+    let cec = |kind: &str, namespace: &str| {
+        format!(
+            "apiVersion: cilium.io/v2\nkind: {kind}\nmetadata:\n  name: edge\n{namespace}spec:\n  resources:\n  - \"@type\": type.googleapis.com/envoy.config.listener.v3.Listener\n    name: l\n    filter_chains:\n    - filter_chain_match: {{destination_port: 443}}\n    - filter_chain_match: {{destination_port: 443}}\n"
+        )
+    };
+    let mut sources = Sources::new();
+    sources.add(SourceFile::new("team-a.yaml", cec("CiliumEnvoyConfig", "  namespace: team-a\n")));
+    sources.add(SourceFile::new("global.yaml", cec("CiliumClusterwideEnvoyConfig", "")));
+    let report = crate::analyze(&sources, &crate::Options::default());
+    assert!(report.findings.iter().any(|d| d.severity == Severity::Error), "{:?}", report.findings);
+    let list: serde_json::Value =
+        serde_json::from_str(&render(Format::OpenReports, &report, &sources, RenderOptions::default())).unwrap();
+    assert_valid_openreports(&list);
+    let items = list["items"].as_array().unwrap();
+    let namespaced = items.iter().find(|i| i["kind"] == "Report").unwrap();
+    assert_eq!(namespaced["metadata"]["namespace"], "team-a", "{namespaced:#}");
+    let fail = namespaced["results"].as_array().unwrap().iter().find(|r| r["result"] == "fail").unwrap();
+    assert_eq!(
+        fail["resources"],
+        serde_json::json!([{"apiVersion": "cilium.io/v2", "kind": "CiliumEnvoyConfig", "name": "edge", "namespace": "team-a"}])
+    );
+    assert_eq!(fail["properties"]["listener"], "team-a/edge/l");
+    assert_eq!(fail["severity"], "high");
+    let clusterwide = items.iter().find(|i| i["kind"] == "ClusterReport").unwrap();
+    let fail = clusterwide["results"].as_array().unwrap().iter().find(|r| r["result"] == "fail").unwrap();
+    assert_eq!(
+        fail["resources"],
+        serde_json::json!([{"apiVersion": "cilium.io/v2", "kind": "CiliumClusterwideEnvoyConfig", "name": "edge"}])
+    );
+    assert!(clusterwide["summary"]["fail"].as_u64().unwrap() >= 1);
 }
