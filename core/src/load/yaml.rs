@@ -61,7 +61,23 @@ impl YamlJson {
     /// Walks siblings by subtree size, so a lookup costs at most one pass over the nodes and
     /// no index beyond the node table is kept.
     pub fn pointer_offset(&self, pointer: &str) -> Option<usize> {
-        let mut at = 0usize;
+        self.walk(0, pointer)
+    }
+
+    /// [`Self::pointer_offset`] for a pointer relative to the JSON value that starts at
+    /// `json_start`: the walk starts at that node, so it costs what the node's subtree costs,
+    /// not the document. `None` when it cannot start there (no node starts there, or the
+    /// document has aliases), `Some(None)` when the pointer does not resolve.
+    pub fn pointer_offset_below(&self, json_start: usize, pointer: &str) -> Option<Option<usize>> {
+        let at = self.nodes.partition_point(|n| (n.json as usize) < json_start);
+        // An alias's copy has no nodes of its own, but a walk may enter one; the walk from the
+        // root knows which alias it came through, so a document with aliases takes that walk.
+        let starts_here = self.nodes.get(at).is_some_and(|n| n.json as usize == json_start);
+        (starts_here && self.aliases.is_empty()).then(|| self.walk(at, pointer))
+    }
+
+    fn walk(&self, from: usize, pointer: &str) -> Option<usize> {
+        let mut at = from;
         // Everything an alias copied is reported at the alias: that is the text the user wrote.
         let mut via_alias: Option<u32> = None;
         if !pointer.is_empty() {

@@ -167,12 +167,21 @@ fn clusters(marks: Vec<Mark<'_>>) -> Vec<Vec<Mark<'_>>> {
     out
 }
 
-/// Byte range of a line (one-based) in the file's text, without its line break.
-fn line_range(file: &SourceFile, line: usize) -> std::ops::Range<usize> {
-    let text = file.line_text(line);
-    // `line_text` borrows from the file's text, so its address gives its offset.
-    let start = text.as_ptr() as usize - file.text().as_ptr() as usize;
-    start..start + text.len()
+/// Byte range of a line (one-based) in the file's text, without its line break; `None` when
+/// the line is longer than [`MAX_LINE_BYTES`] (found without reading the rest of it, which on a
+/// minified dump is the rest of the file).
+fn short_line(file: &SourceFile, line: usize) -> Option<std::ops::Range<usize>> {
+    let bytes = file.text().as_bytes();
+    let start = file.line_start(line).unwrap_or(bytes.len());
+    // Room for the longest line shown whole, its `\r` and its `\n`.
+    let limit = (start + MAX_LINE_BYTES + 2).min(bytes.len());
+    let end = match memchr::memchr(b'\n', &bytes[start..limit]) {
+        Some(i) => start + i,
+        None if limit == bytes.len() => limit,
+        None => return None,
+    };
+    let end = if end > start && bytes[end - 1] == b'\r' { end - 1 } else { end };
+    (end - start <= MAX_LINE_BYTES).then_some(start..end)
 }
 
 /// The span to mark: from the offset to the end of its line (the key, the value, the opening
@@ -193,13 +202,12 @@ fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile) -> Vec<Element<'d>> {
     let text = file.text();
     let first = cluster.iter().map(|m| m.line).min().expect("a cluster is never empty");
     let last = cluster.iter().map(|m| m.line).max().expect("a cluster is never empty");
-    let lines = line_range(file, first).start..line_range(file, last).end;
-
-    if (first..=last).any(|l| line_range(file, l).len() > MAX_LINE_BYTES) {
+    let Some(ranges) = (first..=last).map(|l| short_line(file, l)).collect::<Option<Vec<_>>>() else {
         return cluster.iter().flat_map(|m| long_line_snippet(m, file)).collect();
-    }
+    };
+    let lines = ranges[0].start..ranges[ranges.len() - 1].end;
     let annotations = cluster.iter().map(|m| {
-        let line_end = line_range(file, m.line).end;
+        let line_end = ranges[m.line - first].end;
         let span = mark_span(text, m.offset, line_end);
         annotation(m, span.start - lines.start..span.end - lines.start)
     });
@@ -217,12 +225,14 @@ fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile) -> Vec<Element<'d>> {
 /// given in the header (the renderer would count the column from the window's start).
 fn long_line_snippet<'d>(mark: &Mark<'d>, file: &'d SourceFile) -> Vec<Element<'d>> {
     let text = file.text();
-    let line = line_range(file, mark.line);
-    let mut start = mark.offset.saturating_sub(WINDOW_BEFORE).max(line.start);
+    // Only the window is looked at: the line itself may be the whole file.
+    let (line_start, line_end) = file.line_around(mark.offset, WINDOW_BEFORE.max(WINDOW_AFTER));
+    let line_end = line_end.map(|e| if e > mark.offset && text.as_bytes()[e - 1] == b'\r' { e - 1 } else { e });
+    let mut start = mark.offset.saturating_sub(WINDOW_BEFORE).max(line_start.unwrap_or(0));
     while !text.is_char_boundary(start) {
         start += 1;
     }
-    let mut end = (mark.offset + WINDOW_AFTER).min(line.end);
+    let mut end = (mark.offset + WINDOW_AFTER).min(line_end.unwrap_or(text.len()));
     while !text.is_char_boundary(end) {
         end -= 1;
     }
