@@ -1008,6 +1008,25 @@ spec:
     }
 
     #[test]
+    fn pointers_below_a_known_node_resolve_as_from_the_root() {
+        let y = translate(CEC, &Limits::default()).expect("translates");
+        let chain = "/spec/resources/0/filterChains/0";
+        let start = crate::load::locate::pointer_offset(y.json(), chain).expect("the chain is in the JSON");
+        for rest in ["", "/filters/0/name", "/filterChainMatch/serverNames/1", "/nope", "/filters/9"] {
+            assert_eq!(
+                y.pointer_offset_below(start, rest),
+                Some(y.pointer_offset(&format!("{chain}{rest}"))),
+                "{rest}"
+            );
+        }
+        // No node starts inside a key: the caller walks from the root instead.
+        assert_eq!(y.pointer_offset_below(start + 1, "/filters"), None);
+        // With aliases only the walk from the root knows what an alias copied.
+        let aliased = translate("a: &x {b: 1}\nc: *x\n", &Limits::default()).expect("translates");
+        assert_eq!(aliased.pointer_offset_below(0, "/a"), None);
+    }
+
+    #[test]
     fn pointer_offset_finds_nodes_in_documents_and_streams() {
         let y = translate(CEC, &Limits::default()).expect("translates");
         let lc = |p: &str| y.pointer_offset(p).map(|o| line_col(CEC, o));
