@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Times xdsck, `envoy --mode validate` and a bare serde_json parse on the same generated files,
-with peak memory, and prints the four ratios issue 6 sets as targets.
+with peak memory, and prints the four ratios issue 6 sets as targets, for each input shape:
+minified (one line of JSON, what `json.dump`, `json.Marshal` and `jq -c` write) and pretty
+(indented, as Envoy's admin interface writes).
 
-    python3 scripts/compare-envoy.py            # 10k and 100k tenants (a few minutes)
-    python3 scripts/compare-envoy.py --small 1000 --large 10000
+    python3 scripts/compare-envoy.py            # 10k and 100k tenants, both shapes (minutes)
+    python3 scripts/compare-envoy.py --small 1000 --large 10000 --shapes minified
+    python3 scripts/compare-envoy.py --data /tmp/xdsck-inputs   # generate once, reuse after
 
 Every number comes from one invocation on this machine (xdsck and the floor: the fastest of
 `--runs`, default 3; Envoy: one run); the inputs are Envoy bootstraps made by
 `xdsck-gen` (Cilium's TenantGateway layout, one shared 443 listener), which both Envoy and
 xdsck read. Envoy runs only on the small input: at 100k tenants it takes many minutes.
+Binaries are taken from `$CARGO_TARGET_DIR/release` (default `target/release`).
 """
 
 import argparse
@@ -20,21 +24,25 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RELEASE = os.path.join(ROOT, "target", "release")
+RELEASE = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release")
+SHAPES = ("minified", "pretty")
 
 
-def run(cmd):
-    """Wall time and peak RSS (bytes) of one command, run in a fresh child process."""
+def run(cmd, stdout=None):
+    """Wall time and peak RSS (bytes) of one command, run in a fresh child process, its output
+    written to the file `stdout` (or discarded)."""
     probe = (
-        "import resource, subprocess, sys, time\n"
+        "import os, resource, subprocess, sys, time\n"
+        "out = open(os.environ['XDSCK_COMPARE_OUT'], 'wb') if os.environ.get('XDSCK_COMPARE_OUT') else subprocess.DEVNULL\n"
         "t = time.monotonic()\n"
-        "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+        "p = subprocess.run(sys.argv[1:], stdout=out, stderr=subprocess.PIPE)\n"
         "e = time.monotonic() - t\n"
         "r = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
         "sys.stderr.write(p.stderr.decode(errors='replace')[-2000:] if p.returncode not in (0, 1) else '')\n"
         "print(e, r * 1024, p.returncode)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True)
+    env = dict(os.environ, XDSCK_COMPARE_OUT=stdout or "")
+    out = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, env=env)
     if out.returncode != 0 or not out.stdout.strip():
         sys.exit(f"compare-envoy: {' '.join(cmd)} failed:\n{out.stderr}")
     elapsed, rss, code = out.stdout.split()
@@ -48,56 +56,73 @@ def main():
     ap.add_argument("--small", type=int, default=10_000, help="tenants of the input Envoy also validates")
     ap.add_argument("--large", type=int, default=100_000, help="tenants of the scaling input")
     ap.add_argument("--runs", type=int, default=3, help="runs per xdsck/floor measurement; the fastest counts")
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: minified, pretty")
+    ap.add_argument("--data", help="directory for the generated inputs, kept and reused (default: a temporary one)")
     args = ap.parse_args()
+    shapes = [s for s in args.shapes.split(",") if s]
+    if not shapes or any(s not in SHAPES for s in shapes):
+        sys.exit(f"compare-envoy: --shapes takes {', '.join(SHAPES)}")
 
     subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "xdsck", "-p", "xdsck-benches"], cwd=ROOT, check=True)
     envoy = subprocess.run([os.path.join(ROOT, "scripts", "install-envoy.sh")], capture_output=True, text=True, check=True).stdout.strip()
 
     with tempfile.TemporaryDirectory(prefix="xdsck-compare-") as tmp:
+        data = args.data or tmp
+        os.makedirs(data, exist_ok=True)
         files = {}
-        for name, tenants in (("small", args.small), ("large", args.large)):
-            path = os.path.join(tmp, f"bootstrap-{tenants}.json")
-            subprocess.run([os.path.join(RELEASE, "xdsck-gen"), "--tenants", str(tenants), "--format", "bootstrap-json", "--out", path], check=True)
-            files[name] = (tenants, path, os.path.getsize(path))
+        for shape in shapes:
+            for size, tenants in (("small", args.small), ("large", args.large)):
+                path = os.path.join(data, f"bootstrap-{tenants}-{shape}.json")
+                if not (args.data and os.path.exists(path)):
+                    flags = ["--minified"] if shape == "minified" else []
+                    subprocess.run([os.path.join(RELEASE, "xdsck-gen"), "--tenants", str(tenants), "--format", "bootstrap-json", *flags, "--out", path], check=True)
+                files[(shape, size)] = (tenants, path, os.path.getsize(path))
 
-        xdsck = lambda p: [os.path.join(RELEASE, "xdsck"), "check", p, "--format", "json", "--fail-on", "never"]
-        floor = lambda p: [os.path.join(RELEASE, "xdsck-floor"), p]
-        rows = []
+        # `--format json` to a file, as the goals say: all findings written out.
+        out = os.path.join(tmp, "report.json")
+        xdsck = lambda p: ([os.path.join(RELEASE, "xdsck"), "check", p, "--format", "json", "--fail-on", "never"], out)
+        floor = lambda p: ([os.path.join(RELEASE, "xdsck-floor"), p], None)
         results = {}
         # The fastest of a few runs: what the code costs, not what else the machine was doing.
         # Envoy runs once (a quarter of a minute); one run only flatters xdsck's ratio less.
-        best = lambda cmd: min((run(cmd) for _ in range(max(1, args.runs))), key=lambda r: r[0])
-        for name in ("small", "large"):
-            tenants, path, size = files[name]
-            results[(name, "xdsck")] = best(xdsck(path))
-            results[(name, "floor")] = best(floor(path))
-        tenants, path, size = files["small"]
-        results[("small", "envoy")] = run([envoy, "--mode", "validate", "--disable-hot-restart", "-l", "error", "-c", path])
+        # Shapes alternate within each measurement, so both see the same machine.
+        best = lambda cmd: min((run(*cmd) for _ in range(max(1, args.runs))), key=lambda r: r[0])
+        for size in ("small", "large"):
+            for tool, cmd in (("xdsck", xdsck), ("floor", floor)):
+                for shape in shapes:
+                    results[(shape, size, tool)] = best(cmd(files[(shape, size)][1]))
+        for shape in shapes:
+            path = files[(shape, "small")][1]
+            results[(shape, "small", "envoy")] = run([envoy, "--mode", "validate", "--disable-hot-restart", "-l", "error", "-c", path])
 
-    print(f"{'input':<28} {'tool':<22} {'seconds':>9} {'peak MB':>9}")
-    for name in ("small", "large"):
-        tenants, path, size = files[name]
-        label = f"{tenants} tenants ({size / 1e6:.0f} MB)"
-        for tool in ("envoy", "xdsck", "floor"):
-            if (name, tool) in results:
-                t, rss = results[(name, tool)]
-                tool_label = {"envoy": "envoy --mode validate", "xdsck": "xdsck check", "floor": "serde_json IgnoredAny"}[tool]
-                print(f"{label:<28} {tool_label:<22} {t:>9.2f} {rss / 1e6:>9.0f}")
+    names = {"envoy": "envoy --mode validate", "xdsck": "xdsck check", "floor": "serde_json IgnoredAny"}
+    print(f"{'input':<38} {'tool':<22} {'seconds':>9} {'peak MB':>9}")
+    for size in ("small", "large"):
+        for shape in shapes:
+            tenants, path, bytes_ = files[(shape, size)]
+            label = f"{tenants} tenants {shape} ({bytes_ / 1e6:.0f} MB)"
+            for tool in ("envoy", "xdsck", "floor"):
+                if (shape, size, tool) in results:
+                    t, rss = results[(shape, size, tool)]
+                    print(f"{label:<38} {names[tool]:<22} {t:>9.2f} {rss / 1e6:>9.0f}")
 
-    es, _ = results[("small", "envoy")]
-    xs, _ = results[("small", "xdsck")]
-    xl, rl = results[("large", "xdsck")]
-    fl, _ = results[("large", "floor")]
-    size_l = files["large"][2]
-    ratios = [
-        (f"envoy / xdsck at {args.small} tenants", es / xs, ">= 200", es / xs >= 200),
-        (f"xdsck / bare parse at {args.large} tenants", xl / fl, "<= 1.5", xl / fl <= 1.5),
-        (f"xdsck time {args.large} / {args.small}", xl / xs, "<= 12", xl / xs <= 12),
-        (f"xdsck peak RSS / file size at {args.large}", rl / size_l, "<= 2", rl / size_l <= 2),
-    ]
     print()
-    for label, value, target, ok in ratios:
-        print(f"{label:<44} {value:>8.2f}  target {target:<7} {'met' if ok else 'MISSED'}")
+    print(f"{'ratio':<44} " + " ".join(f"{s:>9}" for s in shapes) + "  target")
+    rows = [
+        (f"envoy / xdsck at {args.small} tenants", lambda r, f: r["small", "envoy"][0] / r["small", "xdsck"][0], ">= 200", lambda v: v >= 200),
+        (f"xdsck / bare parse at {args.large} tenants", lambda r, f: r["large", "xdsck"][0] / r["large", "floor"][0], "<= 1.5", lambda v: v <= 1.5),
+        (f"xdsck time {args.large} / {args.small}", lambda r, f: r["large", "xdsck"][0] / r["small", "xdsck"][0], "<= 12", lambda v: v <= 12),
+        (f"xdsck peak RSS / file size at {args.large}", lambda r, f: r["large", "xdsck"][1] / f["large"][2], "<= 2", lambda v: v <= 2),
+    ]
+    for label, ratio, target, ok in rows:
+        cells = []
+        for shape in shapes:
+            r = {k[1:]: v for k, v in results.items() if k[0] == shape}
+            f = {k[1]: v for k, v in files.items() if k[0] == shape}
+            v = ratio(r, f)
+            cells.append(f"{v:>8.2f}{' ' if ok(v) else '!'}")
+        print(f"{label:<44} " + " ".join(cells) + f"  {target}")
+    print("(! = target missed)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-//! Criterion benches per stage at tenant scale: load (per format), graph build, checks, trace
-//! lookups, end to end. 1k and 10k tenants by default; 100k (400k chains, ~175 MB) with
-//! `XDSCK_BENCH_100K=1` (minutes, and several GB of memory for the YAML formats).
+//! Criterion benches per stage at tenant scale: load and end to end per input shape (minified
+//! and pretty JSON, YAML, a CEC stream), graph build, checks, trace lookups. 1k and 10k tenants
+//! by default; 100k (400k chains, ~215-290 MB of JSON) with `XDSCK_BENCH_100K=1` (minutes, and
+//! several GB of memory for the YAML shapes).
 
 use std::hint::black_box;
 use std::net::SocketAddr;
@@ -13,9 +14,20 @@ use xdsck_core::graph::trace::Connection;
 use xdsck_core::report::{Format as Out, RenderOptions, render};
 use xdsck_core::{Options, SourceFile, SourceId, Sources, analyze, checks, load};
 
-fn text(tenants: usize, format: Format) -> String {
+/// Every input shape: `(name, format, minified)`. Minified JSON is one line, the shape that
+/// once made line lookups quadratic; the others are what Envoy and Cilium write.
+const SHAPES: &[(&str, Format, bool)] = &[
+    ("config_dump_minified", Format::ConfigDump, true),
+    ("config_dump_pretty", Format::ConfigDump, false),
+    ("bootstrap_json_minified", Format::BootstrapJson, true),
+    ("bootstrap_json_pretty", Format::BootstrapJson, false),
+    ("bootstrap_yaml", Format::BootstrapYaml, false),
+    ("cec_yaml_stream", Format::Cec, false),
+];
+
+fn text(tenants: usize, format: Format, minified: bool) -> String {
     let mut buf = Vec::new();
-    write(&Spec::tenants(tenants, format), &mut buf).expect("generates into memory");
+    write(&Spec { minified, ..Spec::tenants(tenants, format) }, &mut buf).expect("generates into memory");
     String::from_utf8(buf).expect("UTF-8")
 }
 
@@ -31,13 +43,8 @@ fn load_stage(c: &mut Criterion) {
     let mut g = c.benchmark_group("load");
     g.sample_size(10).measurement_time(Duration::from_secs(5));
     for tenants in sizes() {
-        for (name, format) in [
-            ("config_dump", Format::ConfigDump),
-            ("bootstrap_json", Format::BootstrapJson),
-            ("bootstrap_yaml", Format::BootstrapYaml),
-            ("cec_yaml", Format::Cec),
-        ] {
-            let t = text(tenants, format);
+        for &(name, format, minified) in SHAPES {
+            let t = text(tenants, format, minified);
             g.throughput(Throughput::Bytes(t.len() as u64));
             g.bench_with_input(BenchmarkId::new(name, tenants), &t, |b, t| {
                 // A fresh source per run: a YAML source caches its translation.
@@ -60,7 +67,7 @@ fn graph_checks_trace(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(5));
     for tenants in sizes() {
         let mut sources = Sources::new();
-        sources.add(SourceFile::new("bench", text(tenants, Format::ConfigDump)));
+        sources.add(SourceFile::new("bench", text(tenants, Format::ConfigDump, false)));
         let input = load::load(SourceId(0), sources.get(SourceId(0))).expect("generated input loads");
         let listener = &input.listeners[0];
         g.throughput(Throughput::Elements(listener.filter_chains.len() as u64));
@@ -95,28 +102,31 @@ fn graph_checks_trace(c: &mut Criterion) {
     g.finish();
 }
 
+/// Load, analyze and the JSON report of every finding, per shape: the shapes must cost alike.
 fn end_to_end(c: &mut Criterion) {
-    let mut g = c.benchmark_group("end_to_end");
-    g.sample_size(10).measurement_time(Duration::from_secs(5));
-    for tenants in sizes() {
-        let t = text(tenants, Format::ConfigDump);
-        g.throughput(Throughput::Bytes(t.len() as u64));
-        g.bench_with_input(BenchmarkId::new("config_dump_json_report", tenants), &t, |b, t| {
-            b.iter_batched(
-                || {
-                    let mut s = Sources::new();
-                    s.add(SourceFile::new("bench", t.clone()));
-                    s
-                },
-                |sources| {
-                    let report = analyze(&sources, &Options::default());
-                    black_box(render(Out::Json, &report, &sources, RenderOptions::default()).len());
-                },
-                BatchSize::PerIteration,
-            );
-        });
+    for &(name, format, minified) in SHAPES {
+        let mut g = c.benchmark_group(format!("end_to_end/{name}"));
+        g.sample_size(10).measurement_time(Duration::from_secs(5));
+        for tenants in sizes() {
+            let t = text(tenants, format, minified);
+            g.throughput(Throughput::Bytes(t.len() as u64));
+            g.bench_with_input(BenchmarkId::new("json_report", tenants), &t, |b, t| {
+                b.iter_batched(
+                    || {
+                        let mut s = Sources::new();
+                        s.add(SourceFile::new("bench", t.clone()));
+                        s
+                    },
+                    |sources| {
+                        let report = analyze(&sources, &Options::default());
+                        black_box(render(Out::Json, &report, &sources, RenderOptions::default()).len());
+                    },
+                    BatchSize::PerIteration,
+                );
+            });
+        }
+        g.finish();
     }
-    g.finish();
 }
 
 criterion_group!(benches, load_stage, graph_checks_trace, end_to_end);

@@ -57,6 +57,9 @@ pub struct Spec {
     pub duplicate_every: Option<usize>,
     /// Every `blackhole_every`-th tenant's `api` chain demands ALPN h2 (HTTP/1.1 clients lost).
     pub blackhole_every: Option<usize>,
+    /// JSON formats on one line, as `json.dump`, `json.Marshal` and `jq -c` write them, instead
+    /// of indented like Envoy's admin output.
+    pub minified: bool,
 }
 
 impl Spec {
@@ -69,6 +72,7 @@ impl Spec {
             hostnames: 0,
             duplicate_every: None,
             blackhole_every: None,
+            minified: false,
         }
     }
 }
@@ -231,8 +235,11 @@ pub fn listeners(spec: &Spec) -> Vec<Value> {
     }
 }
 
-/// Envoy's own config_dump style: pretty JSON indented by one space.
-fn to_writer(out: &mut impl Write, v: &Value) -> io::Result<()> {
+/// Envoy's own config_dump style, pretty JSON indented by one space, or all on one line.
+fn to_writer(out: &mut impl Write, v: &Value, minified: bool) -> io::Result<()> {
+    if minified {
+        return serde_json::to_writer(out, v).map_err(io::Error::other);
+    }
     let mut ser = serde_json::Serializer::with_formatter(out, serde_json::ser::PrettyFormatter::with_indent(b" "));
     serde::Serialize::serialize(v, &mut ser).map_err(io::Error::other)
 }
@@ -243,31 +250,43 @@ pub fn write(spec: &Spec, out: &mut impl Write) -> io::Result<()> {
     let listeners = listeners(spec);
     match spec.format {
         Format::ConfigDump => {
-            out.write_all(b"{\"configs\": [{\"@type\": \"type.googleapis.com/envoy.admin.v3.ListenersConfigDump\", \"version_info\": \"1\", \"dynamic_listeners\": [\n")?;
+            let (head, sep, tail): (&[u8], &[u8], &[u8]) = if spec.minified {
+                (b"{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ListenersConfigDump\",\"version_info\":\"1\",\"dynamic_listeners\":[", b",", b"]}]}")
+            } else {
+                (b"{\"configs\": [{\"@type\": \"type.googleapis.com/envoy.admin.v3.ListenersConfigDump\", \"version_info\": \"1\", \"dynamic_listeners\": [\n", b",\n", b"]}]}\n")
+            };
+            out.write_all(head)?;
             for (i, l) in listeners.iter().enumerate() {
                 if i > 0 {
-                    out.write_all(b",\n")?;
+                    out.write_all(sep)?;
                 }
                 let entry = json!({"name": l["name"], "active_state": {"version_info": "1", "listener": l, "last_updated": "2026-11-30T00:00:00Z"}});
-                to_writer(&mut *out, &entry)?;
+                to_writer(&mut *out, &entry, spec.minified)?;
             }
-            out.write_all(b"]}]}\n")
+            out.write_all(tail)
         }
         Format::BootstrapJson => {
-            out.write_all(
-                b"{\"node\": {\"id\": \"bench\", \"cluster\": \"bench\"}, \"static_resources\": {\"listeners\": [\n",
-            )?;
+            let (head, sep, tail): (&[u8], &[u8], &[u8]) = if spec.minified {
+                (
+                    b"{\"node\":{\"id\":\"bench\",\"cluster\":\"bench\"},\"static_resources\":{\"listeners\":[",
+                    b",",
+                    b"]}}",
+                )
+            } else {
+                (b"{\"node\": {\"id\": \"bench\", \"cluster\": \"bench\"}, \"static_resources\": {\"listeners\": [\n", b",\n", b"]}}\n")
+            };
+            out.write_all(head)?;
             for (i, l) in listeners.iter().enumerate() {
                 if i > 0 {
-                    out.write_all(b",\n")?;
+                    out.write_all(sep)?;
                 }
                 let mut l = l.clone();
                 if let Some(o) = l.as_object_mut() {
                     o.remove("@type");
                 }
-                to_writer(&mut *out, &l)?;
+                to_writer(&mut *out, &l, spec.minified)?;
             }
-            out.write_all(b"]}}\n")
+            out.write_all(tail)
         }
         Format::BootstrapYaml => {
             out.write_all(b"node:\n  id: bench\n  cluster: bench\nstatic_resources:\n  listeners:\n")?;
@@ -398,6 +417,19 @@ mod tests {
         // A listener Envoy rejects has no traffic to lose: black holes need a clean listener.
         let spec = Spec { blackhole_every: Some(4), ..Spec::tenants(20, Format::ConfigDump) };
         assert!(inventory(&spec).2.contains(&"XDS201"));
+    }
+
+    #[test]
+    fn minified_json_is_one_line_and_loads_like_the_pretty() {
+        for format in [Format::ConfigDump, Format::BootstrapJson] {
+            let pretty = Spec { duplicate_every: Some(3), ..Spec::tenants(12, format) };
+            let minified = Spec { minified: true, ..pretty };
+            assert_eq!(generate(&minified).lines().count(), 1, "{format:?}");
+            let a: Value = serde_json::from_str(&generate(&pretty)).expect("JSON");
+            let b: Value = serde_json::from_str(&generate(&minified)).expect("JSON");
+            assert_eq!(a, b, "{format:?}");
+            assert_eq!(inventory(&pretty), inventory(&minified), "{format:?}");
+        }
     }
 
     #[test]

@@ -117,14 +117,44 @@ impl SourceFile {
         }
     }
 
+    /// [`Self::locate_pointer`] reading only below an enclosing node whose place the loader
+    /// recorded: `anchor` is that node's pointer (a prefix of `pointer`), `anchor_offset` its
+    /// offset in [`Self::json_text`] (the opening quote of an object's first key, as the loaders
+    /// record objects, or the value's first byte). A finding about one chain then costs what the
+    /// chain costs, not the whole file; without an anchor the whole text is read again.
+    pub fn locate_pointer_below(&self, anchor: &str, anchor_offset: Option<usize>, pointer: &str) -> Option<usize> {
+        let below = pointer.strip_prefix(anchor).filter(|rest| rest.is_empty() || rest.starts_with('/'));
+        let (Some(rest), Some(offset)) = (below, anchor_offset) else {
+            return self.locate_pointer(pointer);
+        };
+        let start = crate::load::locate::object_start(self.json_text(), offset);
+        match self.yaml.get() {
+            Some(y) => y.pointer_offset_below(start, rest).unwrap_or_else(|| y.pointer_offset(pointer)),
+            None => crate::load::locate::pointer_offset_from(&self.text, start, rest),
+        }
+    }
+
     /// One-based line and column (in characters) of a byte offset into [`Self::text`].
     pub fn line_column(&self, offset: usize) -> LineColumn {
         self.line_index().line_column(&self.text, offset)
     }
 
-    /// The text of one line (one-based), without its line break.
+    /// The text of one line (one-based), without its line break. This reads the whole line:
+    /// on a one-line (minified) input, the whole input. Renderers use [`Self::line_around`].
     pub fn line_text(&self, line: usize) -> &str {
         self.line_index().line_text(&self.text, line)
+    }
+
+    /// Offset in [`Self::text`] where a line (one-based) starts, if there is such a line; reads
+    /// at most a few KB, however long the lines are.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.line_index().line_start(&self.text, line.saturating_sub(1)).0
+    }
+
+    /// Where the line holding `offset` starts and ends (before its break), reading at most
+    /// `reach` bytes either side: `(start, end)`, each `None` where the line goes on beyond that.
+    pub fn line_around(&self, offset: usize, reach: usize) -> (Option<usize>, Option<usize>) {
+        LineIndex::line_around(&self.text, offset, reach)
     }
 
     /// Where each line starts, found on first use (or ahead of it: [`crate::analyze`] builds it
@@ -191,82 +221,129 @@ pub struct LineColumn {
     pub column: usize,
 }
 
-/// Lines per entry of [`LineIndex::starts`].
-const STRIDE: usize = 64;
+/// Most bytes between two checkpoints of a [`LineIndex`], and so the most one lookup reads.
+const CHECKPOINT_BYTES: usize = 4096;
 
-/// Start offsets of every [`STRIDE`]th line, found once with memchr; the lines between are
-/// counted on demand (a few KB of memchr). Every line would be 88 MB for a 300 MB dump of
-/// 11M lines, a third as much as the graph of its 400k chains.
+/// A place every [`CHECKPOINT_BYTES`] of the text, with what a lookup would otherwise have to
+/// count from the start: the line it is on and its column.
+#[derive(Debug, Clone, Copy)]
+struct Checkpoint {
+    /// A character boundary.
+    offset: usize,
+    /// Zero-based line of `offset`.
+    line: usize,
+    /// Characters between the start of that line and `offset`.
+    column: usize,
+}
+
+/// Checkpoints every 4 KiB, found once in one pass: a lookup finds the checkpoint before its
+/// offset by binary search and reads at most 4 KiB from there, whatever the lines look like. A
+/// table of line starts would cost nothing per lookup on a one-line (minified) dump, but 8 bytes
+/// a line on a pretty one (88 MB for 11M lines); a table of every 64th line start, which this
+/// replaces, made each lookup on a one-line dump read the whole prefix. Here it is 24 bytes per
+/// 4 KiB (0.6 % of the text) either way.
 #[derive(Debug)]
 pub(crate) struct LineIndex {
-    /// `starts[k]` is the offset of line `k * STRIDE` (zero-based).
-    starts: Vec<usize>,
-    /// Start offsets of the multi-byte characters, each with the number of bytes beyond one that
-    /// it and every earlier one take: a column is then a byte difference minus a lookup, so a
-    /// 100 MB single-line (minified) dump with 100k findings is not 100k scans of its line.
-    wide: Vec<(usize, usize)>,
+    /// Increasing offsets; the first is 0, and the last is less than `CHECKPOINT_BYTES + 3`
+    /// before the end of the text.
+    checkpoints: Vec<Checkpoint>,
+}
+
+/// Characters in a UTF-8 byte slice that starts on a character boundary: the bytes that are
+/// not continuation bytes.
+fn chars(bytes: &[u8]) -> usize {
+    if bytes.is_ascii() { bytes.len() } else { bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count() }
+}
+
+/// The line and column at the end of `bytes`, given those at its start.
+fn advance(bytes: &[u8], line: usize, column: usize) -> (usize, usize) {
+    match memchr::memrchr(b'\n', bytes) {
+        Some(last) => (line + memchr::memchr_iter(b'\n', bytes).count(), chars(&bytes[last + 1..])),
+        None => (line, column + chars(bytes)),
+    }
 }
 
 impl LineIndex {
     fn new(text: &str) -> Self {
-        let mut starts = Vec::with_capacity(text.len() / (32 * STRIDE) + 1);
-        starts.push(0);
-        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).skip(STRIDE - 1).step_by(STRIDE).map(|i| i + 1));
-        let mut wide = Vec::new();
-        if !text.is_ascii() {
-            let mut extra = 0;
-            for (i, c) in text.char_indices() {
-                if c.len_utf8() > 1 {
-                    extra += c.len_utf8() - 1;
-                    wide.push((i, extra));
-                }
+        let bytes = text.as_bytes();
+        let mut checkpoints = Vec::with_capacity(bytes.len() / CHECKPOINT_BYTES + 1);
+        let (mut at, mut line, mut column) = (0, 0, 0);
+        loop {
+            checkpoints.push(Checkpoint { offset: at, line, column });
+            let mut next = at + CHECKPOINT_BYTES;
+            if next >= bytes.len() {
+                break;
             }
+            while !text.is_char_boundary(next) {
+                next += 1;
+            }
+            (line, column) = advance(&bytes[at..next], line, column);
+            at = next;
         }
-        Self { starts, wide }
+        Self { checkpoints }
     }
 
-    /// Bytes beyond one per character taken by the multi-byte characters before `offset`.
-    fn extra_before(&self, offset: usize) -> usize {
-        match self.wide.partition_point(|&(i, _)| i < offset) {
-            0 => 0,
-            n => self.wide[n - 1].1,
-        }
+    /// The last checkpoint at or before `offset`.
+    fn checkpoint(&self, offset: usize) -> Checkpoint {
+        self.checkpoints[self.checkpoints.partition_point(|c| c.offset <= offset) - 1]
     }
 
-    /// The zero-based line of `offset` and the offset where it starts.
-    fn line_of(&self, text: &str, offset: usize) -> (usize, usize) {
-        let block = self.starts.partition_point(|&s| s <= offset) - 1;
-        let from = self.starts[block];
-        let between = &text.as_bytes()[from..offset];
-        let newlines = memchr::memchr_iter(b'\n', between).count();
-        let start = memchr::memrchr(b'\n', between).map_or(from, |i| from + i + 1);
-        (block * STRIDE + newlines, start)
+    /// Line and column of `offset`, and how many bytes of the text were read to find them.
+    fn locate(&self, text: &str, offset: usize) -> (LineColumn, usize) {
+        let mut offset = offset.min(text.len());
+        // Columns count characters, as editors and SARIF consumers expect; an offset inside a
+        // multi-byte character is moved back to its start.
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let cp = self.checkpoint(offset);
+        let between = &text.as_bytes()[cp.offset..offset];
+        let (line, column) = advance(between, cp.line, cp.column);
+        (LineColumn { line: line + 1, column: column + 1 }, between.len())
     }
 
-    /// The offset where a zero-based line starts, if the text has that many lines.
-    fn line_start(&self, text: &str, line: usize) -> Option<usize> {
-        let from = *self.starts.get(line / STRIDE)?;
-        match line % STRIDE {
-            0 => Some(from),
-            n => memchr::memchr_iter(b'\n', &text.as_bytes()[from..]).nth(n - 1).map(|i| from + i + 1),
+    /// The offset where a zero-based line starts, if the text has that many lines, and how
+    /// many bytes were read to find it.
+    fn line_start(&self, text: &str, line: usize) -> (Option<usize>, usize) {
+        if line == 0 {
+            return (Some(0), 0);
         }
+        // The checkpoint before the line starts: the next one is on the line or after it, so
+        // the line break that starts it lies between the two.
+        let k = self.checkpoints.partition_point(|c| c.line < line);
+        let cp = self.checkpoints[k - 1];
+        let limit = self.checkpoints.get(k).map_or(text.len(), |c| c.offset);
+        let window = &text.as_bytes()[cp.offset..limit];
+        let start = memchr::memchr_iter(b'\n', window).nth(line - cp.line - 1).map(|i| cp.offset + i + 1);
+        (start, window.len())
     }
 
     fn line_column(&self, text: &str, offset: usize) -> LineColumn {
-        let offset = offset.min(text.len());
-        let (line, start) = self.line_of(text, offset);
-        // Columns count characters, as editors and SARIF consumers expect; an offset inside a
-        // multi-byte character is moved back to its start.
-        let mut end = offset;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let column = (end - start) - (self.extra_before(end) - self.extra_before(start)) + 1;
-        LineColumn { line: line + 1, column }
+        self.locate(text, offset).0
+    }
+
+    /// Where the line holding `offset` starts and ends (before its break), looking at most
+    /// `reach` bytes either side: `(start, end)`, each `None` where the line goes on further.
+    fn line_around(text: &str, offset: usize, reach: usize) -> (Option<usize>, Option<usize>) {
+        let bytes = text.as_bytes();
+        let offset = offset.min(bytes.len());
+        let from = offset.saturating_sub(reach);
+        let start = match memchr::memrchr(b'\n', &bytes[from..offset]) {
+            Some(i) => Some(from + i + 1),
+            None if from == 0 => Some(0),
+            None => None,
+        };
+        let to = (offset + reach).min(bytes.len());
+        let end = match memchr::memchr(b'\n', &bytes[offset..to]) {
+            Some(i) => Some(offset + i),
+            None if to == bytes.len() => Some(to),
+            None => None,
+        };
+        (start, end)
     }
 
     fn line_text<'t>(&self, text: &'t str, line: usize) -> &'t str {
-        let Some(start) = self.line_start(text, line.saturating_sub(1)) else {
+        let Some(start) = self.line_start(text, line.saturating_sub(1)).0 else {
             return "";
         };
         let end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i + 1);
@@ -296,11 +373,25 @@ mod tests {
         assert_eq!(f.line_text(9), "");
     }
 
+    /// Every line and column, counted the slow way.
+    fn naive(text: &str, offset: usize) -> LineColumn {
+        let before = &text[..offset];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        LineColumn { line: before.matches('\n').count() + 1, column: before[line_start..].chars().count() + 1 }
+    }
+
     #[test]
-    fn lines_past_the_first_index_stride_are_found_exactly() {
-        // More lines than several strides, of varying length, some empty, some multi-byte.
-        let lines: Vec<String> = (0..STRIDE * 5 + 7).map(|i| "é".repeat(i % 3) + &"x".repeat(i % 11)).collect();
+    fn lines_across_many_checkpoints_are_found_exactly() {
+        // Lines of varying length, some empty, some multi-byte, some longer than a checkpoint
+        // gap (so checkpoints fall inside lines and inside multi-byte characters).
+        let lines: Vec<String> = (0..700)
+            .map(|i| {
+                let long = if i % 97 == 5 { CHECKPOINT_BYTES * 2 + i } else { i % 11 };
+                "é".repeat(i % 3) + &"x".repeat(long) + &"€".repeat(i % 5)
+            })
+            .collect();
         let text = lines.join("\n");
+        assert!(text.len() > CHECKPOINT_BYTES * 10);
         let f = SourceFile::new("x", text.clone());
         let mut offset = 0;
         for (i, line) in lines.iter().enumerate() {
@@ -310,8 +401,83 @@ mod tests {
             }
             offset += line.len() + 1;
         }
+        for offset in (0..=text.len()).filter(|&o| text.is_char_boundary(o)).step_by(7) {
+            assert_eq!(f.line_column(offset), naive(&text, offset), "at {offset}");
+        }
         assert_eq!(f.line_column(text.len()).line, lines.len());
         assert_eq!(f.line_text(lines.len() + 1), "");
+    }
+
+    /// A one-line (minified) text of `len` bytes with multi-byte characters spread through it.
+    fn one_line(len: usize) -> String {
+        let unit = "{\"name\":\"tenant-ç\",\"server_names\":[\"*.example.com\"]},";
+        unit.repeat(len / unit.len() + 1)
+    }
+
+    #[test]
+    fn a_lookup_reads_the_same_few_bytes_on_a_1_mb_and_a_100_mb_line() {
+        // Cost counted in bytes read, not time: the most any lookup reads is one checkpoint
+        // gap, on either size, although the 100 MB line is a hundred times longer.
+        let most_read = |len: usize| {
+            let text = one_line(len);
+            let index = LineIndex::new(&text);
+            let mut most = 0;
+            // Offsets spread over the whole line, near its end too.
+            for k in 0..2000 {
+                let offset = text.len() / 2000 * k + k % 37;
+                let (lc, read) = index.locate(&text, offset);
+                assert_eq!(lc.line, 1);
+                most = most.max(read);
+            }
+            let (lc, read) = index.locate(&text, text.len());
+            assert_eq!(lc.line, 1);
+            let (start, read_start) = index.line_start(&text, 1);
+            assert_eq!(start, None);
+            most.max(read).max(read_start)
+        };
+        let small = most_read(1 << 20);
+        let large = most_read(100 << 20);
+        assert!(small <= CHECKPOINT_BYTES + 3, "{small}");
+        assert!(large <= CHECKPOINT_BYTES + 3, "{large}");
+        // Columns there are still exact, in characters.
+        let text = one_line(1 << 20);
+        let index = LineIndex::new(&text);
+        for offset in [0, 1, 4095, 4096, 4097, 500_000, text.len() - 1, text.len()] {
+            let mut o = offset;
+            while !text.is_char_boundary(o) {
+                o -= 1;
+            }
+            assert_eq!(index.locate(&text, offset).0, naive(&text, o), "at {offset}");
+        }
+    }
+
+    #[test]
+    fn line_starts_are_found_within_one_checkpoint_gap() {
+        // A pretty text of many short lines: finding any line's start reads one gap at most.
+        let text: String = (0..200_000).map(|i| format!("  \"key-{i}\": {i},\n")).collect();
+        let index = LineIndex::new(&text);
+        let (mut start, mut checked) = (0, 0);
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            if i % 113 == 0 {
+                let (found, read) = index.line_start(&text, i);
+                assert_eq!(found, Some(start), "line {i}");
+                assert!(read <= CHECKPOINT_BYTES + 3, "{read}");
+                checked += 1;
+            }
+            start += line.len();
+        }
+        assert!(checked > 1000);
+        assert_eq!(index.line_start(&text, 200_001).0, None);
+    }
+
+    #[test]
+    fn the_line_around_an_offset_is_bounded_by_its_reach() {
+        let text = "ab\ncdefgh\nij";
+        assert_eq!(LineIndex::line_around(text, 5, 10), (Some(3), Some(9)));
+        assert_eq!(LineIndex::line_around(text, 5, 1), (None, None));
+        assert_eq!(LineIndex::line_around(text, 1, 1), (Some(0), None));
+        assert_eq!(LineIndex::line_around(text, 12, 1), (None, Some(12)));
+        assert_eq!(LineIndex::line_around(text, 13, 5), (Some(10), Some(12)));
     }
 
     #[test]

@@ -27,6 +27,9 @@ struct Args {
     /// Make the `api` chain of every Nth tenant demand ALPN h2 (a black hole).
     #[arg(long, value_name = "N")]
     blackhole_every: Option<usize>,
+    /// JSON on one line (what `json.dump`, `json.Marshal` and `jq -c` write) instead of indented.
+    #[arg(long)]
+    minified: bool,
     #[arg(long)]
     out: Option<std::path::PathBuf>,
 }
@@ -76,6 +79,7 @@ fn main() -> Result<()> {
         hostnames: a.hostnames,
         duplicate_every: a.duplicate_every,
         blackhole_every: a.blackhole_every,
+        minified: a.minified,
     };
     match &a.out {
         Some(path) => {

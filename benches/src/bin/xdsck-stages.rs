@@ -1,5 +1,6 @@
 //! Where the time goes, stage by stage and check by check, for one input:
-//! `cargo run -p xdsck-benches --release --bin xdsck-stages -- FILE`.
+//! `cargo run -p xdsck-benches --release --bin xdsck-stages -- FILE`. On Linux each line also
+//! gives the resident memory after the stage and the peak so far (`/proc/self/status`).
 #![allow(clippy::print_stdout)]
 
 use std::time::Instant;
@@ -9,23 +10,43 @@ use xdsck_core::graph::MatchGraph;
 use xdsck_core::report::{Format, RenderOptions, render};
 use xdsck_core::{Options, SourceFile, SourceId, Sources, analyze, checks, load};
 
+/// `  rss N MB, peak N MB` from `/proc/self/status`, or nothing where there is none.
+fn memory() -> String {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return String::new();
+    };
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line[name.len()..].trim().trim_end_matches("kB").trim().parse().ok()
+    };
+    match (field("VmRSS:"), field("VmHWM:")) {
+        (Some(rss), Some(peak)) => format!("  rss {} MB, peak {} MB", rss / 1024, peak / 1024),
+        _ => String::new(),
+    }
+}
+
 fn main() -> Result<()> {
     let path = std::env::args().nth(1).context("usage: xdsck-stages FILE")?;
     let t = Instant::now();
     let text = std::fs::read_to_string(&path)?;
-    println!("read         {:>8.3}s  {} bytes", t.elapsed().as_secs_f64(), text.len());
+    println!("read         {:>8.3}s  {} bytes{}", t.elapsed().as_secs_f64(), text.len(), memory());
     let mut sources = Sources::new();
     sources.add(SourceFile::new(path, text));
     let t = Instant::now();
     let input = load::load(SourceId(0), sources.get(SourceId(0))).map_err(|e| anyhow::anyhow!("{e}"))?;
-    println!("load         {:>8.3}s  {} listeners", t.elapsed().as_secs_f64(), input.listeners.len());
+    println!("load         {:>8.3}s  {} listeners{}", t.elapsed().as_secs_f64(), input.listeners.len(), memory());
     let t = Instant::now();
     let chains: usize = input.listeners.iter().map(|l| MatchGraph::build(l).graph.node_count()).sum();
-    println!("graph build  {:>8.3}s  {chains} nodes", t.elapsed().as_secs_f64());
+    println!("graph build  {:>8.3}s  {chains} nodes{}", t.elapsed().as_secs_f64(), memory());
     let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
     let t = Instant::now();
     let findings = checks::run_all(&snapshot, &sources);
-    println!("all checks   {:>8.3}s  {} findings (graphs included)", t.elapsed().as_secs_f64(), findings.len());
+    println!(
+        "all checks   {:>8.3}s  {} findings (graphs included){}",
+        t.elapsed().as_secs_f64(),
+        findings.len(),
+        memory()
+    );
     for check in checks::ALL {
         let t = Instant::now();
         let n = checks::run_one(*check, &snapshot, &sources).len();
@@ -34,12 +55,12 @@ fn main() -> Result<()> {
     drop(snapshot);
     let t = Instant::now();
     let report = analyze(&sources, &Options::default());
-    println!("analyze      {:>8.3}s", t.elapsed().as_secs_f64());
+    println!("analyze      {:>8.3}s{}", t.elapsed().as_secs_f64(), memory());
     let t = Instant::now();
     let out = render(Format::Json, &report, &sources, RenderOptions::default());
-    println!("render json  {:>8.3}s  {} bytes", t.elapsed().as_secs_f64(), out.len());
+    println!("render json  {:>8.3}s  {} bytes{}", t.elapsed().as_secs_f64(), out.len(), memory());
     let t = Instant::now();
     let out = render(Format::Text, &report, &sources, RenderOptions::default());
-    println!("render text  {:>8.3}s  {} bytes", t.elapsed().as_secs_f64(), out.len());
+    println!("render text  {:>8.3}s  {} bytes{}", t.elapsed().as_secs_f64(), out.len(), memory());
     Ok(())
 }

@@ -60,7 +60,7 @@ fn address_location(l: &ListenerCx<'_, '_>, k: usize) -> Location {
             "address"
         )
     };
-    let offset = l.file.locate_pointer(&pointer).or_else(|| l.location().offset);
+    let offset = l.locate_in_listener(&pointer).or_else(|| l.location().offset);
     Location::new(l.source, pointer, offset)
 }
 

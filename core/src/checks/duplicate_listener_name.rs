@@ -34,7 +34,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, first: &ListenerCx<'_, '_>, delivery: Deli
     let name = &l.listener.name;
     let name_at = |x: &ListenerCx<'_, '_>| {
         let pointer = format!("{}/name", x.listener.pointer);
-        let offset = x.file.locate_pointer(&pointer).or_else(|| x.location().offset);
+        let offset = x.locate_in_listener(&pointer).or_else(|| x.location().offset);
         crate::source::Location::new(x.source, pointer, offset)
     };
     let d = Diagnostic::new(&RULE, format!("listener name '{name}' is used twice"))

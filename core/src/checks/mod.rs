@@ -73,18 +73,33 @@ impl ListenerCx<'_, '_> {
     }
 
     /// A place inside the listener's `filter_chain_matcher`, `suffix` being a pointer relative to
-    /// it (e.g. `/matcher_tree/custom_match`). Found by reading the text again, like
+    /// it (e.g. `/matcher_tree/custom_match`). Found by reading the matcher again, like
     /// [`Self::chain_field_location`].
     pub fn matcher_location(&self, suffix: &str) -> Location {
-        let pointer =
-            format!("{}/{}{suffix}", self.listener.pointer, self.listener.casing.field("filter_chain_matcher"));
-        let offset = self.file.locate_pointer(&pointer).or_else(|| self.location().offset);
+        let anchor = format!("{}/{}", self.listener.pointer, self.listener.casing.field("filter_chain_matcher"));
+        let pointer = format!("{anchor}{suffix}");
+        // The matcher is borrowed from the input text, so where it starts is known: only it is
+        // read again.
+        let json = self.file.json_text();
+        let start = match self.listener.filter_chain_matcher.as_ref() {
+            Some(std::borrow::Cow::Borrowed(raw)) => {
+                (raw.get().as_ptr() as usize).checked_sub(json.as_ptr() as usize).filter(|&o| o < json.len())
+            }
+            _ => None,
+        };
+        let offset = self.file.locate_pointer_below(&anchor, start, &pointer).or_else(|| self.location().offset);
         Location::new(self.source, pointer, offset)
     }
 
+    /// The offset of a node below the listener (a pointer starting with the listener's),
+    /// reading only the listener again, and only up to the node.
+    pub fn locate_in_listener(&self, pointer: &str) -> Option<usize> {
+        self.file.locate_pointer_below(&self.listener.pointer, self.listener.offset, pointer)
+    }
+
     /// A place below a chain, e.g. `["filter_chain_match", "server_names", "2"]` (snake_case
-    /// field names; spelled as the input spells them). Its offset is found by reading the text
-    /// again, so use it for the few findings that name one value, not for bulk findings.
+    /// field names; spelled as the input spells them). Its offset is found by reading the chain
+    /// again, up to the value: the cost of a finding is the chain's, not the file's.
     pub fn chain_field_location(&self, chain: &FilterChain<'_>, path: &[&str]) -> Location {
         let mut pointer = self.listener.chain_pointer(chain);
         let mut casing = chain.casing;
@@ -96,7 +111,11 @@ impl ListenerCx<'_, '_> {
                 casing = chain.filter_chain_match.as_ref().map_or(casing, |m| m.casing);
             }
         }
-        let offset = self.file.locate_pointer(&pointer).or_else(|| self.chain_location(chain).offset);
+        let anchor = self.listener.chain_pointer(chain);
+        let offset = self
+            .file
+            .locate_pointer_below(&anchor, chain.offset, &pointer)
+            .or_else(|| self.chain_location(chain).offset);
         Location::new(self.source, pointer, offset)
     }
 }

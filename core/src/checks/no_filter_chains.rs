@@ -47,7 +47,7 @@ fn needs_chain(l: &ListenerCx<'_, '_>) -> bool {
         listener.pointer,
         if quic == "quic_options" { "quicOptions" } else { "quic_options" }
     );
-    l.file.locate_pointer(&pointer).is_some() || l.file.locate_pointer(&other).is_some()
+    l.locate_in_listener(&pointer).is_some() || l.locate_in_listener(&other).is_some()
 }
 
 impl Check for NoFilterChains {

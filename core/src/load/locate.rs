@@ -4,6 +4,7 @@
 //! Anything deeper — one `server_names` entry, the field a type error was in — is found here, by
 //! walking the text once more with serde_json and skipping everything off the pointer's path.
 
+use std::cell::Cell;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -14,17 +15,28 @@ use super::protojson::{ParseScope, Str, offset_of};
 /// starts; for a list element, where the element starts (for numbers and booleans in a list,
 /// where the list starts). `None` if the pointer does not resolve or the text is not JSON.
 pub fn pointer_offset(json: &str, pointer: &str) -> Option<usize> {
+    pointer_offset_from(json, 0, pointer)
+}
+
+/// [`pointer_offset`] for a pointer relative to the value that starts at `start`: only that
+/// value is read, and only up to the node, so a finding about one chain costs what reading the
+/// chain costs, not the file.
+pub fn pointer_offset_from(json: &str, start: usize, pointer: &str) -> Option<usize> {
     let tokens: Vec<String> = if pointer.is_empty() {
         Vec::new()
     } else {
         pointer.strip_prefix('/')?.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
     };
+    let value = json.get(start..)?;
     if tokens.is_empty() {
-        return Some(json.len() - json.trim_start().len());
+        return Some(start + value.len() - value.trim_start().len());
     }
     let _scope = ParseScope::new(json);
-    let mut de = serde_json::Deserializer::from_str(json);
-    Seek { json, tokens: &tokens }.deserialize(&mut de).ok().flatten()
+    let mut de = serde_json::Deserializer::from_str(value);
+    let found = Cell::new(None);
+    // Seeking stops with an error as soon as the node is found; what follows is not read.
+    let _ = Seek { json, tokens: &tokens, found: &found }.deserialize(&mut de);
+    found.get()
 }
 
 /// Byte offset of a (line, column) position as serde_json reports it: lines from one, columns
@@ -41,99 +53,95 @@ pub fn line_column_to_offset(text: &str, line: usize, column: usize) -> usize {
 }
 
 /// Where an object whose first key's quote is at `quote` starts: the `{` before it.
-fn object_start(json: &str, quote: usize) -> usize {
+pub(crate) fn object_start(json: &str, quote: usize) -> usize {
     let before = json[..quote].trim_end();
     if before.ends_with('{') { before.len() - 1 } else { quote }
 }
 
-struct Seek<'t> {
+struct Seek<'t, 'f> {
     json: &'t str,
     tokens: &'t [String],
+    /// Set when the node is found; the walk then ends with [`FOUND`].
+    found: &'f Cell<Option<usize>>,
 }
 
-impl<'de> DeserializeSeed<'de> for Seek<'_> {
-    type Value = Option<usize>;
+/// The "error" that ends a walk once the node is found.
+const FOUND: &str = "found";
+
+impl Seek<'_, '_> {
+    fn done<E: serde::de::Error>(&self, offset: Option<usize>) -> Result<(), E> {
+        match offset {
+            Some(o) => {
+                self.found.set(Some(o));
+                Err(E::custom(FOUND))
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Seek<'_, '_> {
+    type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Seek<'_> {
-    type Value = Option<usize>;
+impl<'de> Visitor<'de> for Seek<'_, '_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut found = None;
         while let Some(key) = map.next_key::<Str<'de>>()? {
-            if found.is_none() && *key.0 == *self.tokens[0] {
+            if *key.0 == *self.tokens[0] {
                 if self.tokens.len() == 1 {
-                    found = key.offset().map(|o| o - 1);
-                    map.next_value::<IgnoredAny>()?;
-                } else {
-                    found = map.next_value_seed(Seek { json: self.json, tokens: &self.tokens[1..] })?;
+                    return self.done(key.offset().map(|o| o - 1));
                 }
+                map.next_value_seed(Seek { json: self.json, tokens: &self.tokens[1..], found: self.found })?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(found)
+        Ok(())
     }
 
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-        let want: Option<usize> = self.tokens[0].parse().ok();
-        let mut found = None;
-        let mut i = 0;
-        loop {
-            let done = if Some(i) == want {
-                if self.tokens.len() == 1 {
-                    match seq.next_element_seed(Start { json: self.json })? {
-                        Some(o) => {
-                            found = o;
-                            false
-                        }
-                        None => true,
-                    }
-                } else {
-                    let rest = Seek { json: self.json, tokens: &self.tokens[1..] };
-                    match seq.next_element_seed(rest)? {
-                        Some(o) => {
-                            found = o;
-                            false
-                        }
-                        None => true,
-                    }
-                }
-            } else {
-                seq.next_element::<IgnoredAny>()?.is_none()
-            };
-            if done {
-                break;
+        let Ok(want) = self.tokens[0].parse::<usize>() else {
+            return Ok(());
+        };
+        for _ in 0..want {
+            if seq.next_element::<IgnoredAny>()?.is_none() {
+                return Ok(());
             }
-            i += 1;
         }
-        Ok(found)
+        if self.tokens.len() == 1 {
+            let start = seq.next_element_seed(Start { json: self.json })?;
+            return self.done(start.flatten());
+        }
+        seq.next_element_seed(Seek { json: self.json, tokens: &self.tokens[1..], found: self.found })?;
+        Ok(())
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(())
     }
     fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(())
     }
     fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(())
     }
     fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(())
     }
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(())
     }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(())
     }
 }
 
@@ -224,6 +232,29 @@ mod tests {
         assert_eq!(at("/a/b/0"), None);
         assert_eq!(at("/nope"), None);
         assert_eq!(at("/a/b/9"), None);
+    }
+
+    #[test]
+    fn pointers_below_a_known_node_resolve_as_from_the_root() {
+        let a = DOC.find("{\"b\"").unwrap();
+        for rest in ["", "/b", "/b/1", "/b/2", "/b/2/c", "/b/0", "/nope"] {
+            let from_root = pointer_offset(DOC, &format!("/a{rest}"));
+            let below = pointer_offset_from(DOC, a, rest);
+            if rest.is_empty() {
+                assert_eq!(below, Some(a));
+            } else {
+                assert_eq!(below, from_root, "{rest}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_walk_stops_at_the_node() {
+        // Nothing after the node is read: the rest may be anything, even a 100 MB tail.
+        let doc = r#"{"a": {"b": [1, {"c": 3}], "d": 4}, "#.to_owned() + "garbage that is not JSON";
+        assert_eq!(pointer_offset(&doc, "/a/b/1/c").map(|o| &doc[o..o + 3]), Some("\"c\""));
+        assert_eq!(pointer_offset(&doc, "/a/d").map(|o| &doc[o..o + 3]), Some("\"d\""));
+        assert_eq!(pointer_offset(&doc, "/z"), None);
     }
 
     #[test]

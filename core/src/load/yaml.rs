@@ -61,7 +61,23 @@ impl YamlJson {
     /// Walks siblings by subtree size, so a lookup costs at most one pass over the nodes and
     /// no index beyond the node table is kept.
     pub fn pointer_offset(&self, pointer: &str) -> Option<usize> {
-        let mut at = 0usize;
+        self.walk(0, pointer)
+    }
+
+    /// [`Self::pointer_offset`] for a pointer relative to the JSON value that starts at
+    /// `json_start`: the walk starts at that node, so it costs what the node's subtree costs,
+    /// not the document. `None` when it cannot start there (no node starts there, or the
+    /// document has aliases), `Some(None)` when the pointer does not resolve.
+    pub fn pointer_offset_below(&self, json_start: usize, pointer: &str) -> Option<Option<usize>> {
+        let at = self.nodes.partition_point(|n| (n.json as usize) < json_start);
+        // An alias's copy has no nodes of its own, but a walk may enter one; the walk from the
+        // root knows which alias it came through, so a document with aliases takes that walk.
+        let starts_here = self.nodes.get(at).is_some_and(|n| n.json as usize == json_start);
+        (starts_here && self.aliases.is_empty()).then(|| self.walk(at, pointer))
+    }
+
+    fn walk(&self, from: usize, pointer: &str) -> Option<usize> {
+        let mut at = from;
         // Everything an alias copied is reported at the alias: that is the text the user wrote.
         let mut via_alias: Option<u32> = None;
         if !pointer.is_empty() {
@@ -1002,6 +1018,25 @@ spec:
         let eight = y.yaml_offset(json.find('8').expect("8"));
         assert_eq!(&yaml[eight..eight + 1], "8");
         assert_eq!(line_col(yaml, eight), (3, 11));
+    }
+
+    #[test]
+    fn pointers_below_a_known_node_resolve_as_from_the_root() {
+        let y = translate(CEC, &Limits::default()).expect("translates");
+        let chain = "/spec/resources/0/filterChains/0";
+        let start = crate::load::locate::pointer_offset(y.json(), chain).expect("the chain is in the JSON");
+        for rest in ["", "/filters/0/name", "/filterChainMatch/serverNames/1", "/nope", "/filters/9"] {
+            assert_eq!(
+                y.pointer_offset_below(start, rest),
+                Some(y.pointer_offset(&format!("{chain}{rest}"))),
+                "{rest}"
+            );
+        }
+        // No node starts inside a key: the caller walks from the root instead.
+        assert_eq!(y.pointer_offset_below(start + 1, "/filters"), None);
+        // With aliases only the walk from the root knows what an alias copied.
+        let aliased = translate("a: &x {b: 1}\nc: *x\n", &Limits::default()).expect("translates");
+        assert_eq!(aliased.pointer_offset_below(0, "/a"), None);
     }
 
     #[test]

@@ -92,8 +92,42 @@ fn location<'r>(sources: &'r Sources, loc: &'r Location) -> JsonLocation<'r> {
 }
 
 /// Renders the report as pretty-printed JSON with a trailing newline.
+///
+/// The findings are most of it (100k of them are 150 MB): they are serialized a batch at a
+/// time on every core and written in order between the rest of the object, which is serialized
+/// once, with an empty list. Each is the same bytes that serializing the whole object would give.
 pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let output = Output {
+    let frame = serde_json::to_string_pretty(&output(report, sources, Vec::new()))?;
+    // The only line that can read so: keys are not user text, and user text has no raw newline.
+    let empty = "\n  \"findings\": [],\n";
+    let at = frame.find(empty).ok_or_else(|| std::io::Error::other("the report has a findings list"))?;
+    if report.findings.is_empty() {
+        out.write_all(frame.as_bytes())?;
+        return out.write_all(b"\n");
+    }
+    out.write_all(&frame.as_bytes()[..at])?;
+    out.write_all(b"\n  \"findings\": [")?;
+    for (k, batch) in report.findings.chunks(4096).enumerate() {
+        let rendered = crate::parallel::par_map(batch, |d| element(&finding(d, sources)));
+        for (i, r) in rendered.into_iter().enumerate() {
+            out.write_all(if k == 0 && i == 0 { b"\n" } else { b",\n" })?;
+            out.write_all(r?.as_bytes())?;
+        }
+    }
+    out.write_all(b"\n  ],\n")?;
+    out.write_all(&frame.as_bytes()[at + empty.len()..])?;
+    out.write_all(b"\n")
+}
+
+/// One finding as pretty JSON at the depth of an element of the top-level `findings` list.
+fn element(f: &Finding<'_>) -> std::io::Result<String> {
+    let flat = serde_json::to_string_pretty(f)?;
+    // JSON strings hold no raw newline, so every newline is one the formatter wrote.
+    Ok(format!("    {}", flat.replace('\n', "\n    ")))
+}
+
+fn output<'r>(report: &'r Report, sources: &'r Sources, findings: Vec<Finding<'r>>) -> Output<'r> {
+    Output {
         version: VERSION,
         inputs: report
             .inputs
@@ -110,11 +144,9 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
                 skipped_documents: i.inventory.skipped_documents,
             })
             .collect(),
-        findings: report.findings.iter().map(|d| finding(d, sources)).collect(),
+        findings,
         summary: summary(report),
-    };
-    serde_json::to_writer_pretty(&mut *out, &output)?;
-    out.write_all(b"\n")
+    }
 }
 
 /// Each finding as the object `--format json` prints for it (`attach --watch` prints the ones
@@ -157,5 +189,40 @@ fn finding<'r>(d: &'r Diagnostic, sources: &'r Sources) -> Finding<'r> {
             .collect(),
         example: (!d.example.is_empty()).then_some(&d.example),
         notes: &d.notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Diagnostic;
+
+    /// The whole object serialized at once: what [`write`] must print, byte for byte.
+    fn at_once(report: &Report, sources: &Sources) -> String {
+        let findings = report.findings.iter().map(|d| finding(d, sources)).collect();
+        serde_json::to_string_pretty(&output(report, sources, findings)).unwrap() + "\n"
+    }
+
+    #[test]
+    fn batched_output_is_the_object_serialized_at_once() {
+        let (sources, mut report) = crate::report::tests::fixture();
+        let render = |report: &Report| {
+            let mut out = Vec::new();
+            write(report, &sources, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(render(&report), at_once(&report, &sources));
+        // More findings than one batch, with text that needs escaping.
+        let many: Vec<Diagnostic> = (0..9000)
+            .map(|i| {
+                let mut d = report.findings[i % report.findings.len()].clone();
+                d.message = format!("{} \"{i}\"\n\tü", d.message);
+                d
+            })
+            .collect();
+        report.findings = many;
+        assert_eq!(render(&report), at_once(&report, &sources));
+        report.findings.clear();
+        assert_eq!(render(&report), at_once(&report, &sources));
     }
 }

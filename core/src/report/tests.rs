@@ -184,6 +184,32 @@ fn text_cuts_long_lines_to_a_window() {
 }
 
 #[test]
+fn text_on_a_minified_file_keeps_related_places_and_reformats_the_node() {
+    let mut sources = Sources::new();
+    let minified = format!(
+        r#"{{"configs":[{}{{"name":"needle","port":443,"names":["a","b"]}},{}{{"name":"other"}}]}}"#,
+        r#"{"name":"hay"},"#.repeat(20),
+        r#"{"name":"straw"},"#.repeat(20)
+    );
+    let at = minified.find("\"needle").unwrap();
+    let other = minified.find("\"other").unwrap();
+    let id = sources.add(SourceFile::new("min.json", minified));
+    let report = Report {
+        findings: vec![
+            Diagnostic::new(&DUPLICATE, "found it")
+                .at(Location::new(id, "/configs/20/name", Some(at)))
+                .related("the other one", Location::new(id, "/configs/41/name", Some(other))),
+        ],
+        ..Report::default()
+    };
+    let out = render(Format::Text, &report, &sources, RenderOptions::default());
+    assert!(out.contains(&format!("--> min.json:1:{}", at + 1)), "{out}");
+    assert!(out.contains(&format!("::: min.json:1:{}", other + 1)), "{out}");
+    assert!(out.contains("- the other one"), "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
 fn json() {
     let (sources, report) = fixture();
     let out = render(Format::Json, &report, &sources, RenderOptions::default());

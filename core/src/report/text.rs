@@ -14,8 +14,9 @@ const NEARBY_LINES: usize = 8;
 /// Longer lines (minified JSON) are cut to a window around the annotation, so one finding in a
 /// one-line 100 MB dump prints a few dozen characters, not the whole dump.
 const MAX_LINE_BYTES: usize = 240;
-const WINDOW_BEFORE: usize = 60;
-const WINDOW_AFTER: usize = 120;
+/// Short enough that the renderer, which cuts lines wider than a terminal, shows all of it.
+const WINDOW_BEFORE: usize = 40;
+const WINDOW_AFTER: usize = 80;
 
 /// Renders every finding, then the per-input lines and the tally.
 pub fn write(
@@ -174,12 +175,21 @@ fn clusters(marks: Vec<Mark<'_>>) -> Vec<Vec<Mark<'_>>> {
     out
 }
 
-/// Byte range of a line (one-based) in the file's text, without its line break.
-fn line_range(file: &SourceFile, line: usize) -> std::ops::Range<usize> {
-    let text = file.line_text(line);
-    // `line_text` borrows from the file's text, so its address gives its offset.
-    let start = text.as_ptr() as usize - file.text().as_ptr() as usize;
-    start..start + text.len()
+/// Byte range of a line (one-based) in the file's text, without its line break; `None` when
+/// the line is longer than [`MAX_LINE_BYTES`] (found without reading the rest of it, which on a
+/// minified dump is the rest of the file).
+fn short_line(file: &SourceFile, line: usize) -> Option<std::ops::Range<usize>> {
+    let bytes = file.text().as_bytes();
+    let start = file.line_start(line).unwrap_or(bytes.len());
+    // Room for the longest line shown whole, its `\r` and its `\n`.
+    let limit = (start + MAX_LINE_BYTES + 2).min(bytes.len());
+    let end = match memchr::memchr(b'\n', &bytes[start..limit]) {
+        Some(i) => start + i,
+        None if limit == bytes.len() => limit,
+        None => return None,
+    };
+    let end = if end > start && bytes[end - 1] == b'\r' { end - 1 } else { end };
+    (end - start <= MAX_LINE_BYTES).then_some(start..end)
 }
 
 /// The span to mark: from the offset to the end of its line (the key, the value, the opening
@@ -200,13 +210,12 @@ fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile) -> Vec<Element<'d>> {
     let text = file.text();
     let first = cluster.iter().map(|m| m.line).min().expect("a cluster is never empty");
     let last = cluster.iter().map(|m| m.line).max().expect("a cluster is never empty");
-    let lines = line_range(file, first).start..line_range(file, last).end;
-
-    if (first..=last).any(|l| line_range(file, l).len() > MAX_LINE_BYTES) {
+    let Some(ranges) = (first..=last).map(|l| short_line(file, l)).collect::<Option<Vec<_>>>() else {
         return cluster.iter().flat_map(|m| long_line_snippet(m, file)).collect();
-    }
+    };
+    let lines = ranges[0].start..ranges[ranges.len() - 1].end;
     let annotations = cluster.iter().map(|m| {
-        let line_end = line_range(file, m.line).end;
+        let line_end = ranges[m.line - first].end;
         let span = mark_span(text, m.offset, line_end);
         annotation(m, span.start - lines.start..span.end - lines.start)
     });
@@ -220,29 +229,129 @@ fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile) -> Vec<Element<'d>> {
     ]
 }
 
-/// A mark on a very long line: a window of the line around it, with the real line and column
-/// given in the header (the renderer would count the column from the window's start).
+/// A mark on a very long line (minified JSON): a window of the line around it, cut with `…`,
+/// the marked token underlined below it, and, where the mark opens a small JSON node, the node
+/// reformatted. The renderer would count the column from the window's start, so the window is
+/// shown without a marker of its own, under a header that gives the real line and column.
 fn long_line_snippet<'d>(mark: &Mark<'d>, file: &'d SourceFile) -> Vec<Element<'d>> {
     let text = file.text();
-    let line = line_range(file, mark.line);
-    let mut start = mark.offset.saturating_sub(WINDOW_BEFORE).max(line.start);
+    // Only the window is looked at: the line itself may be the whole file.
+    let (line_start, line_end) = file.line_around(mark.offset, WINDOW_BEFORE.max(WINDOW_AFTER));
+    let line_end = line_end.map(|e| if e > mark.offset && text.as_bytes()[e - 1] == b'\r' { e - 1 } else { e });
+    let mut start = mark.offset.saturating_sub(WINDOW_BEFORE).max(line_start.unwrap_or(0));
     while !text.is_char_boundary(start) {
         start += 1;
     }
-    let mut end = (mark.offset + WINDOW_AFTER).min(line.end);
+    let mut end = (mark.offset + WINDOW_AFTER).min(line_end.unwrap_or(text.len())).max(mark.offset);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let span = mark_span(text, mark.offset, end);
+    let span = token_span(text, mark.offset, end);
+    let before = if line_start.is_some_and(|s| s >= start) { "" } else { ELLIPSIS };
+    let after = if line_end.is_some_and(|e| e <= end) { "" } else { ELLIPSIS };
+    let lead = before.chars().count() + text[start..span.start].chars().count();
+    let width = text[span.clone()].chars().count().max(1);
+    let marker = if mark.primary { "^" } else { "-" };
+    let mut source = format!("{before}{}{after}\n{:lead$}{}", &text[start..end], "", marker.repeat(width));
+    if let Some(label) = mark.label {
+        let _ = write!(source, " {label}");
+    }
     let column = file.line_column(mark.offset).column;
-    vec![
-        Origin::path(file.name()).line(mark.line).char_column(column).into(),
-        Snippet::source(&text[start..end])
-            .line_start(mark.line)
-            .fold(true)
-            .annotation(annotation(mark, span.start - start..span.end - start))
-            .into(),
-    ]
+    // Without annotations the renderer's header is the path as given for the primary place
+    // (`-->`), and the path then the snippet's first line number for the others (`:::`); line
+    // numbers are not shown, so that number carries the column.
+    let snippet = Snippet::<Annotation<'d>>::source(source).line_numbering(false).fold(false);
+    let snippet = if mark.primary {
+        snippet.path(format!("{}:{}:{column}", file.name(), mark.line))
+    } else {
+        snippet.path(format!("{}:{}", file.name(), mark.line)).line_start(column)
+    };
+    let mut elements: Vec<Element<'d>> = vec![snippet.into()];
+    // The node itself, readable, for the place the finding is about.
+    if mark.primary
+        && file.yaml().is_none()
+        && let Some(node) = reformatted(text, mark.offset)
+    {
+        elements
+            .push(Level::NOTE.message(format!("reformatted, from line {} column {column}:\n{node}", mark.line)).into());
+    }
+    elements
+}
+
+/// What cut text is shown with.
+const ELLIPSIS: &str = "…";
+/// Nodes up to this size are reformatted under a long line; larger ones (a whole listener) only
+/// get the window, so a finding never reads more than this of the file.
+const REFORMAT_MAX_BYTES: usize = 16 * 1024;
+/// Lines of a reformatted node shown.
+const REFORMAT_LINES: usize = 12;
+
+/// The JSON token at `offset`, within `limit`: a string (with its value when it is a key whose
+/// value is a string), or one character.
+fn token_span(text: &str, offset: usize, limit: usize) -> std::ops::Range<usize> {
+    let bytes = &text.as_bytes()[..limit];
+    let string_end = |at: usize| -> Option<usize> {
+        let mut i = at + 1;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    let one = || offset..text[offset..].chars().next().map_or(offset, |c| offset + c.len_utf8()).min(limit.max(offset));
+    if bytes.get(offset) != Some(&b'"') {
+        return one();
+    }
+    let Some(key_end) = string_end(offset) else {
+        return offset..limit;
+    };
+    let rest = &text[key_end..limit];
+    let value = key_end + rest.len() - rest.trim_start().len();
+    if let Some(v) = text[value..limit].strip_prefix(':').map(|v| limit - v.trim_start().len())
+        && bytes.get(v) == Some(&b'"')
+        && let Some(value_end) = string_end(v)
+    {
+        return offset..value_end;
+    }
+    offset..key_end
+}
+
+/// The object or list that starts at `offset` (or whose first member it is), pretty-printed
+/// and cut to [`REFORMAT_LINES`] lines; `None` for scalars, members in the middle of an object,
+/// and nodes larger than [`REFORMAT_MAX_BYTES`].
+fn reformatted(text: &str, offset: usize) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut at = offset;
+    // A value after its key (`"name":"https-0"`, where chain findings point): its key.
+    if bytes.get(at) == Some(&b'"')
+        && let Some(key_end) = text[..at].trim_end().strip_suffix(':').map(str::trim_end)
+        && key_end.ends_with('"')
+        && let Some(q) = key_end[..key_end.len() - 1].rfind('"')
+    {
+        at = q;
+    }
+    // The first member of an object: the object.
+    if bytes.get(at) == Some(&b'"') {
+        at = text[..at].trim_end().strip_suffix('{').map(str::len)?;
+    }
+    if !matches!(bytes.get(at), Some(b'{' | b'[')) {
+        return None;
+    }
+    let mut cut = (at + REFORMAT_MAX_BYTES).min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut de = serde_json::Deserializer::from_str(&text[at..cut]);
+    let node = <serde_json::Value as serde::Deserialize>::deserialize(&mut de).ok()?;
+    let pretty = serde_json::to_string_pretty(&node).ok()?;
+    let mut lines: Vec<&str> = pretty.lines().take(REFORMAT_LINES + 1).collect();
+    if lines.len() > REFORMAT_LINES {
+        lines[REFORMAT_LINES] = ELLIPSIS;
+    }
+    Some(lines.join("\n"))
 }
 
 fn annotation<'d>(mark: &Mark<'d>, span: std::ops::Range<usize>) -> Annotation<'d> {
