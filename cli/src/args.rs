@@ -184,6 +184,40 @@ pub struct ReportArgs {
     /// `attach --watch`, a warning).
     #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
     pub max_bytes: usize,
+    /// The rules to report, replacing the default (every rule) and the config file's `select`:
+    /// codes (`XDS301`), code prefixes (`XDS3`), names (`wildcard-overlap`) or `ALL`.
+    #[arg(long, value_name = "RULE", value_delimiter = ',', help_heading = "Rule selection")]
+    pub select: Option<Vec<String>>,
+    /// Rules to report in addition to those selected.
+    #[arg(long, value_name = "RULE", value_delimiter = ',', help_heading = "Rule selection")]
+    pub extend_select: Vec<String>,
+    /// Rules not to report. Where a select and an ignore both match, the more specific wins
+    /// (`--select XDS2 --ignore XDS201`); an ignore wins a tie.
+    #[arg(long, value_name = "RULE", value_delimiter = ',', help_heading = "Rule selection")]
+    pub ignore: Vec<String>,
+    /// Report a rule at another severity: `--severity XDS301=warning` (repeatable; the most
+    /// specific wins).
+    #[arg(long, value_name = "RULE=LEVEL", help_heading = "Rule selection")]
+    pub severity: Vec<String>,
+    /// The config file (default: `xdsck.toml` in the working directory or the nearest parent).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config", help_heading = "Rule selection")]
+    pub config: Option<PathBuf>,
+    /// Read no config file.
+    #[arg(long, help_heading = "Rule selection")]
+    pub no_config: bool,
+    /// Report only the findings not recorded in this baseline (see --write-baseline).
+    #[arg(long, value_name = "FILE", help_heading = "Baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Record today's findings as the baseline (by rule, listener, chains and a fingerprint,
+    /// not by line); the run then passes unless an input could not be read.
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline", help_heading = "Baseline")]
+    pub write_baseline: Option<PathBuf>,
+    /// Print how many findings each rule has instead of the findings (text or json).
+    #[arg(long)]
+    pub statistics: bool,
+    /// Print the findings only: no per-input lines, no tally (text).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

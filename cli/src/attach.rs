@@ -15,12 +15,20 @@ use xdsck_xds_client::protocol::{LISTENER_TYPE_URL, Response};
 use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
 
 use crate::args::{AttachArgs, Format, XdsType};
+use crate::config::Reporting;
 use crate::{FAILED, exit_code, print, write_report};
 
 pub fn run(args: &AttachArgs) -> Result<u8> {
     if args.watch && matches!(args.report.format, Format::Sarif | Format::Github) {
         bail!("--watch prints text, or json with one object per line and update");
     }
+    if args.watch && args.report.statistics {
+        bail!("--statistics counts one run's findings; leave out --watch");
+    }
+    crate::check_report_args(&args.report)?;
+    let reporting = Reporting::from_args(&args.report)?;
+    crate::config::check_watch(&reporting, args.watch)?;
+    let reporting = &reporting;
     let timeout = seconds(args.timeout, "--timeout")?;
     let mut target: Target = args.address.parse()?;
     let tls_flags =
@@ -65,7 +73,7 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
                     Err(Error::TooLarge { size, at_least, limit, .. }) => {
                         Snapshot::too_large(&args.address, size, at_least, limit, "the config_dump")
                     }
-                    r => Snapshot::from_dump(&args.address, r?, args.report.max_bytes),
+                    r => Snapshot::from_dump(&args.address, r?, args.report.max_bytes, reporting)?,
                 };
                 one_shot(args, &snapshot)
             }
@@ -76,12 +84,12 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
                     Err(Error::TooLarge { size, at_least, limit, .. }) => {
                         Snapshot::too_large(&args.address, size, at_least, limit, "the DiscoveryResponse (encoded)")
                     }
-                    r => Snapshot::from_xds(&args.address, &r?),
+                    r => Snapshot::from_xds(&args.address, &r?, reporting)?,
                 };
                 one_shot(args, &snapshot)
             }
-            (Target::Admin(a), true) => watch_admin(args, &a, timeout, spinner).await,
-            (Target::Grpc(g), true) => watch_xds(args, &g, &options, spinner).await,
+            (Target::Admin(a), true) => watch_admin(args, &a, timeout, spinner, reporting).await,
+            (Target::Grpc(g), true) => watch_xds(args, &g, &options, spinner, reporting).await,
             (Target::Socket(_), _) => unreachable!("resolve() decides what a socket is"),
         }
     })
@@ -103,14 +111,13 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    fn from_dump(address: &str, bytes: Vec<u8>, max_bytes: usize) -> Snapshot {
+    fn from_dump(address: &str, bytes: Vec<u8>, max_bytes: usize, reporting: &Reporting) -> Result<Snapshot> {
         let mut sources = Sources::new();
         let mut failed = Vec::new();
         crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes);
-        let mut options = xdsck_core::Options::default();
-        options.limits.max_bytes = max_bytes;
-        let report = xdsck_core::analyze_except(&sources, &options, failed);
-        Snapshot { sources, report, version: None }
+        let mut report = xdsck_core::analyze_except(&sources, &reporting.options(max_bytes), failed);
+        reporting.finish(&mut report)?;
+        Ok(Snapshot { sources, report, version: None })
     }
 
     /// An answer over `--max-bytes`: the `XDS009` finding `check` gives an input over the limit.
@@ -127,7 +134,7 @@ impl Snapshot {
         Snapshot { sources, report, version: None }
     }
 
-    fn from_xds(address: &str, response: &Response) -> Snapshot {
+    fn from_xds(address: &str, response: &Response, reporting: &Reporting) -> Result<Snapshot> {
         for p in &response.problems {
             warn(&format!("{address}: {p} (ACKed, not checked)"));
         }
@@ -135,8 +142,9 @@ impl Snapshot {
         // A protobuf has no text: findings carry the pointer of the resource, no line.
         let id = sources.add(SourceFile::new(address, String::new()));
         let (input, problems) = xdsck_core::load::proto::load_resources(id, &response.resources);
-        let report = xdsck_core::analyze_inputs(&sources, vec![input], problems);
-        Snapshot { sources, report, version: Some(response.version_info.clone()) }
+        let mut report = xdsck_core::analyze_inputs_with(&sources, vec![input], problems, &reporting.settings);
+        reporting.finish(&mut report)?;
+        Ok(Snapshot { sources, report, version: Some(response.version_info.clone()) })
     }
 
     fn listeners(&self) -> usize {
@@ -238,7 +246,13 @@ fn line(d: &Diagnostic) -> String {
     format!("{}[{}]{listener} {}", d.severity, d.code(), d.message)
 }
 
-async fn watch_xds(args: &AttachArgs, target: &GrpcTarget, options: &xds::Options, spinner: Spinner) -> Result<u8> {
+async fn watch_xds(
+    args: &AttachArgs,
+    target: &GrpcTarget,
+    options: &xds::Options,
+    spinner: Spinner,
+    reporting: &Reporting,
+) -> Result<u8> {
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let task = {
         let (target, options) = (target.clone(), options.clone());
@@ -254,7 +268,7 @@ async fn watch_xds(args: &AttachArgs, target: &GrpcTarget, options: &xds::Option
             event = rx.recv() => match event {
                 Some(xds::Event::Response(r)) if r.type_url == LISTENER_TYPE_URL => {
                     if let Some(s) = spinner.take() { s.stop(); }
-                    watch.update(&Snapshot::from_xds(&args.address, &r))?;
+                    watch.update(&Snapshot::from_xds(&args.address, &r, reporting)?)?;
                 }
                 // Another type (ADS): ignored, and reported once per type by the state machine.
                 Some(xds::Event::Response(r)) => {
@@ -282,7 +296,13 @@ async fn watch_xds(args: &AttachArgs, target: &GrpcTarget, options: &xds::Option
     Ok(watch.exit())
 }
 
-async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration, spinner: Spinner) -> Result<u8> {
+async fn watch_admin(
+    args: &AttachArgs,
+    target: &AdminTarget,
+    timeout: Duration,
+    spinner: Spinner,
+    reporting: &Reporting,
+) -> Result<u8> {
     let interval = seconds(args.interval, "--interval")?;
     let mut spinner = Some(spinner);
     let mut watch = Watch::new(args);
@@ -301,7 +321,7 @@ async fn watch_admin(args: &AttachArgs, target: &AdminTarget, timeout: Duration,
             // An unchanged dump is not an update.
             Ok(bytes) if last_dump.as_ref() == Some(&bytes) => {}
             Ok(bytes) => {
-                watch.update(&Snapshot::from_dump(&args.address, bytes.clone(), args.report.max_bytes))?;
+                watch.update(&Snapshot::from_dump(&args.address, bytes.clone(), args.report.max_bytes, reporting)?)?;
                 last_dump = Some(bytes);
             }
             Err(e) if !e.is_transient() => return Err(e.into()),

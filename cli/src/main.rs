@@ -3,6 +3,7 @@
 
 mod args;
 mod attach;
+mod config;
 mod input;
 mod rules;
 mod trace;
@@ -52,10 +53,11 @@ fn run(cli: Cli) -> Result<u8> {
 }
 
 fn run_check(args: &CheckArgs) -> Result<u8> {
+    check_report_args(&args.report)?;
+    let reporting = config::Reporting::from_args(&args.report)?;
     let (sources, failed) = input::read_all(&args.paths, args.report.max_bytes);
-    let mut options = xdsck_core::Options::default();
-    options.limits.max_bytes = args.report.max_bytes;
-    let report = xdsck_core::analyze_except(&sources, &options, failed);
+    let mut report = xdsck_core::analyze_except(&sources, &reporting.options(args.report.max_bytes), failed);
+    reporting.finish(&mut report)?;
     let code = write_report(&args.report, &report, &sources)?;
     // The process ends next: freeing a few hundred MB of input and findings piece by piece
     // (millions of allocations at tenant scale) would only cost time.
@@ -67,12 +69,25 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
 /// Writes a report to stdout as it renders (100k findings are 100+ MB of output, never held as
 /// one string) and returns the exit status it calls for.
 pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources) -> Result<u8> {
-    let options = RenderOptions { color: use_color(args.color) };
+    let options = RenderOptions { color: use_color(args.color), quiet: args.quiet };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = report::write(args.format.into(), report, sources, options, &mut out).and_then(|()| out.flush());
+    let written = if args.statistics {
+        report::write_statistics(args.format.into(), report, sources, options, &mut out)
+    } else {
+        report::write(args.format.into(), report, sources, options, &mut out)
+    }
+    .and_then(|()| out.flush());
     drop(out);
     done_writing(written)?;
     Ok(exit_code(report, args.fail_on))
+}
+
+/// Flag combinations clap cannot express.
+pub(crate) fn check_report_args(args: &ReportArgs) -> Result<()> {
+    if args.statistics && !matches!(args.format, args::Format::Text | args::Format::Json) {
+        anyhow::bail!("--statistics prints text or json");
+    }
+    Ok(())
 }
 
 pub(crate) fn exit_code(report: &Report, fail_on: FailOn) -> u8 {

@@ -17,7 +17,7 @@ fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
     if failed.is_empty() {
         return Ok(Some(sources));
     }
-    let report = report::Report { inputs: Vec::new(), findings: failed, failed_inputs: 1 };
+    let report = report::Report { findings: failed, failed_inputs: 1, ..Default::default() };
     print(&report::render(report::Format::Text, &report, &sources, RenderOptions::default()))?;
     Ok(None)
 }

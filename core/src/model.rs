@@ -213,6 +213,16 @@ pub struct Listener<'a> {
     pub api_listener: bool,
     /// `udp_listener_config` is set (UDP or QUIC).
     pub udp_listener_config: bool,
+    /// The `xdsck.io/ignore` annotation of the CiliumEnvoyConfig the listener came in.
+    pub ignore_annotation: Option<IgnoreAnnotation<'a>>,
+}
+
+/// A CiliumEnvoyConfig's `xdsck.io/ignore` annotation (rules to silence on its listeners), as
+/// written, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IgnoreAnnotation<'a> {
+    pub value: Cow<'a, str>,
+    pub pointer: String,
 }
 
 impl<'a> Listener<'a> {

@@ -50,7 +50,7 @@ fn check(rule: &str, path: &Path) -> Option<String> {
     let mut sources = Sources::new();
     sources.add(SourceFile::new(name.clone(), text.clone()));
     let report = xdsck_core::analyze(&sources, &Options::default());
-    let rendered = report::render(Format::Text, &report, &sources, RenderOptions { color: false });
+    let rendered = report::render(Format::Text, &report, &sources, RenderOptions { color: false, quiet: false });
 
     let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
     let mut settings = insta::Settings::clone_current();

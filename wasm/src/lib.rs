@@ -102,7 +102,7 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     let (snapshot, failed) = xdsck_core::load_all(&sources, &Options::default());
     if !failed.is_empty() {
         // As the CLI does: the input's own problem, rendered, instead of a trace.
-        let report = report::Report { inputs: Vec::new(), findings: failed, failed_inputs: 1 };
+        let report = report::Report { findings: failed, failed_inputs: 1, ..Default::default() };
         return Err(report::render(Format::Text, &report, &sources, RenderOptions::default()));
     }
     let query = Query {

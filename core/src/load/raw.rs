@@ -196,6 +196,14 @@ proto_message! {
     pub(crate) struct RawMetadata<'a> as "a Kubernetes ObjectMeta object" {
         name: Str<'a> = "name",
         namespace: Str<'a> = "namespace",
+        annotations: RawAnnotations<'a> = "annotations",
+    }
+}
+
+proto_message! {
+    /// The annotations xdsck reads (`crate::settings::IGNORE_ANNOTATION`).
+    pub(crate) struct RawAnnotations<'a> as "a Kubernetes annotations object" {
+        xdsck_ignore: Str<'a> = "xdsck.io/ignore",
     }
 }
 
