@@ -32,6 +32,9 @@ pub const DEFAULT_SOURCE: &str = "input";
 pub struct AnalyzeOptions {
     /// The input's display name (a file name); findings name it. Default [`DEFAULT_SOURCE`].
     pub source: Option<String>,
+    /// The text of an `xdsck.toml`: which rules, at which severity, ignored where (as the CLI
+    /// reads it; `[[ignore]] path` globs match the input's display name).
+    pub config: Option<String>,
 }
 
 /// A trace question, as JSON: the arguments of `xdsck trace`.
@@ -90,8 +93,12 @@ fn options(options_json: &str) -> Result<AnalyzeOptions, String> {
 /// [`analyze`] for Rust callers.
 pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
     let options = options(options_json)?;
+    let settings = match &options.config {
+        Some(config) => xdsck_core::settings::Settings::from_toml(config).map_err(|e| format!("xdsck.toml: {e}"))?,
+        None => Default::default(),
+    };
     let sources = sources(text, options.source);
-    let report = xdsck_core::analyze(&sources, &Options::default());
+    let report = xdsck_core::analyze(&sources, &Options { settings, ..Options::default() });
     Ok(report::render(Format::Json, &report, &sources, RenderOptions::default()))
 }
 

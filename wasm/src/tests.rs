@@ -69,6 +69,17 @@ fn analyze_is_the_cli_json_report() {
 }
 
 #[test]
+fn analyze_reads_an_xdsck_toml() {
+    let config = r#"{"config": "[rules]\nignore = [\"duplicate-filter-chain-match\"]\n"}"#;
+    let report = parse(&analyze(SAME_SNI, config).unwrap());
+    let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert!(!codes.contains(&"XDS101"), "{codes:?}");
+    assert!(report["summary"]["suppressed_by"]["not_selected"].as_u64().unwrap() >= 1);
+    let err = analyze(SAME_SNI, r#"{"config": "[rules]\nselect = [\"XDS9\"]\n"}"#).unwrap_err();
+    assert!(err.starts_with("xdsck.toml: line 2, column 11: `XDS9` is not a rule"), "{err}");
+}
+
+#[test]
 fn analyze_defaults_the_name_and_reports_unreadable_input() {
     let report = parse(&analyze("this: [is not", "").unwrap());
     assert_eq!(report["inputs"][0]["source"], super::DEFAULT_SOURCE);
