@@ -272,10 +272,11 @@ impl<'a> Listener<'a> {
 
     /// The location of one of its chains.
     pub fn chain_location(&self, source: SourceId, file: &SourceFile, chain: &FilterChain<'_>) -> Location {
-        // The chain's name says which chain it is; its opening brace does not.
-        let offset = match chain.name_offset {
-            Some(o) => Some(file.original_offset(o)),
-            None => chain.offset.or(self.offset).map(|o| file.node_offset(o)),
+        // The chain's name says which chain it is; its opening brace does not, so an unnamed
+        // chain is shown at its first key (`"filter_chain_match": {`), not at a bare `{`.
+        let offset = match (chain.name_offset, chain.offset) {
+            (Some(o), _) | (None, Some(o)) => Some(file.original_offset(o)),
+            (None, None) => self.offset.map(|o| file.node_offset(o)),
         };
         Location::new(source, self.chain_pointer(chain), offset)
     }

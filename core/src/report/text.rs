@@ -182,6 +182,10 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources) -> Group<'d> {
             .collect();
         elements.push(Level::HELP.with_name("example").message(example.join(" ")).into());
     }
+    // Every finding about a listener names it, whatever its message says.
+    if let Some(listener) = &d.listener {
+        elements.push(Level::NOTE.with_name("listener").message(listener.as_str()).into());
+    }
     // An empty pointer (the whole input, e.g. a file that could not be read) says nothing.
     if let Some(loc) = d.location.as_ref().filter(|l| !l.pointer.is_empty()) {
         elements.push(Level::NOTE.with_name("pointer").message(loc.pointer.as_str()).into());
