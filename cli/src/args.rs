@@ -5,10 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// `xdsck --version`: which xdsck, and which Envoy its rules follow.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (rules follow Envoy 1.40)");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsck",
-    version,
+    version = VERSION,
     about = "Find Envoy filter chains that collide, shadow each other or can never be reached.",
     after_help = "Exit status: 0 nothing at or above --fail-on, 1 something is, 2 an input could not be read or loaded, or the arguments are wrong.",
     args_conflicts_with_subcommands = true,
@@ -47,6 +50,13 @@ pub enum Command {
     /// observer that ACKs everything and never NACKs, its control plane (grpc://, grpcs://,
     /// grpc+unix://). A bare socket path is probed. With --watch, print each change.
     Attach(AttachArgs),
+    /// Print a shell completion script: `xdsck completions bash > /etc/bash_completion.d/xdsck`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `xdsck manpage > xdsck.1`.
+    Manpage,
 }
 
 #[derive(Debug, Args)]

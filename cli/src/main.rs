@@ -25,7 +25,11 @@ pub(crate) const FAILED: u8 = 2;
 
 fn main() -> ExitCode {
     // Usage errors exit 2 from here (clap's default), help and version 0.
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(e) = mistyped_subcommand(&args) {
+        e.exit();
+    }
+    let cli = Cli::parse_from(args);
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -39,6 +43,34 @@ fn main() -> ExitCode {
     }
 }
 
+/// `xdsck rule`: a first argument that is no file and is close to a subcommand's name was
+/// meant as that subcommand, not as an input to check (`xdsck PATH...` is `xdsck check`).
+/// Clap's own "unrecognized subcommand" error, with its "a similar subcommand exists" tip.
+fn mistyped_subcommand(args: &[std::ffi::OsString]) -> Option<clap::Error> {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let first = args.get(1)?.to_str()?;
+    if first.starts_with('-') || first.contains(['/', '.', '\\']) || std::path::Path::new(first).exists() {
+        return None;
+    }
+    let mut cmd = Cli::command();
+    let names: Vec<String> = cmd.get_subcommands().map(|c| c.get_name().to_owned()).collect();
+    if names.iter().any(|n| n == first) {
+        return None;
+    }
+    // Clap's own threshold for suggesting a subcommand.
+    let similar = names
+        .iter()
+        .filter(|n| strsim::jaro(first, n) > 0.7)
+        .max_by(|a, b| strsim::jaro(first, a).total_cmp(&strsim::jaro(first, b)))?;
+    cmd.build();
+    let mut e = clap::Error::new(ErrorKind::InvalidSubcommand).with_cmd(&cmd);
+    e.insert(ContextKind::InvalidSubcommand, ContextValue::String(first.to_owned()));
+    e.insert(ContextKind::SuggestedSubcommand, ContextValue::Strings(vec![similar.clone()]));
+    e.insert(ContextKind::Usage, ContextValue::StyledStr(cmd.render_usage()));
+    Some(e)
+}
+
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Some(Command::Check(check)) => run_check(&check),
@@ -48,6 +80,16 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Trace(args)) => trace::run(&args),
         Some(Command::Graph(args)) => trace::graph(&args),
         Some(Command::Attach(args)) => attach::run(&args),
+        Some(Command::Completions { shell }) => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "xdsck", &mut out);
+            print(&String::from_utf8_lossy(&out)).map(|()| CLEAN)
+        }
+        Some(Command::Manpage) => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out)?;
+            print(&String::from_utf8_lossy(&out)).map(|()| CLEAN)
+        }
         None => run_check(&cli.check),
     }
 }

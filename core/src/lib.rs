@@ -47,6 +47,10 @@ use load::Limits;
 use model::Snapshot;
 use report::{InputSummary, Report};
 
+/// The Envoy release whose matching and validation rules the verdicts follow (the conformance
+/// tests run this version).
+pub const ENVOY_VERSION: &str = "1.40";
+
 /// Options for [`analyze`].
 #[derive(Debug, Clone, Default)]
 pub struct Options {
