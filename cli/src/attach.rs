@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 use serde_json::{Value, json};
 use xdsck_core::report::{self, Report};
 use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
-use xdsck_xds_client::protocol::{LISTENER_TYPE_URL, Response};
+use xdsck_xds_client::protocol::{Backoff, LISTENER_TYPE_URL, Response};
 use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
 
 use crate::args::{AttachArgs, Format, XdsType};
@@ -106,7 +106,7 @@ fn seconds(v: f64, flag: &str) -> Result<Duration> {
 struct Snapshot {
     sources: Sources,
     report: Report,
-    /// The resource version (xDS) or `None` (admin: each dump carries its own versions).
+    /// The resource version (xDS) or `None` (admin: each dump carries its listeners' own).
     version: Option<String>,
 }
 
@@ -150,6 +150,19 @@ impl Snapshot {
     fn listeners(&self) -> usize {
         self.report.inputs.iter().map(|i| i.inventory.listeners).sum()
     }
+
+    /// The configuration's version: the DiscoveryResponse's `version_info`, or the distinct
+    /// `version_info`s of a config_dump's listeners (`none` when it has none: static only).
+    fn version(&self) -> String {
+        if let Some(v) = &self.version {
+            return v.clone();
+        }
+        let mut versions: Vec<&str> =
+            self.report.inputs.iter().flat_map(|i| i.versions.iter().map(String::as_str)).collect();
+        versions.sort_unstable();
+        versions.dedup();
+        if versions.is_empty() { "none".to_owned() } else { versions.join(",") }
+    }
 }
 
 fn one_shot(args: &AttachArgs, s: &Snapshot) -> Result<u8> {
@@ -168,16 +181,19 @@ fn warn(message: &str) {
 struct Watch<'a> {
     args: &'a AttachArgs,
     previous: BTreeMap<String, (Value, String)>,
+    /// The version and listener count last printed.
+    printed: Option<(String, usize)>,
     updates: u64,
     last_code: Option<u8>,
 }
 
 impl<'a> Watch<'a> {
     fn new(args: &'a AttachArgs) -> Self {
-        Self { args, previous: BTreeMap::new(), updates: 0, last_code: None }
+        Self { args, previous: BTreeMap::new(), printed: None, updates: 0, last_code: None }
     }
 
-    /// Prints what changed since the previous update.
+    /// Prints what changed since the previous update; nothing when nothing did (same version,
+    /// same listeners, same findings).
     fn update(&mut self, s: &Snapshot) -> Result<()> {
         self.updates += 1;
         self.last_code = Some(exit_code(&s.report, self.args.report.fail_on));
@@ -190,10 +206,16 @@ impl<'a> Watch<'a> {
             current.iter().filter(|(k, _)| !self.previous.contains_key(*k)).map(|(_, v)| v).collect();
         let disappeared: Vec<&(Value, String)> =
             self.previous.iter().filter(|(k, _)| !current.contains_key(*k)).map(|(_, v)| v).collect();
-        let version = s.version.clone().unwrap_or_else(|| format!("config_dump #{}", self.updates));
+        let version = s.version();
+        let state = (version.clone(), s.listeners());
+        if appeared.is_empty() && disappeared.is_empty() && self.printed.as_ref() == Some(&state) {
+            return Ok(());
+        }
+        let time = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
         let out = match self.args.report.format {
             Format::Json => {
                 let obj = json!({
+                    "time": time,
                     "version": version,
                     "listeners": s.listeners(),
                     "appeared": appeared.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
@@ -204,7 +226,7 @@ impl<'a> Watch<'a> {
             }
             _ => {
                 let mut out = format!(
-                    "version {version}: {} listeners, {} findings (+{} -{})\n",
+                    "{time} version {version}: {} listeners, {} findings (+{} -{})\n",
                     s.listeners(),
                     current.len(),
                     appeared.len(),
@@ -220,6 +242,7 @@ impl<'a> Watch<'a> {
             }
         };
         self.previous = current;
+        self.printed = Some(state);
         print(&out)
     }
 
@@ -280,7 +303,7 @@ async fn watch_xds(
                 Some(xds::Event::Disconnected { error, retry_in }) => {
                     if let Some(s) = spinner.take() { s.stop(); }
                     let keep = if watch.updates > 0 { "; the last snapshot stands" } else { "" };
-                    warn(&format!("{error}; retrying in {:.1} s{keep}", retry_in.as_secs_f64()));
+                    warn(&format!("{error}; retrying in {:.2} s{keep}", retry_in.as_secs_f64()));
                 }
                 None => {
                     if let Some(s) = spinner.take() { s.stop(); }
@@ -304,6 +327,11 @@ async fn watch_admin(
     reporting: &Reporting,
 ) -> Result<u8> {
     let interval = seconds(args.interval, "--interval")?;
+    // Polled every --interval while it answers; after a failure, retried with the backoff the
+    // xDS path uses (exponential from 250 ms to 30 s, jittered), reset by the next answer.
+    let defaults = xds::Options::default();
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let mut backoff = Backoff::new(defaults.backoff_initial, defaults.backoff_max, seed);
     let mut spinner = Some(spinner);
     let mut watch = Watch::new(args);
     let mut last_dump: Option<Vec<u8>> = None;
@@ -317,22 +345,29 @@ async fn watch_admin(
         if let Some(s) = spinner.take() {
             s.stop();
         }
-        match fetched {
+        let wait = match fetched {
             // An unchanged dump is not an update.
-            Ok(bytes) if last_dump.as_ref() == Some(&bytes) => {}
+            Ok(bytes) if last_dump.as_ref() == Some(&bytes) => {
+                backoff.reset();
+                interval
+            }
             Ok(bytes) => {
+                backoff.reset();
                 watch.update(&Snapshot::from_dump(&args.address, bytes.clone(), args.report.max_bytes, reporting)?)?;
                 last_dump = Some(bytes);
+                interval
             }
             Err(e) if !e.is_transient() => return Err(e.into()),
             Err(e) => {
+                let retry_in = backoff.next_delay();
                 let keep = if watch.updates > 0 { "; the last snapshot stands" } else { "" };
-                warn(&format!("{e}; retrying in {:.1} s{keep}", interval.as_secs_f64()));
+                warn(&format!("{e}; retrying in {:.2} s{keep}", retry_in.as_secs_f64()));
+                retry_in
             }
-        }
+        };
         tokio::select! {
             _ = &mut ctrl_c => break,
-            () = tokio::time::sleep(interval) => {}
+            () = tokio::time::sleep(wait) => {}
         }
     }
     Ok(watch.exit())

@@ -75,7 +75,12 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
     let mut failed = failed;
     for (id, file) in sources.iter() {
         if let Some(i) = failed.iter().position(|d| d.location.as_ref().is_some_and(|l| l.source == id)) {
-            report.inputs.push(InputSummary { source: id, kind: None, inventory: Default::default() });
+            report.inputs.push(InputSummary {
+                source: id,
+                kind: None,
+                inventory: Default::default(),
+                versions: Vec::new(),
+            });
             report.failed_inputs += 1;
             report.findings.push(failed.swap_remove(i));
             continue;
@@ -86,11 +91,17 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
                     source: id,
                     kind: Some(input.kind.as_str()),
                     inventory: input.inventory(),
+                    versions: input.versions(),
                 });
                 snapshot.inputs.push(input);
             }
             Err(e) => {
-                report.inputs.push(InputSummary { source: id, kind: None, inventory: Default::default() });
+                report.inputs.push(InputSummary {
+                    source: id,
+                    kind: None,
+                    inventory: Default::default(),
+                    versions: Vec::new(),
+                });
                 report.failed_inputs += 1;
                 report.findings.push(e.to_diagnostic());
             }
@@ -142,6 +153,7 @@ pub fn analyze_inputs_with(
             source: input.source,
             kind: Some(input.kind.as_str()),
             inventory: input.inventory(),
+            versions: input.versions(),
         });
     }
     let snapshot = Snapshot { inputs };

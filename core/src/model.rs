@@ -69,6 +69,18 @@ pub struct Input<'a> {
 }
 
 impl Input<'_> {
+    /// The distinct `version_info`s of the live listeners, sorted.
+    pub fn versions(&self) -> Vec<String> {
+        let set: std::collections::BTreeSet<&str> = self
+            .listeners
+            .iter()
+            .filter(|l| l.state.is_live())
+            .filter_map(|l| l.version_info.as_deref())
+            .filter(|v| !v.is_empty())
+            .collect();
+        set.into_iter().map(str::to_owned).collect()
+    }
+
     pub fn inventory(&self) -> Inventory {
         let mut inv = Inventory { failed: self.error_states.len(), ..Inventory::default() };
         for l in &self.listeners {

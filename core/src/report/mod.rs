@@ -69,6 +69,9 @@ pub struct InputSummary {
     /// e.g. `config_dump`, `CiliumEnvoyConfig`; `None` when the input could not be loaded.
     pub kind: Option<&'static str>,
     pub inventory: Inventory,
+    /// The distinct `version_info`s of its live listeners (a config_dump's dynamic listeners),
+    /// sorted: what `attach --watch` calls the version of a dump.
+    pub versions: Vec<String>,
 }
 
 impl Report {

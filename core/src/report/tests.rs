@@ -121,13 +121,15 @@ pub(crate) fn fixture() -> (Sources, Report) {
                 source: dump,
                 kind: Some("config_dump"),
                 inventory: Inventory { listeners: 3, filter_chains: 41, warming: 1, draining: 0, failed: 1 },
+                versions: Vec::new(),
             },
             InputSummary {
                 source: cec,
                 kind: Some("CiliumEnvoyConfig"),
                 inventory: Inventory { listeners: 1, filter_chains: 2, ..Inventory::default() },
+                versions: Vec::new(),
             },
-            InputSummary { source: missing, kind: None, inventory: Inventory::default() },
+            InputSummary { source: missing, kind: None, inventory: Inventory::default(), versions: Vec::new() },
         ],
         findings: vec![info, warning, unreadable, non_ascii, error],
         failed_inputs: 1,
@@ -159,6 +161,7 @@ fn text_without_findings() {
             source: id,
             kind: Some("bootstrap"),
             inventory: Inventory { listeners: 1, filter_chains: 1, ..Inventory::default() },
+            versions: Vec::new(),
         }],
         ..Report::default()
     };
