@@ -41,7 +41,8 @@ pub enum Command {
         rule: String,
     },
     /// Trace a connection: the listener, what Envoy's matcher sees, each level's decision, and
-    /// the filter chain it reaches.
+    /// the filter chain it reaches. Exit status 1 when Envoy closes the connection (no chain
+    /// matches and there is no default chain), 0 when a chain takes it.
     Trace(TraceArgs),
     /// Print a listener's match graph (Envoy's filter-chain index) as DOT or Mermaid. A chain
     /// drawn above the last level matches anything at the levels below it.

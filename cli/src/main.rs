@@ -20,7 +20,7 @@ use args::{CheckArgs, Cli, Color, Command, FailOn, ReportArgs, RulesFormat};
 
 /// The exit statuses design.md promises.
 pub(crate) const CLEAN: u8 = 0;
-const FOUND: u8 = 1;
+pub(crate) const FOUND: u8 = 1;
 pub(crate) const FAILED: u8 = 2;
 
 fn main() -> ExitCode {

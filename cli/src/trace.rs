@@ -7,7 +7,7 @@ use xdsck_core::report::{self, RenderOptions};
 use xdsck_core::trace::{Attributes, Query};
 
 use crate::args::{ClientKind, GraphArgs, GraphFormat, TraceArgs, TraceFormat};
-use crate::{CLEAN, FAILED, input, print};
+use crate::{CLEAN, FAILED, FOUND, input, print};
 
 /// Loads one input; when it cannot be loaded, prints why (as `check` would) and gives up.
 fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
@@ -63,7 +63,8 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
         TraceFormat::Text => answer.to_text(),
         TraceFormat::Json => answer.to_json(),
     })?;
-    Ok(CLEAN)
+    // Like grep without a match: the connection reaches no chain.
+    Ok(if answer.is_closed() { FOUND } else { CLEAN })
 }
 
 pub fn graph(args: &GraphArgs) -> Result<u8> {

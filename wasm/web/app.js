@@ -318,7 +318,8 @@ function renderTrace(a) {
     el('td', {}, l.chosen ? el('code', {}, l.chosen) : el('strong', {}, 'nothing matches'), l.ambiguous ? el('span', { class: 'badge warning' }, 'undefined choice') : null),
     el('td', { class: 'lost' },
       l.lost.map((x) => el('div', {}, 'not ', el('code', {}, x.key), `: ${x.why}`)),
-      !l.chosen && l.unmatched ? el('div', {}, `${l.unmatched} key(s) here, none matches`) : null)));
+      l.chosen ? [] : l.unmatched_keys.map((k) => el('div', {}, 'not ', el('code', {}, k), `: does not match ${l.value}`)),
+      !l.chosen && l.unmatched > l.unmatched_keys.length ? el('div', {}, `and ${l.unmatched - l.unmatched_keys.length} more, none of which matches`) : null)));
   $('#trace-result').replaceChildren(...[
     el('div', { class: `trace-outcome ${outcome[0]}`, dataset: { outcome: a.outcome, chain: a.filter_chain ?? '' } },
       el('span', { class: 'arrow', 'aria-hidden': 'true' }, '⇒ '), outcome[1]),

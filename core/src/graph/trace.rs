@@ -110,6 +110,9 @@ pub enum Outcome {
     NeedsInput(Level),
 }
 
+/// How many of a level's keys a trace names when none of them matches.
+pub const UNMATCHED_SHOWN: usize = 8;
+
 /// One level's decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
@@ -122,6 +125,9 @@ pub struct Step {
     pub lost: Vec<(String, String)>,
     /// How many further keys at this level do not match the connection at all.
     pub unmatched: usize,
+    /// When nothing matched at this level: the first [`UNMATCHED_SHOWN`] keys there, which the
+    /// connection does not match (a trace names the keys that lost).
+    pub unmatched_keys: Vec<String>,
     /// Set when Envoy's choice at this level is undefined (an explicit `0.0.0.0/0` next to an
     /// unset range).
     pub ambiguous: bool,
@@ -168,6 +174,19 @@ impl MatchGraph<'_, '_> {
                     .filter_map(|(i, (_, k))| decision.why_lost.get(&i).map(|why| (k.to_string(), why.clone())))
                     .collect(),
                 unmatched: children.len() - usize::from(decision.chosen.is_some()) - decision.why_lost.len(),
+                // Only where the connection stops: naming every key of every level would cost
+                // a string per chain at each step of the black-hole check's traces.
+                unmatched_keys: if decision.chosen.is_none() {
+                    children
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !decision.why_lost.contains_key(i))
+                        .take(UNMATCHED_SHOWN)
+                        .map(|(_, (_, k))| k.to_string())
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 ambiguous: decision.ambiguous,
             };
             steps.push(step);
