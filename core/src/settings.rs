@@ -27,7 +27,7 @@ pub static INVALID_SUPPRESSION: Rule = Rule {
     code: "XDS020",
     name: "invalid-suppression",
     severity: Severity::Warning,
-    summary: "An `xdsck.io/ignore` annotation names something that is not a rule.",
+    summary: "An xdsck.io/ignore annotation names something that is not a rule.",
     explanation: "## What it finds\nAn entry of a CiliumEnvoyConfig's `xdsck.io/ignore` annotation that is not a rule code, a code prefix (`XDS3`) or a rule name.\n\n## Why it matters\nThe suppression its author meant is not applied, so findings they expected to be silenced are reported; a misspelt code would otherwise go unnoticed.\n\n## Example\n```yaml\nmetadata:\n  annotations:\n    xdsck.io/ignore: XDS301,XDS2O2\n```\n`XDS2O2` has the letter O.\n\n## Fix\nName rules as `xdsck rules` lists them, separated by commas.\n",
 };
 
