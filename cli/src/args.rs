@@ -44,7 +44,7 @@ pub enum Command {
     /// the filter chain it reaches. Exit status 1 when Envoy closes the connection (no chain
     /// matches and there is no default chain), 0 when a chain takes it.
     Trace(TraceArgs),
-    /// Print a listener's match graph (Envoy's filter-chain index) as DOT or Mermaid. A chain
+    /// Print a listener's match graph (Envoy's filter-chain index) as DOT, Mermaid or SVG. A chain
     /// drawn above the last level matches anything at the levels below it.
     Graph(GraphArgs),
     /// Check a running proxy: its admin /config_dump (http://, unix://) or, as a read-only xDS
@@ -167,6 +167,8 @@ pub struct GraphArgs {
 pub enum GraphFormat {
     Dot,
     Mermaid,
+    /// A picture, laid out by xdsck (up to 2000 nodes).
+    Svg,
 }
 
 #[derive(Debug, Args)]

@@ -88,6 +88,15 @@ pub fn graph(args: &GraphArgs) -> Result<u8> {
     print(&match args.format {
         GraphFormat::Dot => graph.to_dot(),
         GraphFormat::Mermaid => graph.to_mermaid(),
+        GraphFormat::Svg => match graph.to_svg(&[]) {
+            Some(svg) => svg,
+            None => bail!(
+                "listener '{}' has {} nodes, too many to draw (at most {}); use --format dot",
+                listener.name,
+                graph.graph.node_count(),
+                xdsck_core::graph::render::MAX_SVG_NODES
+            ),
+        },
     })?;
     Ok(CLEAN)
 }

@@ -110,3 +110,26 @@ fn warming_and_draining_listeners_can_be_traced_and_say_they_do_not_serve() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("bound there but not served: 'cilium/cilium-ingress/listener' (warming)"), "{err}");
 }
+
+#[test]
+fn graph_draws_svg_from_the_same_graph_as_dot() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+        .current_dir(workspace())
+        .args(["graph", H2, "--format", "svg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let svg = stdout(&out);
+    let dot = stdout(
+        &Command::new(env!("CARGO_BIN_EXE_xdsck")).current_dir(workspace()).args(["graph", H2]).output().unwrap(),
+    );
+    // One box per DOT node, one curve per DOT edge.
+    let boxes = svg.lines().filter(|l| l.starts_with("<g")).count();
+    let nodes = dot.lines().filter(|l| l.contains("[label=")).count();
+    assert_eq!(boxes, nodes, "{svg}\n{dot}");
+    assert_eq!(
+        svg.lines().filter(|l| l.starts_with("<path")).count(),
+        dot.lines().filter(|l| l.contains(" -> ")).count()
+    );
+    assert!(svg.contains(">chain api-h2<") && svg.contains(">chain wildcard<"), "{svg}");
+}

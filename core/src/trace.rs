@@ -256,10 +256,22 @@ fn trace_matcher(
         source: sources.get(input.source).name().to_owned(),
         listener: listener.name.to_string(),
         connection,
-        trace: Trace { steps: Vec::new(), outcome },
+        trace: Trace { steps: Vec::new(), outcome, path: Vec::new() },
         filter_chain,
         notes,
     })
+}
+
+/// The traced listener's match graph as SVG, the connection's path drawn in colour level by
+/// level; `None` for a listener that selects chains with `filter_chain_matcher` (no index) or
+/// whose graph is too big to draw (see [`MatchGraph::to_svg`]).
+pub fn graph_svg(snapshot: &Snapshot<'_>, answer: &Answer) -> Option<String> {
+    let (_, listener) = select_listener(snapshot, Some(&answer.listener), None).ok()?;
+    if listener.filter_chain_matcher.is_some() {
+        return None;
+    }
+    // The graph is built the same way every time, so the trace's node indices are this one's.
+    MatchGraph::build(listener).to_svg(&answer.trace.path)
 }
 
 impl Answer {

@@ -279,6 +279,14 @@ test('clicking a finding fills the trace form with its example; a new input clea
   // The example is a black hole: Envoy closes it, and the key that lost is named.
   assert.equal(await outcome.getAttribute('data-outcome'), 'closed');
   assert.match(await page.locator('#trace-result').textContent(), /not h2: does not match http\/1\.1/);
+  // The match graph is drawn with the path up to where it stopped: the listener, then api.example.com.
+  const img = page.locator('#trace-result .trace-graph img');
+  await img.waitFor();
+  const svg = decodeURIComponent((await img.getAttribute('src')).replace(/^data:image\/svg\+xml;charset=utf-8,/, ''));
+  const onPath = svg.split('\n').filter((l) => l.startsWith('<g data-path'));
+  assert.ok(onPath.some((l) => l.includes('>api.example.com<')), onPath.join('\n'));
+  assert.ok(!onPath.some((l) => l.includes('>chain ')), 'no chain is reached');
+  assert.ok(await img.evaluate((n) => n.complete && n.naturalWidth > 0), 'the image renders');
 
   // Another input: the old answer is gone.
   const before = await page.evaluate(() => document.body.dataset.analyzed);

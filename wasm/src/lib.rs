@@ -112,16 +112,36 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
         let report = report::Report { findings: failed, failed_inputs: 1, ..Default::default() };
         return Err(report::render(Format::Text, &report, &sources, RenderOptions::default()));
     }
-    let query = Query {
+    let query = query(&q)?;
+    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
+    Ok(answer.to_json())
+}
+
+/// [`trace_graph`] for Rust callers: the traced listener's match graph as SVG with the
+/// connection's path in colour, or `""` when it is not drawn (a filter_chain_matcher listener,
+/// a graph too big to draw).
+pub fn trace_graph_json(text: &str, query_json: &str) -> Result<String, String> {
+    let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
+    let sources = sources(text, q.source.clone());
+    let (snapshot, failed) = xdsck_core::load_all(&sources, &Options::default());
+    if !failed.is_empty() {
+        return Ok(String::new());
+    }
+    let query = query(&q)?;
+    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
+    Ok(xdsck_core::trace::graph_svg(&snapshot, &answer).unwrap_or_default())
+}
+
+/// The core question a [`TraceQuery`] asks.
+fn query(q: &TraceQuery) -> Result<Query, String> {
+    Ok(Query {
         listener: q.listener.clone().filter(|l| !l.is_empty()),
         destination: parse_field::<SocketAddr>("dst", "IP:PORT", Some(&q.dst))?
             .ok_or("dst: give the destination as IP:PORT")?,
         source: parse_field("src", "IP:PORT", q.src.as_deref())?,
         direct_source: parse_field::<IpAddr>("direct_src", "an IP address", q.direct_src.as_deref())?,
-        attributes: attributes(&q)?,
-    };
-    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
-    Ok(answer.to_json())
+        attributes: attributes(q)?,
+    })
 }
 
 /// An optional field; empty means absent (a form's empty input).
@@ -246,6 +266,14 @@ pub fn trace(text: &str, query_json: &str) -> Result<String, JsError> {
 }
 
 /// Every rule: code, name, severity, summary and the explanation (Markdown).
+/// The traced listener's match graph as SVG, the connection's path in colour (`""` when not
+/// drawn); the query is [`trace`]'s.
+#[wasm_bindgen]
+pub fn trace_graph(text: &str, query_json: &str) -> Result<String, JsError> {
+    install_panic_hook();
+    trace_graph_json(text, query_json).map_err(|e| JsError::new(&e))
+}
+
 #[wasm_bindgen]
 pub fn rules() -> String {
     install_panic_hook();

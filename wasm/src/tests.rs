@@ -148,3 +148,18 @@ fn summary_translates_the_model() {
     assert_eq!(chains[2]["terminates_tls"], false);
     assert!(chains[2]["line"].as_u64().unwrap() > 1);
 }
+
+#[test]
+fn trace_graph_draws_the_path_of_the_connection() {
+    let query = r#"{"dst": "127.0.0.1:10443", "sni": "www.example.com"}"#;
+    let svg = super::trace_graph_json(BLACKHOLE, query).unwrap();
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+    assert!(svg.trim_end().ends_with("</svg>"));
+    // The path: the listener, a key per level (a leaf above the last level stands for the rest), the chain.
+    let on_path: Vec<&str> = svg.lines().filter(|l| l.starts_with("<g data-path")).collect();
+    assert!(on_path.iter().any(|l| l.contains("&gt;listener edge<") || l.contains(">listener edge<")), "{on_path:?}");
+    assert!(on_path.iter().any(|l| l.contains(">*.example.com<")), "{on_path:?}");
+    assert!(on_path.last().unwrap().contains(">chain wildcard<"), "{on_path:?}");
+    assert!(!on_path.iter().any(|l| l.contains("api-h2")), "{on_path:?}");
+    assert!(svg.contains("stroke=\"#d97706\" stroke-width=\"2.5\""), "the path's edges are drawn in colour");
+}

@@ -65,9 +65,9 @@ const handlers = {
     setStatus(`Checked in ${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms: ${plural(s.error, 'error')}, ${plural(s.warning, 'warning')}, ${plural(s.info, 'info')}.`);
     document.body.dataset.analyzed = String(id);
   },
-  trace({ id, answer }) {
+  trace({ id, answer, graph }) {
     if (id !== latest.trace) return;
-    renderTrace(JSON.parse(answer));
+    renderTrace(JSON.parse(answer), graph);
   },
   error({ id, request, panic, message }) {
     if (panic) {
@@ -323,7 +323,7 @@ $('#trace-form').addEventListener('submit', (e) => {
   worker.postMessage({ type: 'trace', id, query });
 });
 
-function renderTrace(a) {
+function renderTrace(a, graph) {
   const c = a.connection;
   const outcome = {
     filter_chain: ['reached', `filter chain ${a.filter_chain}`],
@@ -354,6 +354,13 @@ function renderTrace(a) {
         el('tbody', {}, rows)))
       : null,
     a.notes.length ? el('ul', { class: 'notes' }, a.notes.map((n) => el('li', {}, n))) : null,
+    // An image, not inline markup: the SVG (which holds names from the input) is never parsed
+    // into the page.
+    graph
+      ? el('figure', { class: 'trace-graph' },
+        el('figcaption', { class: 'muted' }, `The match graph of ${a.listener}, one column per level; the connection's path in colour.`),
+        el('div', { class: 'table-scroll' }, el('img', { src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(graph)}`, alt: `Match graph of listener ${a.listener} with the traced path` })))
+      : null,
   ].filter(Boolean));
   const line = chainLines.get(`${a.listener}\u0000${a.filter_chain}`);
   if (line) showLines(line);

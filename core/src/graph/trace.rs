@@ -138,6 +138,9 @@ pub struct Step {
 pub struct Trace {
     pub steps: Vec<Step>,
     pub outcome: Outcome,
+    /// The graph's nodes the connection went through, the root first and the chain's leaf last
+    /// when one took it (empty for a `filter_chain_matcher` listener, which has no index).
+    pub path: Vec<NodeIndex>,
 }
 
 impl MatchGraph<'_, '_> {
@@ -151,6 +154,7 @@ impl MatchGraph<'_, '_> {
     pub fn trace_skipping(&self, c: &Connection, skip: Option<NodeIndex>) -> Trace {
         let mut steps = Vec::new();
         let mut node = self.root;
+        let mut path = vec![node];
         for level in Level::ALL {
             // A leaf above the last level stands for `Any` at every level left: the node is its
             // own `Any` child, so each of those levels is explained as usual.
@@ -191,18 +195,27 @@ impl MatchGraph<'_, '_> {
             };
             steps.push(step);
             if decision.needs_input {
-                return Trace { steps, outcome: Outcome::NeedsInput(level) };
+                return Trace { steps, outcome: Outcome::NeedsInput(level), path };
             }
             match decision.chosen {
-                Some(i) => node = children[i].0,
-                None => return Trace { steps, outcome: self.fallback() },
+                Some(i) => {
+                    node = children[i].0;
+                    // A leaf above the last level is its own `Any` child: the path stays.
+                    if path.last() != Some(&node) {
+                        path.push(node);
+                    }
+                }
+                None => return Trace { steps, outcome: self.fallback(), path },
             }
         }
         let chain = self.graph.neighbors(node).find_map(|n| match self.graph[n] {
-            Node::Chain(c) => Some(c),
+            Node::Chain(c) => Some((n, c)),
             _ => None,
         });
-        Trace { steps, outcome: chain.map_or_else(|| self.fallback(), Outcome::Chain) }
+        if let Some((leaf, _)) = chain {
+            path.push(leaf);
+        }
+        Trace { steps, outcome: chain.map_or_else(|| self.fallback(), |(_, c)| Outcome::Chain(c)), path }
     }
 
     fn fallback(&self) -> Outcome {
