@@ -196,7 +196,9 @@ proto_message! {
     pub(crate) struct RawMetadata<'a> as "a Kubernetes ObjectMeta object" {
         name: Str<'a> = "name",
         namespace: Str<'a> = "namespace",
-        annotations: RawAnnotations<'a> = "annotations",
+        // Boxed: RawObject nests deeply (a config_dump holds listeners holding chains), and
+        // every byte of it is paid at each level of the parser's recursion.
+        annotations: Box<RawAnnotations<'a>> = "annotations",
     }
 }
 
