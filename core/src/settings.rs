@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use globset::{Glob, GlobBuilder, GlobMatcher};
+use glob::MatchOptions;
+#[cfg(feature = "config")]
 use serde::Deserialize;
 
 use crate::diagnostic::{Diagnostic, Rule, Severity};
@@ -141,26 +142,27 @@ pub fn parse_severity_override(text: &str) -> Result<(Selector, Severity), Setti
 #[derive(Debug, Clone)]
 pub struct Pattern {
     text: String,
-    matcher: GlobMatcher,
+    pattern: glob::Pattern,
+    /// Whether `*` stops at `/` (paths) or not (listener names).
+    literal_separator: bool,
 }
 
 impl Pattern {
     /// A listener-name glob: `*` matches any run of characters, `/` included
     /// (`gateway/*` covers `gateway/cilium-gateway/listener-443`).
     pub fn listener(text: &str) -> Result<Self, SettingsError> {
-        Self::build(text, Glob::new(text))
+        Self::build(text, false)
     }
 
     /// A path glob, as in `.gitignore`: `*` stays within one directory, `**` crosses them.
     pub fn path(text: &str) -> Result<Self, SettingsError> {
-        let text = text.strip_prefix("./").unwrap_or(text);
-        Self::build(text, GlobBuilder::new(text).literal_separator(true).build())
+        Self::build(text.strip_prefix("./").unwrap_or(text), true)
     }
 
-    fn build(text: &str, glob: Result<Glob, globset::Error>) -> Result<Self, SettingsError> {
-        let glob =
-            glob.map_err(|e| SettingsError::BadGlob { pattern: text.to_owned(), reason: e.kind().to_string() })?;
-        Ok(Self { text: text.to_owned(), matcher: glob.compile_matcher() })
+    fn build(text: &str, literal_separator: bool) -> Result<Self, SettingsError> {
+        let pattern = glob::Pattern::new(text)
+            .map_err(|e| SettingsError::BadGlob { pattern: text.to_owned(), reason: e.msg.to_owned() })?;
+        Ok(Self { text: text.to_owned(), pattern, literal_separator })
     }
 
     pub fn as_str(&self) -> &str {
@@ -168,7 +170,12 @@ impl Pattern {
     }
 
     pub fn is_match(&self, candidate: &str) -> bool {
-        self.matcher.is_match(candidate)
+        let options = MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: self.literal_separator,
+            require_literal_leading_dot: false,
+        };
+        self.pattern.matches_with(candidate, options)
     }
 }
 
@@ -254,7 +261,7 @@ impl Settings {
         })
     }
 
-    /// `xdsck.toml`:
+    /// `xdsck.toml` (feature `config`):
     ///
     /// ```toml
     /// [rules]
@@ -269,6 +276,7 @@ impl Settings {
     /// path = "deploy/**/*.yaml"    # a glob on the input's path, relative to this file
     /// reason = "tenants share the wildcard on purpose"
     /// ```
+    #[cfg(feature = "config")]
     pub fn from_toml(text: &str) -> Result<Self, SettingsError> {
         let file: ConfigFile = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map_or((1, 1), |span| line_column(text, span.start));
@@ -469,6 +477,7 @@ impl Annotations {
     }
 }
 
+#[cfg(feature = "config")]
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -476,6 +485,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+#[cfg(feature = "config")]
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
@@ -484,6 +494,7 @@ struct ConfigFile {
     ignore: Vec<toml::Spanned<IgnoreTable>>,
 }
 
+#[cfg(feature = "config")]
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 struct RulesTable {
@@ -493,6 +504,7 @@ struct RulesTable {
     severity: BTreeMap<String, toml::Spanned<String>>,
 }
 
+#[cfg(feature = "config")]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct IgnoreTable {
@@ -504,6 +516,7 @@ struct IgnoreTable {
     reason: Option<String>,
 }
 
+#[cfg(feature = "config")]
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum OneOrMany {
@@ -557,6 +570,7 @@ mod tests {
         assert!(matches!(parse_severity_override("XDS301=fatal"), Err(SettingsError::BadSeverity(_))));
     }
 
+    #[cfg(feature = "config")]
     #[test]
     fn toml_config_with_located_errors() {
         let s = Settings::from_toml(
@@ -581,6 +595,7 @@ mod tests {
         assert!(e.to_string().starts_with("line 2, column 8: `nope`"), "{e}");
     }
 
+    #[cfg(feature = "config")]
     #[test]
     fn a_cli_select_replaces_the_files_selection() {
         let mut s = Settings::from_toml("[rules]\nignore = [\"XDS110\"]\nextend-select = [\"XDS2\"]\n").unwrap();

@@ -32,9 +32,13 @@ pub const DEFAULT_SOURCE: &str = "input";
 pub struct AnalyzeOptions {
     /// The input's display name (a file name); findings name it. Default [`DEFAULT_SOURCE`].
     pub source: Option<String>,
-    /// The text of an `xdsck.toml`: which rules, at which severity, ignored where (as the CLI
-    /// reads it; `[[ignore]] path` globs match the input's display name).
-    pub config: Option<String>,
+    /// Rule selection, as the CLI's flags: `select` (replaces the default, every rule),
+    /// `extend_select`, `ignore` (codes, prefixes such as `XDS3`, names, `ALL`) and `severity`
+    /// (`["XDS301=warning"]`).
+    pub select: Option<Vec<String>>,
+    pub extend_select: Vec<String>,
+    pub ignore: Vec<String>,
+    pub severity: Vec<String>,
 }
 
 /// A trace question, as JSON: the arguments of `xdsck trace`.
@@ -93,10 +97,13 @@ fn options(options_json: &str) -> Result<AnalyzeOptions, String> {
 /// [`analyze`] for Rust callers.
 pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
     let options = options(options_json)?;
-    let settings = match &options.config {
-        Some(config) => xdsck_core::settings::Settings::from_toml(config).map_err(|e| format!("xdsck.toml: {e}"))?,
-        None => Default::default(),
-    };
+    let settings = xdsck_core::settings::Settings::from_lists(
+        options.select.as_deref(),
+        &options.extend_select,
+        &options.ignore,
+        &options.severity,
+    )
+    .map_err(|e| e.to_string())?;
     let sources = sources(text, options.source);
     let report = xdsck_core::analyze(&sources, &Options { settings, ..Options::default() });
     Ok(report::render(Format::Json, &report, &sources, RenderOptions::default()))

@@ -69,14 +69,18 @@ fn analyze_is_the_cli_json_report() {
 }
 
 #[test]
-fn analyze_reads_an_xdsck_toml() {
-    let config = r#"{"config": "[rules]\nignore = [\"duplicate-filter-chain-match\"]\n"}"#;
-    let report = parse(&analyze(SAME_SNI, config).unwrap());
-    let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
-    assert!(!codes.contains(&"XDS101"), "{codes:?}");
+fn analyze_takes_the_clis_rule_selection() {
+    let report = parse(
+        &analyze(SAME_SNI, r#"{"ignore": ["duplicate-filter-chain-match"], "severity": ["XDS1=warning"]}"#).unwrap(),
+    );
+    let findings = report["findings"].as_array().unwrap();
+    assert!(!findings.iter().any(|f| f["code"] == "XDS101"), "{findings:?}");
+    assert!(
+        findings.iter().filter(|f| f["code"].as_str().unwrap().starts_with("XDS1")).all(|f| f["severity"] == "warning")
+    );
     assert!(report["summary"]["suppressed_by"]["not_selected"].as_u64().unwrap() >= 1);
-    let err = analyze(SAME_SNI, r#"{"config": "[rules]\nselect = [\"XDS9\"]\n"}"#).unwrap_err();
-    assert!(err.starts_with("xdsck.toml: line 2, column 11: `XDS9` is not a rule"), "{err}");
+    let err = analyze(SAME_SNI, r#"{"select": ["XDS9"]}"#).unwrap_err();
+    assert!(err.contains("`XDS9` is not a rule"), "{err}");
 }
 
 #[test]
