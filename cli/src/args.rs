@@ -5,10 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// `xdsck --version`: which xdsck, and which Envoy its rules follow.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (rules follow Envoy 1.40)");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "xdsck",
-    version,
+    version = VERSION,
     about = "Find Envoy filter chains that collide, shadow each other or can never be reached.",
     after_help = "Exit status: 0 nothing at or above --fail-on, 1 something is, 2 an input could not be read or loaded, or the arguments are wrong.",
     args_conflicts_with_subcommands = true,
@@ -38,9 +41,10 @@ pub enum Command {
         rule: String,
     },
     /// Trace a connection: the listener, what Envoy's matcher sees, each level's decision, and
-    /// the filter chain it reaches.
+    /// the filter chain it reaches. Exit status 1 when Envoy closes the connection (no chain
+    /// matches and there is no default chain), 0 when a chain takes it.
     Trace(TraceArgs),
-    /// Print a listener's match graph (Envoy's filter-chain index) as DOT or Mermaid. A chain
+    /// Print a listener's match graph (Envoy's filter-chain index) as DOT, Mermaid or SVG. A chain
     /// drawn above the last level matches anything at the levels below it.
     Graph(GraphArgs),
     /// Check a running proxy: its admin /config_dump (http://, unix://) or, as a read-only xDS
@@ -51,6 +55,13 @@ pub enum Command {
     /// CiliumEnvoyConfig and CiliumClusterwideEnvoyConfig: what Envoy would reject comes back
     /// as warnings, or is denied with --strict; everything else as warnings.
     Webhook(WebhookArgs),
+    /// Print a shell completion script: `xdsck completions bash > /etc/bash_completion.d/xdsck`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `xdsck manpage > xdsck.1`.
+    Manpage,
 }
 
 #[derive(Debug, Args)]
@@ -194,6 +205,8 @@ pub struct GraphArgs {
 pub enum GraphFormat {
     Dot,
     Mermaid,
+    /// A picture, laid out by xdsck (up to 2000 nodes).
+    Svg,
 }
 
 #[derive(Debug, Args)]
@@ -222,6 +235,40 @@ pub struct ReportArgs {
     /// `attach --watch`, a warning).
     #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
     pub max_bytes: usize,
+    /// The rules to report, replacing the default (every rule) and the config file's `select`:
+    /// codes (`XDS301`), code prefixes (`XDS3`), names (`wildcard-overlap`) or `ALL`.
+    #[arg(long, value_name = "RULE", value_delimiter = ',', help_heading = "Rule selection")]
+    pub select: Option<Vec<String>>,
+    /// Rules to report in addition to those selected.
+    #[arg(long, value_name = "RULE", value_delimiter = ',', help_heading = "Rule selection")]
+    pub extend_select: Vec<String>,
+    /// Rules not to report. Where a select and an ignore both match, the more specific wins
+    /// (`--select XDS2 --ignore XDS201`); an ignore wins a tie.
+    #[arg(long, value_name = "RULE", value_delimiter = ',', help_heading = "Rule selection")]
+    pub ignore: Vec<String>,
+    /// Report a rule at another severity: `--severity XDS301=warning` (repeatable; the most
+    /// specific wins).
+    #[arg(long, value_name = "RULE=LEVEL", help_heading = "Rule selection")]
+    pub severity: Vec<String>,
+    /// The config file (default: `xdsck.toml` in the working directory or the nearest parent).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config", help_heading = "Rule selection")]
+    pub config: Option<PathBuf>,
+    /// Read no config file.
+    #[arg(long, help_heading = "Rule selection")]
+    pub no_config: bool,
+    /// Report only the findings not recorded in this baseline (see --write-baseline).
+    #[arg(long, value_name = "FILE", help_heading = "Baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Record today's findings as the baseline (by rule, listener, chains and a fingerprint,
+    /// not by line); the run then passes unless an input could not be read.
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline", help_heading = "Baseline")]
+    pub write_baseline: Option<PathBuf>,
+    /// Print how many findings each rule has instead of the findings (text or json).
+    #[arg(long)]
+    pub statistics: bool,
+    /// Print the findings only: no per-input lines, no tally (text).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

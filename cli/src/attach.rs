@@ -12,10 +12,11 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use xdsck_core::report::{self, Report};
 use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
-use xdsck_xds_client::protocol::{LISTENER_TYPE_URL, Response};
+use xdsck_xds_client::protocol::{Backoff, LISTENER_TYPE_URL, Response};
 use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
 
 use crate::args::{AttachArgs, Format, XdsType};
+use crate::config::Reporting;
 use crate::metrics::{self, Metrics};
 use crate::{FAILED, exit_code, print, write_report};
 
@@ -23,6 +24,13 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
     if args.watch && matches!(args.report.format, Format::Sarif | Format::Github | Format::Openreports) {
         bail!("--watch prints text, or json with one object per line and update");
     }
+    if args.watch && args.report.statistics {
+        bail!("--statistics counts one run's findings; leave out --watch");
+    }
+    crate::check_report_args(&args.report)?;
+    let reporting = Arc::new(Reporting::from_args(&args.report)?);
+    crate::config::check_watch(&reporting, args.watch)?;
+    let reporting = &reporting;
     let timeout = seconds(args.timeout, "--timeout")?;
     let mut target: Target = args.address.parse()?;
     let tls_flags =
@@ -80,7 +88,7 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
                     Err(Error::TooLarge { size, at_least, limit, .. }) => {
                         Snapshot::too_large(&args.address, size, at_least, limit, "the config_dump")
                     }
-                    r => Snapshot::from_dump(&args.address, r?, args.report.max_bytes),
+                    r => Snapshot::from_dump(&args.address, r?, args.report.max_bytes, reporting)?,
                 };
                 one_shot(args, &snapshot)
             }
@@ -91,12 +99,12 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
                     Err(Error::TooLarge { size, at_least, limit, .. }) => {
                         Snapshot::too_large(&args.address, size, at_least, limit, "the DiscoveryResponse (encoded)")
                     }
-                    r => Snapshot::from_xds(&args.address, &r?),
+                    r => Snapshot::from_xds(&args.address, &r?, reporting)?,
                 };
                 one_shot(args, &snapshot)
             }
-            (Target::Admin(a), true) => watch_admin(args, &a, timeout, spinner, metrics).await,
-            (Target::Grpc(g), true) => watch_xds(args, &g, &options, spinner, metrics).await,
+            (Target::Admin(a), true) => watch_admin(args, &a, timeout, spinner, metrics, reporting).await,
+            (Target::Grpc(g), true) => watch_xds(args, &g, &options, spinner, metrics, reporting).await,
             (Target::Socket(_), _) => unreachable!("resolve() decides what a socket is"),
         }
     })
@@ -113,22 +121,21 @@ fn seconds(v: f64, flag: &str) -> Result<Duration> {
 struct Snapshot {
     sources: Sources,
     report: Report,
-    /// The resource version (xDS) or `None` (admin: each dump carries its own versions).
+    /// The resource version (xDS) or `None` (admin: each dump carries its listeners' own).
     version: Option<String>,
     /// How long loading and checking took.
     took: Duration,
 }
 
 impl Snapshot {
-    fn from_dump(address: &str, bytes: Vec<u8>, max_bytes: usize) -> Snapshot {
+    fn from_dump(address: &str, bytes: Vec<u8>, max_bytes: usize, reporting: &Reporting) -> Result<Snapshot> {
         let start = Instant::now();
         let mut sources = Sources::new();
         let mut failed = Vec::new();
         crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes);
-        let mut options = xdsck_core::Options::default();
-        options.limits.max_bytes = max_bytes;
-        let report = xdsck_core::analyze_except(&sources, &options, failed);
-        Snapshot { sources, report, version: None, took: start.elapsed() }
+        let mut report = xdsck_core::analyze_except(&sources, &reporting.options(max_bytes), failed);
+        reporting.finish(&mut report)?;
+        Ok(Snapshot { sources, report, version: None, took: start.elapsed() })
     }
 
     /// An answer over `--max-bytes`: the `XDS009` finding `check` gives an input over the limit.
@@ -145,7 +152,7 @@ impl Snapshot {
         Snapshot { sources, report, version: None, took: Duration::ZERO }
     }
 
-    fn from_xds(address: &str, response: &Response) -> Snapshot {
+    fn from_xds(address: &str, response: &Response, reporting: &Reporting) -> Result<Snapshot> {
         let start = Instant::now();
         for p in &response.problems {
             warn(&format!("{address}: {p} (ACKed, not checked)"));
@@ -154,12 +161,26 @@ impl Snapshot {
         // A protobuf has no text: findings carry the pointer of the resource, no line.
         let id = sources.add(SourceFile::new(address, String::new()));
         let (input, problems) = xdsck_core::load::proto::load_resources(id, &response.resources);
-        let report = xdsck_core::analyze_inputs(&sources, vec![input], problems);
-        Snapshot { sources, report, version: Some(response.version_info.clone()), took: start.elapsed() }
+        let mut report = xdsck_core::analyze_inputs_with(&sources, vec![input], problems, &reporting.settings);
+        reporting.finish(&mut report)?;
+        Ok(Snapshot { sources, report, version: Some(response.version_info.clone()), took: start.elapsed() })
     }
 
     fn listeners(&self) -> usize {
         self.report.inputs.iter().map(|i| i.inventory.listeners).sum()
+    }
+
+    /// The configuration's version: the DiscoveryResponse's `version_info`, or the distinct
+    /// `version_info`s of a config_dump's listeners (`none` when it has none: static only).
+    fn version(&self) -> String {
+        if let Some(v) = &self.version {
+            return v.clone();
+        }
+        let mut versions: Vec<&str> =
+            self.report.inputs.iter().flat_map(|i| i.versions.iter().map(String::as_str)).collect();
+        versions.sort_unstable();
+        versions.dedup();
+        if versions.is_empty() { "none".to_owned() } else { versions.join(",") }
     }
 }
 
@@ -179,19 +200,22 @@ pub(crate) fn warn(message: &str) {
 struct Watch<'a> {
     args: &'a AttachArgs,
     previous: BTreeMap<String, (Value, String)>,
+    /// The version and listener count last printed.
+    printed: Option<(String, usize)>,
     updates: u64,
     last_code: Option<u8>,
     metrics: Option<Arc<Metrics>>,
-    /// The live listener count the previous update printed.
-    listeners: Option<usize>,
 }
 
 impl<'a> Watch<'a> {
     fn new(args: &'a AttachArgs, metrics: Option<Arc<Metrics>>) -> Self {
-        Self { args, previous: BTreeMap::new(), updates: 0, last_code: None, metrics, listeners: None }
+        Self { args, previous: BTreeMap::new(), printed: None, updates: 0, last_code: None, metrics }
     }
 
-    /// Prints what changed since the previous update, and records it for the metrics.
+    /// Records the update for the metrics, and prints what changed since the previous one;
+    /// nothing when nothing did (same version, same listeners, same findings). Envoy prints the
+    /// maps of a dump in no fixed order, so a dump can differ from the last one and still say
+    /// nothing new.
     fn update(&mut self, s: &Snapshot) -> Result<()> {
         self.updates += 1;
         if let Some(m) = &self.metrics {
@@ -207,19 +231,17 @@ impl<'a> Watch<'a> {
             current.iter().filter(|(k, _)| !self.previous.contains_key(*k)).map(|(_, v)| v).collect();
         let disappeared: Vec<&(Value, String)> =
             self.previous.iter().filter(|(k, _)| !current.contains_key(*k)).map(|(_, v)| v).collect();
-        // Envoy writes the maps of a dump (node metadata, build labels) in no fixed order; the
-        // digest evens out flat ones, a nested one printed in another order still makes a "new"
-        // dump of the same config: one that changes no finding and no listener count is not news.
-        let same = appeared.is_empty() && disappeared.is_empty() && self.listeners == Some(s.listeners());
-        self.listeners = Some(s.listeners());
-        if s.version.is_none() && same {
+        let version = s.version();
+        let state = (version.clone(), s.listeners());
+        if appeared.is_empty() && disappeared.is_empty() && self.printed.as_ref() == Some(&state) {
             self.previous = current;
             return Ok(());
         }
-        let version = s.version.clone().unwrap_or_else(|| format!("config_dump #{}", self.updates));
+        let time = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
         let out = match self.args.report.format {
             Format::Json => {
                 let obj = json!({
+                    "time": time,
                     "version": version,
                     "listeners": s.listeners(),
                     "appeared": appeared.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
@@ -230,7 +252,7 @@ impl<'a> Watch<'a> {
             }
             _ => {
                 let mut out = format!(
-                    "version {version}: {} listeners, {} findings (+{} -{})\n",
+                    "{time} version {version}: {} listeners, {} findings (+{} -{})\n",
                     s.listeners(),
                     current.len(),
                     appeared.len(),
@@ -246,6 +268,7 @@ impl<'a> Watch<'a> {
             }
         };
         self.previous = current;
+        self.printed = Some(state);
         print(&out)
     }
 
@@ -278,6 +301,7 @@ async fn watch_xds(
     options: &xds::Options,
     spinner: Spinner,
     metrics: Option<Arc<Metrics>>,
+    reporting: &Arc<Reporting>,
 ) -> Result<u8> {
     let interval = seconds(args.interval, "--interval")?;
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
@@ -300,8 +324,11 @@ async fn watch_xds(
             event = rx.recv() => match event {
                 Some(xds::Event::Response(r)) if r.type_url == LISTENER_TYPE_URL => {
                     if let Some(s) = spinner.take() { s.stop(); }
-                    let address = args.address.clone();
-                    let snapshot = tokio::task::spawn_blocking(move || Snapshot::from_xds(&address, &r)).await?;
+                    // Off the runtime's thread: the metrics endpoint keeps answering while a
+                    // large config is checked.
+                    let (address, reporting) = (args.address.clone(), reporting.clone());
+                    let snapshot =
+                        tokio::task::spawn_blocking(move || Snapshot::from_xds(&address, &r, &reporting)).await??;
                     watch.update(&snapshot)?;
                 }
                 // Another type (ADS): ignored, and reported once per type by the state machine.
@@ -319,7 +346,7 @@ async fn watch_xds(
                     connected = false;
                     if let Some(m) = &metrics { m.fetch_failed(error.reason()); }
                     let keep = if watch.updates > 0 { "; the last snapshot stands" } else { "" };
-                    warn(&format!("{error}; retrying in {:.1} s{keep}", retry_in.as_secs_f64()));
+                    warn(&format!("{error}; retrying in {:.2} s{keep}", retry_in.as_secs_f64()));
                 }
                 None => {
                     if let Some(s) = spinner.take() { s.stop(); }
@@ -341,8 +368,14 @@ async fn watch_admin(
     timeout: Duration,
     spinner: Spinner,
     metrics: Option<Arc<Metrics>>,
+    reporting: &Arc<Reporting>,
 ) -> Result<u8> {
     let interval = seconds(args.interval, "--interval")?;
+    // Polled every --interval while it answers; after a failure, retried with the backoff the
+    // xDS path uses (exponential from 250 ms to 30 s, jittered), reset by the next answer.
+    let defaults = xds::Options::default();
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let mut backoff = Backoff::new(defaults.backoff_initial, defaults.backoff_max, seed);
     let mut spinner = Some(spinner);
     let mut watch = Watch::new(args, metrics.clone());
     // A digest, not the dump: holding a second copy of a 100 MB dump between fetches would
@@ -360,14 +393,17 @@ async fn watch_admin(
         if let Some(s) = spinner.take() {
             s.stop();
         }
-        match fetched {
+        let wait = match fetched {
             // An unchanged dump is not an update.
             Ok(bytes) if last_dump == Some(digest(&bytes)) => {
+                backoff.reset();
                 if let Some(m) = &metrics {
                     m.confirm();
                 }
+                interval
             }
             Ok(bytes) => {
+                backoff.reset();
                 if let Some(m) = &metrics
                     && !envoy_version_known
                 {
@@ -376,10 +412,12 @@ async fn watch_admin(
                 // Off the runtime's thread: the metrics endpoint keeps answering while a large
                 // config is checked.
                 last_dump = Some(digest(&bytes));
-                let (address, max_bytes) = (args.address.clone(), args.report.max_bytes);
+                let (address, max_bytes, reporting) = (args.address.clone(), args.report.max_bytes, reporting.clone());
                 let snapshot =
-                    tokio::task::spawn_blocking(move || Snapshot::from_dump(&address, bytes, max_bytes)).await?;
+                    tokio::task::spawn_blocking(move || Snapshot::from_dump(&address, bytes, max_bytes, &reporting))
+                        .await??;
                 watch.update(&snapshot)?;
+                interval
             }
             Err(e) if !e.is_transient() => return Err(e.into()),
             Err(e) => {
@@ -387,13 +425,15 @@ async fn watch_admin(
                 if let Some(m) = &metrics {
                     m.fetch_failed(e.reason());
                 }
+                let retry_in = backoff.next_delay();
                 let keep = if watch.updates > 0 { "; the last snapshot stands" } else { "" };
-                warn(&format!("{e}; retrying in {:.1} s{keep}", interval.as_secs_f64()));
+                warn(&format!("{e}; retrying in {:.2} s{keep}", retry_in.as_secs_f64()));
+                retry_in
             }
-        }
+        };
         tokio::select! {
             _ = &mut ctrl_c => break,
-            () = tokio::time::sleep(interval) => {}
+            () = tokio::time::sleep(wait) => {}
         }
     }
     Ok(watch.exit())

@@ -3,6 +3,7 @@
 
 mod args;
 mod attach;
+mod config;
 mod input;
 mod metrics;
 mod rules;
@@ -21,12 +22,16 @@ use args::{CheckArgs, Cli, Color, Command, FailOn, ReportArgs, RulesFormat};
 
 /// The exit statuses the README promises (0 clean, 1 findings, 2 unreadable input or bad arguments).
 pub(crate) const CLEAN: u8 = 0;
-const FOUND: u8 = 1;
+pub(crate) const FOUND: u8 = 1;
 pub(crate) const FAILED: u8 = 2;
 
 fn main() -> ExitCode {
     // Usage errors exit 2 from here (clap's default), help and version 0.
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(e) = mistyped_subcommand(&args) {
+        e.exit();
+    }
+    let cli = Cli::parse_from(args);
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -40,6 +45,34 @@ fn main() -> ExitCode {
     }
 }
 
+/// `xdsck rule`: a first argument that is no file and is close to a subcommand's name was
+/// meant as that subcommand, not as an input to check (`xdsck PATH...` is `xdsck check`).
+/// Clap's own "unrecognized subcommand" error, with its "a similar subcommand exists" tip.
+fn mistyped_subcommand(args: &[std::ffi::OsString]) -> Option<clap::Error> {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let first = args.get(1)?.to_str()?;
+    if first.starts_with('-') || first.contains(['/', '.', '\\']) || std::path::Path::new(first).exists() {
+        return None;
+    }
+    let mut cmd = Cli::command();
+    let names: Vec<String> = cmd.get_subcommands().map(|c| c.get_name().to_owned()).collect();
+    if names.iter().any(|n| n == first) {
+        return None;
+    }
+    // Clap's own threshold for suggesting a subcommand.
+    let similar = names
+        .iter()
+        .filter(|n| strsim::jaro(first, n) > 0.7)
+        .max_by(|a, b| strsim::jaro(first, a).total_cmp(&strsim::jaro(first, b)))?;
+    cmd.build();
+    let mut e = clap::Error::new(ErrorKind::InvalidSubcommand).with_cmd(&cmd);
+    e.insert(ContextKind::InvalidSubcommand, ContextValue::String(first.to_owned()));
+    e.insert(ContextKind::SuggestedSubcommand, ContextValue::Strings(vec![similar.clone()]));
+    e.insert(ContextKind::Usage, ContextValue::StyledStr(cmd.render_usage()));
+    Some(e)
+}
+
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Some(Command::Check(check)) => run_check(&check),
@@ -50,15 +83,26 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Graph(args)) => trace::graph(&args),
         Some(Command::Attach(args)) => attach::run(&args),
         Some(Command::Webhook(args)) => webhook::run(&args),
+        Some(Command::Completions { shell }) => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "xdsck", &mut out);
+            print(&String::from_utf8_lossy(&out)).map(|()| CLEAN)
+        }
+        Some(Command::Manpage) => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out)?;
+            print(&String::from_utf8_lossy(&out)).map(|()| CLEAN)
+        }
         None => run_check(&cli.check),
     }
 }
 
 fn run_check(args: &CheckArgs) -> Result<u8> {
+    check_report_args(&args.report)?;
+    let reporting = config::Reporting::from_args(&args.report)?;
     let (sources, failed) = input::read_all(&args.paths, args.report.max_bytes);
-    let mut options = xdsck_core::Options::default();
-    options.limits.max_bytes = args.report.max_bytes;
-    let report = xdsck_core::analyze_except(&sources, &options, failed);
+    let mut report = xdsck_core::analyze_except(&sources, &reporting.options(args.report.max_bytes), failed);
+    reporting.finish(&mut report)?;
     let code = write_report(&args.report, &report, &sources)?;
     // The process ends next: freeing a few hundred MB of input and findings piece by piece
     // (millions of allocations at tenant scale) would only cost time.
@@ -70,12 +114,25 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
 /// Writes a report to stdout as it renders (100k findings are 100+ MB of output, never held as
 /// one string) and returns the exit status it calls for.
 pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources) -> Result<u8> {
-    let options = RenderOptions { color: use_color(args.color) };
+    let options = RenderOptions { color: use_color(args.color), quiet: args.quiet };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = report::write(args.format.into(), report, sources, options, &mut out).and_then(|()| out.flush());
+    let written = if args.statistics {
+        report::write_statistics(args.format.into(), report, sources, options, &mut out)
+    } else {
+        report::write(args.format.into(), report, sources, options, &mut out)
+    }
+    .and_then(|()| out.flush());
     drop(out);
     done_writing(written)?;
     Ok(exit_code(report, args.fail_on))
+}
+
+/// Flag combinations clap cannot express.
+pub(crate) fn check_report_args(args: &ReportArgs) -> Result<()> {
+    if args.statistics && !matches!(args.format, args::Format::Text | args::Format::Json) {
+        anyhow::bail!("--statistics prints text or json");
+    }
+    Ok(())
 }
 
 pub(crate) fn exit_code(report: &Report, fail_on: FailOn) -> u8 {

@@ -39,7 +39,7 @@ pub fn explain(code_or_name: &str) -> Result<String> {
 }
 
 /// Rules whose code or name is a small edit away, best first.
-fn close_matches(query: &str) -> Vec<String> {
+pub(crate) fn close_matches(query: &str) -> Vec<String> {
     let query = query.to_ascii_lowercase();
     let mut scored: Vec<(f64, &Rule)> = xdsck_core::rules()
         .map(|r| {

@@ -7,7 +7,7 @@ use xdsck_core::report::{self, RenderOptions};
 use xdsck_core::trace::{Attributes, Query};
 
 use crate::args::{ClientKind, GraphArgs, GraphFormat, TraceArgs, TraceFormat};
-use crate::{CLEAN, FAILED, input, print};
+use crate::{CLEAN, FAILED, FOUND, input, print};
 
 /// Loads one input; when it cannot be loaded, prints why (as `check` would) and gives up.
 fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
@@ -17,7 +17,7 @@ fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
     if failed.is_empty() {
         return Ok(Some(sources));
     }
-    let report = report::Report { inputs: Vec::new(), findings: failed, failed_inputs: 1 };
+    let report = report::Report { findings: failed, failed_inputs: 1, ..Default::default() };
     print(&report::render(report::Format::Text, &report, &sources, RenderOptions::default()))?;
     Ok(None)
 }
@@ -63,7 +63,8 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
         TraceFormat::Text => answer.to_text(),
         TraceFormat::Json => answer.to_json(),
     })?;
-    Ok(CLEAN)
+    // Like grep without a match: the connection reaches no chain.
+    Ok(if answer.is_closed() { FOUND } else { CLEAN })
 }
 
 pub fn graph(args: &GraphArgs) -> Result<u8> {
@@ -87,6 +88,15 @@ pub fn graph(args: &GraphArgs) -> Result<u8> {
     print(&match args.format {
         GraphFormat::Dot => graph.to_dot(),
         GraphFormat::Mermaid => graph.to_mermaid(),
+        GraphFormat::Svg => match graph.to_svg(&[]) {
+            Some(svg) => svg,
+            None => bail!(
+                "listener '{}' has {} nodes, too many to draw (at most {}); use --format dot",
+                listener.name,
+                graph.graph.node_count(),
+                xdsck_core::graph::render::MAX_SVG_NODES
+            ),
+        },
     })?;
     Ok(CLEAN)
 }

@@ -80,8 +80,11 @@ fn xdsck_trace(config: &Path, listener: &str, probe: &Probe, src_port: u16) -> S
         other => panic!("not used here: {other:?}"),
     }
     let out = cmd.output().expect("run xdsck");
-    assert!(out.status.success(), "xdsck trace failed: {}", String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_slice(&out.stdout).expect("xdsck trace prints JSON");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("xdsck trace prints JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    // Exit 1 exactly when Envoy closes the connection.
+    let want = if v["outcome"] == "closed" { 1 } else { 0 };
+    assert_eq!(out.status.code(), Some(want), "xdsck trace: {v}");
     v["filter_chain"].as_str().unwrap_or(CLOSED).to_owned()
 }
 

@@ -170,7 +170,8 @@ fn xdsck_trace(dump: &Path, listener: &str, probe: &Probe, src_port: u16) -> Res
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_xdsck"));
     cmd.arg("trace").arg(dump).args(trace_args(listener, probe, src_port)).args(["--format", "json"]);
     let out = cmd.output().map_err(|e| format!("cannot run xdsck: {e}"))?;
-    if !out.status.success() {
+    // 0: a chain takes the connection; 1: Envoy closes it (checked against filter_chain below).
+    if !matches!(out.status.code(), Some(0 | 1)) {
         return Err(format!(
             "`xdsck trace` exited with {}: {}",
             out.status,
@@ -185,6 +186,9 @@ fn xdsck_trace(dump: &Path, listener: &str, probe: &Probe, src_port: u16) -> Res
         Some(Value::Null) => None,
         _ => return Err(format!("`xdsck trace` output has no \"filter_chain\" string or null: {v}")),
     };
+    if (out.status.code() == Some(1)) != (v["outcome"] == "closed") {
+        return Err(format!("`xdsck trace` exited with {} for outcome {}", out.status, v["outcome"]));
+    }
     let ambiguous = v["levels"].as_array().is_some_and(|ls| ls.iter().any(|l| l["ambiguous"] == true));
     Ok(Trace { chain, ambiguous })
 }

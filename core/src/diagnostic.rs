@@ -134,6 +134,36 @@ impl Diagnostic {
         self.rule.code
     }
 
+    /// A stable identity for a finding across runs, so a baseline and code scanning can tell a
+    /// finding that moved from a new one: its rule, listener and chains, and where it is below
+    /// the chain it names (`/filter_chain_match/server_names/2`). Line numbers and where the
+    /// listener sits in its input (`/configs/2/dynamic_listeners/7`) are left out, so
+    /// reformatting, reordering listeners or moving them to another file keeps it; a finding
+    /// that names no listener (an input problem) is identified by its pointer. FNV-1a, spelled
+    /// out, because std's hasher may change between Rust releases.
+    pub fn fingerprint(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut feed = |s: &str| {
+            for b in s.bytes().chain([0]) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        feed(self.rule.code);
+        let pointer = self.location.as_ref().map_or("", |l| l.pointer.as_str());
+        match &self.listener {
+            Some(listener) => {
+                feed(listener);
+                for chain in &self.filter_chains {
+                    feed(chain);
+                }
+                feed(below_chain(pointer));
+            }
+            None => feed(pointer),
+        }
+        format!("{h:016x}")
+    }
+
     /// Total order used for output: by place, then code, then message, so the same input always
     /// gives the same bytes.
     pub fn sort_key(&self) -> impl Ord + '_ {
@@ -146,6 +176,25 @@ impl Diagnostic {
     }
 }
 
+/// The part of a pointer below the last filter chain it goes through (`""` when it goes
+/// through none): what stays the same when listeners are reordered.
+fn below_chain(pointer: &str) -> &str {
+    // Each token with the offset of the `/` before it.
+    let tokens: Vec<(usize, &str)> =
+        pointer.match_indices('/').map(|(i, _)| (i, pointer[i + 1..].split('/').next().unwrap_or_default())).collect();
+    let mut cut = None;
+    for (k, (_, token)) in tokens.iter().enumerate() {
+        // `filter_chains` is followed by the chain's index; what is below that stays.
+        let skip = match *token {
+            "filter_chains" | "filterChains" => 2,
+            "default_filter_chain" | "defaultFilterChain" => 1,
+            _ => continue,
+        };
+        cut = Some(tokens.get(k + skip).map_or(pointer.len(), |&(start, _)| start));
+    }
+    cut.map_or("", |c| &pointer[c..])
+}
+
 impl PartialEq for Rule {
     fn eq(&self, other: &Self) -> bool {
         self.code == other.code
@@ -153,3 +202,21 @@ impl PartialEq for Rule {
 }
 
 impl Eq for Rule {}
+
+#[cfg(test)]
+mod tests {
+    use super::below_chain;
+
+    #[test]
+    fn the_part_below_the_chain_is_kept() {
+        assert_eq!(
+            below_chain(
+                "/configs/2/dynamic_listeners/1/active_state/listener/filter_chains/3/filter_chain_match/server_names/0"
+            ),
+            "/filter_chain_match/server_names/0"
+        );
+        assert_eq!(below_chain("/spec/resources/0/filterChains/1"), "");
+        assert_eq!(below_chain("/default_filter_chain/filters/0"), "/filters/0");
+        assert_eq!(below_chain("/static_resources/listeners/0/address"), "");
+    }
+}

@@ -28,6 +28,7 @@
 //! );
 //! ```
 
+pub mod baseline;
 pub mod checks;
 pub mod diagnostic;
 pub mod graph;
@@ -35,6 +36,7 @@ pub mod load;
 pub mod model;
 mod parallel;
 pub mod report;
+pub mod settings;
 pub mod source;
 pub mod trace;
 
@@ -45,10 +47,16 @@ use load::Limits;
 use model::Snapshot;
 use report::{InputSummary, Report};
 
+/// The Envoy release whose matching and validation rules the verdicts follow (the conformance
+/// tests run this version).
+pub const ENVOY_VERSION: &str = "1.40";
+
 /// Options for [`analyze`].
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub limits: Limits,
+    /// Which findings to report, at which severity.
+    pub settings: settings::Settings,
 }
 
 /// Loads every source, runs every check, and returns the sorted report. An input that cannot be
@@ -67,7 +75,12 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
     let mut failed = failed;
     for (id, file) in sources.iter() {
         if let Some(i) = failed.iter().position(|d| d.location.as_ref().is_some_and(|l| l.source == id)) {
-            report.inputs.push(InputSummary { source: id, kind: None, inventory: Default::default() });
+            report.inputs.push(InputSummary {
+                source: id,
+                kind: None,
+                inventory: Default::default(),
+                versions: Vec::new(),
+            });
             report.failed_inputs += 1;
             report.findings.push(failed.swap_remove(i));
             continue;
@@ -78,11 +91,17 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
                     source: id,
                     kind: Some(input.kind.as_str()),
                     inventory: input.inventory(),
+                    versions: input.versions(),
                 });
                 snapshot.inputs.push(input);
             }
             Err(e) => {
-                report.inputs.push(InputSummary { source: id, kind: None, inventory: Default::default() });
+                report.inputs.push(InputSummary {
+                    source: id,
+                    kind: None,
+                    inventory: Default::default(),
+                    versions: Vec::new(),
+                });
                 report.failed_inputs += 1;
                 report.findings.push(e.to_diagnostic());
             }
@@ -101,8 +120,16 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
         },
     );
     report.findings.extend(found);
-    report.sort();
+    suppress(&mut report, &snapshot, sources, &options.settings);
     report
+}
+
+/// Applies the settings and the inputs' `xdsck.io/ignore` annotations, then sorts.
+fn suppress(report: &mut Report, snapshot: &Snapshot<'_>, sources: &Sources, settings: &settings::Settings) {
+    let (annotations, problems) = settings::Annotations::of(snapshot, sources);
+    report.findings.extend(problems);
+    settings.apply(report, sources, &annotations);
+    report.sort();
 }
 
 /// Runs every check on inputs the caller has already loaded (listeners decoded from a live xDS
@@ -110,18 +137,29 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
 /// Each input's source must be in `sources` (its text may be empty: findings then carry a
 /// pointer and no line).
 pub fn analyze_inputs(sources: &Sources, inputs: Vec<model::Input<'_>>, problems: Vec<Diagnostic>) -> Report {
+    analyze_inputs_with(sources, inputs, problems, &settings::Settings::default())
+}
+
+/// [`analyze_inputs`] with [`settings::Settings`].
+pub fn analyze_inputs_with(
+    sources: &Sources,
+    inputs: Vec<model::Input<'_>>,
+    problems: Vec<Diagnostic>,
+    settings: &settings::Settings,
+) -> Report {
     let mut report = Report::default();
     for input in &inputs {
         report.inputs.push(InputSummary {
             source: input.source,
             kind: Some(input.kind.as_str()),
             inventory: input.inventory(),
+            versions: input.versions(),
         });
     }
     let snapshot = Snapshot { inputs };
     report.findings.extend(problems);
     report.findings.extend(checks::run_all(&snapshot, sources));
-    report.sort();
+    suppress(&mut report, &snapshot, sources, settings);
     report
 }
 
@@ -140,7 +178,7 @@ pub fn load_all<'s>(sources: &'s Sources, options: &Options) -> (Snapshot<'s>, V
 
 /// Every rule xdsck knows: the input problems (`XDS0xx`), then the checks, in code order.
 pub fn rules() -> impl Iterator<Item = &'static Rule> {
-    load::codes::ALL.iter().copied().chain(checks::ALL.iter().map(|c| c.rule()))
+    load::codes::ALL.iter().copied().chain([&settings::INVALID_SUPPRESSION]).chain(checks::ALL.iter().map(|c| c.rule()))
 }
 
 /// A rule by code (`XDS101`, any case) or name (`duplicate-filter-chain-match`).

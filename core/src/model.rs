@@ -97,6 +97,18 @@ pub enum SkippedKind {
 }
 
 impl Input<'_> {
+    /// The distinct `version_info`s of the live listeners, sorted.
+    pub fn versions(&self) -> Vec<String> {
+        let set: std::collections::BTreeSet<&str> = self
+            .listeners
+            .iter()
+            .filter(|l| l.state.is_live())
+            .filter_map(|l| l.version_info.as_deref())
+            .filter(|v| !v.is_empty())
+            .collect();
+        set.into_iter().map(str::to_owned).collect()
+    }
+
     pub fn inventory(&self) -> Inventory {
         let mut inv = Inventory { failed: self.error_states.len(), ..Inventory::default() };
         for s in &self.skipped {
@@ -254,6 +266,16 @@ pub struct Listener<'a> {
     /// The listener comes from a CiliumEnvoyConfig: the Cilium agent gives one without an
     /// address its own proxy port, so a missing address is no error there.
     pub address_assigned_by_agent: bool,
+    /// The `xdsck.io/ignore` annotation of the CiliumEnvoyConfig the listener came in.
+    pub ignore_annotation: Option<IgnoreAnnotation<'a>>,
+}
+
+/// A CiliumEnvoyConfig's `xdsck.io/ignore` annotation (rules to silence on its listeners), as
+/// written, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IgnoreAnnotation<'a> {
+    pub value: Cow<'a, str>,
+    pub pointer: String,
 }
 
 impl<'a> Listener<'a> {
@@ -310,10 +332,11 @@ impl<'a> Listener<'a> {
 
     /// The location of one of its chains.
     pub fn chain_location(&self, source: SourceId, file: &SourceFile, chain: &FilterChain<'_>) -> Location {
-        // The chain's name says which chain it is; its opening brace does not.
-        let offset = match chain.name_offset {
-            Some(o) => Some(file.original_offset(o)),
-            None => chain.offset.or(self.offset).map(|o| file.node_offset(o)),
+        // The chain's name says which chain it is; its opening brace does not, so an unnamed
+        // chain is shown at its first key (`"filter_chain_match": {`), not at a bare `{`.
+        let offset = match (chain.name_offset, chain.offset) {
+            (Some(o), _) | (None, Some(o)) => Some(file.original_offset(o)),
+            (None, None) => self.offset.map(|o| file.node_offset(o)),
         };
         Location::new(source, self.chain_pointer(chain), offset)
     }

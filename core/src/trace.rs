@@ -5,8 +5,13 @@ use std::net::{IpAddr, SocketAddr};
 
 use crate::graph::MatchGraph;
 use crate::graph::trace::{Client, Connection, Outcome, Trace};
-use crate::model::{Address, Listener, Snapshot};
+use crate::model::{Address, Listener, ListenerState, Snapshot};
 use crate::source::Sources;
+
+/// A value the question did not give, as a trace prints it.
+const NOT_GIVEN: &str = "(not given)";
+/// A value the client does not send (no SNI, no ALPN), as a trace prints it.
+const NONE: &str = "(none)";
 
 /// How the question describes the connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,8 +37,10 @@ pub struct Query {
 pub enum TraceError {
     #[error("no listener named '{0}' (listeners: {1})")]
     NoSuchListener(String, String),
-    #[error("no listener is bound to {0}; name one with --listener (listeners: {1})")]
-    NoListenerOnAddress(SocketAddr, String),
+    /// The third field names the warming and draining listeners bound there, which Envoy does
+    /// not serve but `--listener` can trace.
+    #[error("no listener is bound to {0}; name one with --listener (listeners: {1}){2}")]
+    NoListenerOnAddress(SocketAddr, String, String),
     #[error("{0} listeners could take {1}: {2}; name one with --listener")]
     AmbiguousListener(usize, SocketAddr, String),
     #[error("listener '{0}' selects chains with filter_chain_matcher, which xdsck cannot trace: {1}")]
@@ -70,16 +77,40 @@ pub fn select_listener<'s, 'a>(
         n.join(", ")
     };
     if let Some(name) = name {
+        // The served listener of that name, else one Envoy holds without serving it (warming,
+        // draining): it can still be asked about, and the answer says it does not serve.
+        let held = || {
+            snapshot
+                .inputs
+                .iter()
+                .flat_map(|i| i.listeners.iter().filter(|l| !l.state.is_live()).map(move |l| (i, l)))
+                .find(|(_, l)| l.name == name)
+        };
         return live
             .iter()
             .find(|(_, l)| l.name == name)
             .copied()
+            .or_else(held)
             .ok_or_else(|| TraceError::NoSuchListener(name.to_owned(), names()));
     }
     let dst = destination.expect("a query without a listener name has a destination");
     let bound: Vec<_> = live.iter().copied().filter(|(_, l)| l.addresses().any(|a| binds(a, dst))).collect();
     match bound.len() {
-        0 => Err(TraceError::NoListenerOnAddress(dst, names())),
+        0 => {
+            let held: Vec<String> = snapshot
+                .inputs
+                .iter()
+                .flat_map(|i| i.listeners.iter())
+                .filter(|l| !l.state.is_live() && l.addresses().any(|a| binds(a, dst)))
+                .map(|l| format!("'{}' ({})", l.name, l.state.as_str()))
+                .collect();
+            let held = if held.is_empty() {
+                String::new()
+            } else {
+                format!("; bound there but not served: {} (trace it with --listener)", held.join(", "))
+            };
+            Err(TraceError::NoListenerOnAddress(dst, names(), held))
+        }
         1 => Ok(bound[0]),
         n => {
             // An exact address beats a wildcard one, as the kernel would pick.
@@ -132,6 +163,17 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
         ),
     };
     connection.direct_source = query.direct_source;
+    match listener.state {
+        ListenerState::Warming => notes.push(format!(
+            "listener '{}' is warming: Envoy does not serve it yet (connections go to its active version, if any); this is where they will go once it does",
+            listener.name
+        )),
+        ListenerState::Draining => notes.push(format!(
+            "listener '{}' is draining: Envoy sends it no new connections; this is where they went",
+            listener.name
+        )),
+        _ => {}
+    }
     if let Some(raw) = &listener.filter_chain_matcher {
         return trace_matcher(input, listener, sources, raw.get(), connection, notes);
     }
@@ -214,10 +256,22 @@ fn trace_matcher(
         source: sources.get(input.source).name().to_owned(),
         listener: listener.name.to_string(),
         connection,
-        trace: Trace { steps: Vec::new(), outcome },
+        trace: Trace { steps: Vec::new(), outcome, path: Vec::new() },
         filter_chain,
         notes,
     })
+}
+
+/// The traced listener's match graph as SVG, the connection's path drawn in colour level by
+/// level; `None` for a listener that selects chains with `filter_chain_matcher` (no index) or
+/// whose graph is too big to draw (see [`MatchGraph::to_svg`]).
+pub fn graph_svg(snapshot: &Snapshot<'_>, answer: &Answer) -> Option<String> {
+    let (_, listener) = select_listener(snapshot, Some(&answer.listener), None).ok()?;
+    if listener.filter_chain_matcher.is_some() {
+        return None;
+    }
+    // The graph is built the same way every time, so the trace's node indices are this one's.
+    MatchGraph::build(listener).to_svg(&answer.trace.path)
 }
 
 impl Answer {
@@ -228,6 +282,11 @@ impl Answer {
             Outcome::Closed => "closed",
             Outcome::NeedsInput(_) => "needs_input",
         }
+    }
+
+    /// Whether Envoy closes the connection (`xdsck trace` then exits 1).
+    pub fn is_closed(&self) -> bool {
+        matches!(self.trace.outcome, Outcome::Closed)
     }
 
     /// The answer as one JSON object.
@@ -253,6 +312,7 @@ impl Answer {
                 "ambiguous": s.ambiguous,
                 "lost": s.lost.iter().map(|(k, why)| serde_json::json!({"key": k, "why": why})).collect::<Vec<_>>(),
                 "unmatched": s.unmatched,
+                "unmatched_keys": s.unmatched_keys,
             })).collect::<Vec<_>>(),
             "notes": self.notes,
         });
@@ -267,14 +327,16 @@ impl Answer {
         let mut out = String::new();
         let c = &self.connection;
         let _ = writeln!(out, "listener {} ({})", self.listener, self.source);
+        // Spelt as the levels below spell them: `(not given)` for what the question left out,
+        // `(none)` for what the client does not send.
         let _ = writeln!(
             out,
             "connection: dst {} src {} transport {} sni {} alpn {}",
-            c.destination.map_or("-".into(), |d| d.to_string()),
-            c.source.map_or("-".into(), |s| s.to_string()),
+            c.destination.map_or(NOT_GIVEN.into(), |d| d.to_string()),
+            c.source.map_or(NOT_GIVEN.into(), |s| s.to_string()),
             c.transport_protocol,
-            if c.server_name.is_empty() { "-" } else { &c.server_name },
-            if c.application_protocols.is_empty() { "-".to_owned() } else { c.application_protocols.join(",") },
+            if c.server_name.is_empty() { NONE } else { &c.server_name },
+            if c.application_protocols.is_empty() { NONE.to_owned() } else { c.application_protocols.join(",") },
         );
         for s in &self.trace.steps {
             let chosen = s.chosen.as_deref().unwrap_or("nothing matches");
@@ -289,8 +351,14 @@ impl Answer {
             for (k, why) in &s.lost {
                 let _ = writeln!(out, "  {:<21} {:<28}    not {k}: {why}", "", "");
             }
-            if s.unmatched > 0 && s.chosen.is_none() {
-                let _ = writeln!(out, "  {:<21} {:<28}    {} key(s) here, none matches", "", "", s.unmatched);
+            if s.chosen.is_none() {
+                for k in &s.unmatched_keys {
+                    let _ = writeln!(out, "  {:<21} {:<28}    not {k}: does not match {}", "", "", s.value);
+                }
+                let more = s.unmatched.saturating_sub(s.unmatched_keys.len());
+                if more > 0 {
+                    let _ = writeln!(out, "  {:<21} {:<28}    and {more} more, none of which matches", "", "");
+                }
             }
         }
         let _ = match (&self.trace.outcome, &self.filter_chain) {

@@ -50,7 +50,7 @@ fn check(rule: &str, path: &Path) -> Option<String> {
     let mut sources = Sources::new();
     sources.add(SourceFile::new(name.clone(), text.clone()));
     let report = xdsck_core::analyze(&sources, &Options::default());
-    let rendered = report::render(Format::Text, &report, &sources, RenderOptions { color: false });
+    let rendered = report::render(Format::Text, &report, &sources, RenderOptions { color: false, quiet: false });
 
     let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
     let mut settings = insta::Settings::clone_current();
@@ -102,4 +102,51 @@ fn no_snapshot_without_its_fixture() {
         }
     }
     assert!(orphans.is_empty(), "snapshots without their fixture: {orphans:?}");
+}
+
+/// Every message stands on its own (JSON, SARIF and GitHub show it without the labels), and
+/// the text output names the listener of every finding that has one.
+#[test]
+fn messages_are_complete_and_text_names_the_listener() {
+    const DANGLING: &[&str] = &["would", "which", "and", "or", "but", "to", "the", "a", "of", "is", "that"];
+    let mut problems = Vec::new();
+    for (_, path) in fixtures() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut sources = Sources::new();
+        sources.add(SourceFile::new(path.display().to_string(), text));
+        let report = xdsck_core::analyze(&sources, &Options::default());
+        for d in &report.findings {
+            let last = d.message.trim_end().rsplit(' ').next().unwrap_or_default();
+            if DANGLING.contains(&last) {
+                problems.push(format!("{}: {} ends mid-sentence: {}", path.display(), d.code(), d.message));
+            }
+            let one = report::Report { findings: vec![d.clone()], ..Default::default() };
+            let rendered = report::render(Format::Text, &one, &sources, RenderOptions::default());
+            if let Some(listener) = &d.listener {
+                if !rendered.contains(&format!("= listener: {listener}\n")) {
+                    problems.push(format!("{}: {} does not name listener {listener}", path.display(), d.code()));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// An unnamed chain in JSON is shown at its first key, not at a bare `{` that says nothing.
+#[test]
+fn unnamed_json_chains_are_shown_at_a_key() {
+    let path = workspace().join("testdata/envoy/config_dump.json");
+    let mut sources = Sources::new();
+    sources.add(SourceFile::new("config_dump.json", std::fs::read_to_string(path).unwrap()));
+    let report = xdsck_core::analyze(&sources, &Options::default());
+    assert!(report.findings.iter().any(|d| d.filter_chains.iter().any(|c| c.starts_with("filter_chains["))));
+    let text = report::render(Format::Text, &report, &sources, RenderOptions::default());
+    // A source line of a snippet is `1056 |         {`: a line number, a bar, the text.
+    let bare: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.split_once('|').is_some_and(|(number, code)| number.trim().parse::<usize>().is_ok() && code.trim() == "{")
+        })
+        .collect();
+    assert!(bare.is_empty(), "{bare:?}\n{text}");
 }

@@ -72,8 +72,8 @@ function cli(file) {
 }
 
 /** A fresh page, loaded and ready, recording every request (page and worker) from then on. */
-async function openPage() {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+async function openPage({ width = 1400, height = 1000 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
@@ -87,10 +87,12 @@ async function openPage() {
   return { context, page, requests, problems };
 }
 
-/** The report's order within each severity, errors first: the page's grouping. */
+/** The report's order within each group, as the page groups: input problems (XDS0xx), then
+ * errors, warnings, infos. */
 const bySeverity = (findings) => {
-  const order = { error: 0, warning: 1, info: 2 };
-  return findings.toSorted((a, b) => order[a.severity] - order[b.severity]);
+  const order = { error: 1, warning: 2, info: 3 };
+  const group = (f) => (f.code.startsWith('XDS0') ? 0 : order[f.severity]);
+  return findings.toSorted((a, b) => group(a) - group(b));
 };
 
 async function analyzed(page, previous) {
@@ -236,3 +238,84 @@ test('a 20 MB dump is checked in the worker while the page stays responsive', as
   await context.close();
   await rm(file);
 });
+
+const BLACKHOLE = 'testdata/checks/sni-blackhole/bad-exact-sni-requires-h2.yaml';
+
+test('every group of findings is on the page, input problems apart from Envoy errors', async () => {
+  const { context, page, problems } = await openPage();
+  await page.locator('#file').setInputFiles(path.join(root, CONFIG_DUMP));
+  const report = await analyzed(page);
+  assert.ok(report.summary.info > 0 && report.summary.error > 0);
+  // No fixed height: the findings box does not scroll, so the info group is not cut off.
+  const clipped = await page.locator('#results').evaluate((n) => n.scrollHeight > n.clientHeight + 1);
+  assert.equal(clipped, false, 'the findings box scrolls inside itself');
+  await page.locator('#findings .group-info [data-code="XDS301"]').first().waitFor();
+
+  // An input that cannot be read is an input problem, not "Envoy rejects the listener".
+  await page.locator('textarea#input').fill('{"configs": [');
+  const broken = await analyzed(page, String(await page.evaluate(() => document.body.dataset.analyzed)));
+  assert.equal(broken.findings[0].code, 'XDS004');
+  await page.locator('#findings .group-input [data-code="XDS004"]').waitFor();
+  assert.equal(await page.locator('#findings .group-error').count(), 0);
+  assert.match(await page.locator('#findings .group-input h3').textContent(), /Input problems/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('clicking a finding fills the trace form with its example; a new input clears the trace', async () => {
+  const { context, page, problems } = await openPage();
+  await page.locator('#file').setInputFiles(path.join(root, BLACKHOLE));
+  const report = await analyzed(page);
+  const hole = report.findings.find((f) => f.code === 'XDS201');
+  await page.locator('#findings [data-code="XDS201"]').click();
+  assert.equal(await page.locator('#trace-dst').inputValue(), `${hole.example.dst_ip}:${hole.example.dst_port}`);
+  assert.equal(await page.locator('#trace-sni').inputValue(), hole.example.sni);
+  assert.equal(await page.locator('#trace-alpn').inputValue(), hole.example.alpn.join(','));
+  assert.equal(await page.locator('#trace-src').inputValue(), `${hole.example.src_ip}:${hole.example.src_port}`);
+  assert.equal(await page.locator('#trace-client').inputValue(), 'tls');
+  assert.equal(await page.locator('#trace-listener').inputValue(), hole.listener);
+  await page.locator('#trace-run').click();
+  const outcome = page.locator('#trace-result [data-outcome]');
+  await outcome.waitFor();
+  // The example is a black hole: Envoy closes it, and the key that lost is named.
+  assert.equal(await outcome.getAttribute('data-outcome'), 'closed');
+  assert.match(await page.locator('#trace-result').textContent(), /not h2: does not match http\/1\.1/);
+  // The match graph is drawn with the path up to where it stopped: the listener, then api.example.com.
+  const img = page.locator('#trace-result .trace-graph img');
+  await img.waitFor();
+  const svg = decodeURIComponent((await img.getAttribute('src')).replace(/^data:image\/svg\+xml;charset=utf-8,/, ''));
+  const onPath = svg.split('\n').filter((l) => l.startsWith('<g data-path'));
+  assert.ok(onPath.some((l) => l.includes('>api.example.com<')), onPath.join('\n'));
+  assert.ok(!onPath.some((l) => l.includes('>chain ')), 'no chain is reached');
+  assert.ok(await img.evaluate((n) => n.complete && n.naturalWidth > 0), 'the image renders');
+
+  // Another input: the old answer is gone.
+  const before = await page.evaluate(() => document.body.dataset.analyzed);
+  await page.locator('textarea#input').fill(await readFile(path.join(root, SAME_SNI), 'utf8'));
+  await analyzed(page, before);
+  assert.equal(await page.locator('#trace-result').textContent(), '');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+for (const [width, name] of [[1400, 'desktop'], [420, 'narrow']]) {
+  test(`nothing overflows the page at ${width} px (${name})`, async () => {
+    const { context, page, problems } = await openPage({ width, height: 900 });
+    await page.locator('#file').setInputFiles(path.join(root, CONFIG_DUMP));
+    await analyzed(page);
+    // The widest parts: a listener's chain table, a rule's example, a trace's level table.
+    await page.locator('#listeners .listener', { hasText: 'gateway-https' }).locator('summary').click();
+    await page.locator('#listeners table.chains').first().waitFor();
+    await page.locator('#rule-XDS301 summary').click();
+    await page.locator('#rule-XDS301 pre').first().waitFor();
+    await page.locator('#trace-dst').fill('127.0.0.1:21001');
+    await page.locator('#trace-sni').fill('api.tenant1.example.com');
+    await page.locator('#trace-run').click();
+    await page.locator('#trace-result [data-outcome]').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    await page.screenshot({ path: path.join(artifacts, `page-${name}.png`), fullPage: true });
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the ${width} px window`);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+}

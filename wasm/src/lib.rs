@@ -32,6 +32,13 @@ pub const DEFAULT_SOURCE: &str = "input";
 pub struct AnalyzeOptions {
     /// The input's display name (a file name); findings name it. Default [`DEFAULT_SOURCE`].
     pub source: Option<String>,
+    /// Rule selection, as the CLI's flags: `select` (replaces the default, every rule),
+    /// `extend_select`, `ignore` (codes, prefixes such as `XDS3`, names, `ALL`) and `severity`
+    /// (`["XDS301=warning"]`).
+    pub select: Option<Vec<String>>,
+    pub extend_select: Vec<String>,
+    pub ignore: Vec<String>,
+    pub severity: Vec<String>,
 }
 
 /// A trace question, as JSON: the arguments of `xdsck trace`.
@@ -90,8 +97,15 @@ fn options(options_json: &str) -> Result<AnalyzeOptions, String> {
 /// [`analyze`] for Rust callers.
 pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
     let options = options(options_json)?;
+    let settings = xdsck_core::settings::Settings::from_lists(
+        options.select.as_deref(),
+        &options.extend_select,
+        &options.ignore,
+        &options.severity,
+    )
+    .map_err(|e| e.to_string())?;
     let sources = sources(text, options.source);
-    let report = xdsck_core::analyze(&sources, &Options::default());
+    let report = xdsck_core::analyze(&sources, &Options { settings, ..Options::default() });
     Ok(report::render(Format::Json, &report, &sources, RenderOptions::default()))
 }
 
@@ -102,19 +116,39 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     let (snapshot, failed) = xdsck_core::load_all(&sources, &Options::default());
     if !failed.is_empty() {
         // As the CLI does: the input's own problem, rendered, instead of a trace.
-        let report = report::Report { inputs: Vec::new(), findings: failed, failed_inputs: 1 };
+        let report = report::Report { findings: failed, failed_inputs: 1, ..Default::default() };
         return Err(report::render(Format::Text, &report, &sources, RenderOptions::default()));
     }
-    let query = Query {
+    let query = query(&q)?;
+    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
+    Ok(answer.to_json())
+}
+
+/// [`trace_graph`] for Rust callers: the traced listener's match graph as SVG with the
+/// connection's path in colour, or `""` when it is not drawn (a filter_chain_matcher listener,
+/// a graph too big to draw).
+pub fn trace_graph_json(text: &str, query_json: &str) -> Result<String, String> {
+    let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
+    let sources = sources(text, q.source.clone());
+    let (snapshot, failed) = xdsck_core::load_all(&sources, &Options::default());
+    if !failed.is_empty() {
+        return Ok(String::new());
+    }
+    let query = query(&q)?;
+    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
+    Ok(xdsck_core::trace::graph_svg(&snapshot, &answer).unwrap_or_default())
+}
+
+/// The core question a [`TraceQuery`] asks.
+fn query(q: &TraceQuery) -> Result<Query, String> {
+    Ok(Query {
         listener: q.listener.clone().filter(|l| !l.is_empty()),
         destination: parse_field::<SocketAddr>("dst", "IP:PORT", Some(&q.dst))?
             .ok_or("dst: give the destination as IP:PORT")?,
         source: parse_field("src", "IP:PORT", q.src.as_deref())?,
         direct_source: parse_field::<IpAddr>("direct_src", "an IP address", q.direct_src.as_deref())?,
-        attributes: attributes(&q)?,
-    };
-    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
-    Ok(answer.to_json())
+        attributes: attributes(q)?,
+    })
 }
 
 /// An optional field; empty means absent (a form's empty input).
@@ -239,6 +273,14 @@ pub fn trace(text: &str, query_json: &str) -> Result<String, JsError> {
 }
 
 /// Every rule: code, name, severity, summary and the explanation (Markdown).
+/// The traced listener's match graph as SVG, the connection's path in colour (`""` when not
+/// drawn); the query is [`trace`]'s.
+#[wasm_bindgen]
+pub fn trace_graph(text: &str, query_json: &str) -> Result<String, JsError> {
+    install_panic_hook();
+    trace_graph_json(text, query_json).map_err(|e| JsError::new(&e))
+}
+
 #[wasm_bindgen]
 pub fn rules() -> String {
     install_panic_hook();

@@ -69,6 +69,21 @@ fn analyze_is_the_cli_json_report() {
 }
 
 #[test]
+fn analyze_takes_the_clis_rule_selection() {
+    let report = parse(
+        &analyze(SAME_SNI, r#"{"ignore": ["duplicate-filter-chain-match"], "severity": ["XDS1=warning"]}"#).unwrap(),
+    );
+    let findings = report["findings"].as_array().unwrap();
+    assert!(!findings.iter().any(|f| f["code"] == "XDS101"), "{findings:?}");
+    assert!(
+        findings.iter().filter(|f| f["code"].as_str().unwrap().starts_with("XDS1")).all(|f| f["severity"] == "warning")
+    );
+    assert!(report["summary"]["suppressed_by"]["not_selected"].as_u64().unwrap() >= 1);
+    let err = analyze(SAME_SNI, r#"{"select": ["XDS9"]}"#).unwrap_err();
+    assert!(err.contains("`XDS9` is not a rule"), "{err}");
+}
+
+#[test]
 fn analyze_defaults_the_name_and_reports_unreadable_input() {
     let report = parse(&analyze("this: [is not", "").unwrap());
     assert_eq!(report["inputs"][0]["source"], super::DEFAULT_SOURCE);
@@ -136,4 +151,19 @@ fn summary_translates_the_model() {
     assert_eq!(chains[2]["tcp_proxy"], true);
     assert_eq!(chains[2]["terminates_tls"], false);
     assert!(chains[2]["line"].as_u64().unwrap() > 1);
+}
+
+#[test]
+fn trace_graph_draws_the_path_of_the_connection() {
+    let query = r#"{"dst": "127.0.0.1:10443", "sni": "www.example.com"}"#;
+    let svg = super::trace_graph_json(BLACKHOLE, query).unwrap();
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+    assert!(svg.trim_end().ends_with("</svg>"));
+    // The path: the listener, a key per level (a leaf above the last level stands for the rest), the chain.
+    let on_path: Vec<&str> = svg.lines().filter(|l| l.starts_with("<g data-path")).collect();
+    assert!(on_path.iter().any(|l| l.contains("&gt;listener edge<") || l.contains(">listener edge<")), "{on_path:?}");
+    assert!(on_path.iter().any(|l| l.contains(">*.example.com<")), "{on_path:?}");
+    assert!(on_path.last().unwrap().contains(">chain wildcard<"), "{on_path:?}");
+    assert!(!on_path.iter().any(|l| l.contains("api-h2")), "{on_path:?}");
+    assert!(svg.contains("stroke=\"#d97706\" stroke-width=\"2.5\""), "the path's edges are drawn in colour");
 }

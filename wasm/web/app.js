@@ -3,10 +3,14 @@
 // Everything is built with DOM nodes and textContent: no HTML from the input is ever parsed.
 
 const $ = (sel) => document.querySelector(sel);
-const SEVERITIES = [
-  ['error', 'Errors', 'Envoy rejects the listener'],
-  ['warning', 'Warnings', 'Envoy accepts it, connections are lost or misrouted'],
-  ['info', 'Info', 'legal, worth knowing'],
+// Input problems (XDS0xx: the input could not be read, whatever their severity) come first and
+// apart: they say nothing about what Envoy does with a listener.
+const isInputProblem = (f) => f.code.startsWith('XDS0');
+const GROUPS = [
+  ['input', 'Input problems', 'xdsck could not read all of the input', isInputProblem],
+  ['error', 'Errors', 'Envoy rejects the listener', (f) => !isInputProblem(f) && f.severity === 'error'],
+  ['warning', 'Warnings', 'Envoy accepts it, connections are lost or misrouted', (f) => !isInputProblem(f) && f.severity === 'warning'],
+  ['info', 'Info', 'legal, worth knowing', (f) => !isInputProblem(f) && f.severity === 'info'],
 ];
 
 /** Creates an element: el('p', {class: 'x'}, 'text', child, …). */
@@ -61,9 +65,9 @@ const handlers = {
     setStatus(`Checked in ${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms: ${plural(s.error, 'error')}, ${plural(s.warning, 'warning')}, ${plural(s.info, 'info')}.`);
     document.body.dataset.analyzed = String(id);
   },
-  trace({ id, answer }) {
+  trace({ id, answer, graph }) {
     if (id !== latest.trace) return;
-    renderTrace(JSON.parse(answer));
+    renderTrace(JSON.parse(answer), graph);
   },
   error({ id, request, panic, message }) {
     if (panic) {
@@ -111,6 +115,9 @@ function runAnalyze() {
   const text = fileText ?? input.value;
   setSource(text);
   const id = (latest.analyze = nextId++);
+  // A trace answers a question about the previous input: it goes, and a late answer is dropped.
+  latest.trace = 0;
+  $('#trace-result').replaceChildren();
   setStatus(`Checking ${text.length > 1e6 ? `${(text.length / 1e6).toFixed(1)} MB` : `${text.length} characters`}…`);
   worker.postMessage({ type: 'analyze', id, text, name: sourceName });
 }
@@ -222,11 +229,11 @@ function renderFindings(report) {
     box.replaceChildren(el('p', { class: 'clean' }, 'No findings: every listener is consistent with Envoy’s rules.'));
     return;
   }
-  const groups = SEVERITIES.map(([sev, title, meaning]) => {
-    const items = report.findings.filter((f) => f.severity === sev);
+  const groups = GROUPS.map(([group, title, meaning, member]) => {
+    const items = report.findings.filter(member);
     if (!items.length) return null;
-    return el('section', { class: `group group-${sev}`, 'aria-label': title },
-      el('h3', {}, el('span', { class: `badge ${sev}` }, sev), ` ${title} (${items.length})`, el('span', { class: 'muted meaning' }, ` — ${meaning}`)),
+    return el('section', { class: `group group-${group}`, 'aria-label': title },
+      el('h3', {}, el('span', { class: `badge ${group}` }, group), ` ${title} (${items.length})`, el('span', { class: 'muted meaning' }, ` — ${meaning}`)),
       findingList(items));
   });
   box.replaceChildren(...groups.filter(Boolean));
@@ -257,6 +264,7 @@ function finding(f) {
     document.querySelectorAll('.finding.selected').forEach((n) => n.classList.remove('selected'));
     button.classList.add('selected');
     showLines(loc?.line, f.related.map((r) => r.location.line));
+    if (f.example) fillTrace(f);
   };
   const button = el('button', {
     type: 'button', class: `finding ${f.severity}`, onclick: select,
@@ -285,6 +293,21 @@ function finding(f) {
 
 // ---- trace ----
 
+/** Puts a finding's example connection into the trace form, ready to run. */
+function fillTrace(f) {
+  const x = f.example;
+  const set = (id, value) => { $(id).value = value ?? ''; };
+  if (x.dst_ip !== undefined && x.dst_port !== undefined) set('#trace-dst', x.dst_ip.includes(':') ? `[${x.dst_ip}]:${x.dst_port}` : `${x.dst_ip}:${x.dst_port}`);
+  set('#trace-sni', x.sni);
+  set('#trace-alpn', Array.isArray(x.alpn) ? x.alpn.join(',') : x.alpn);
+  set('#trace-src', x.src_ip !== undefined && x.src_port !== undefined ? (x.src_ip.includes(':') ? `[${x.src_ip}]:${x.src_port}` : `${x.src_ip}:${x.src_port}`) : '');
+  // The example names what the matcher sees; a TLS one is a ClientHello, anything else raw bytes.
+  set('#trace-client', x.transport === 'tls' ? 'tls' : x.transport ? 'raw' : '');
+  const listener = $('#trace-listener');
+  listener.value = [...listener.options].some((o) => o.value === f.listener) ? f.listener : '';
+  $('#trace-form').dataset.filledFrom = f.code;
+}
+
 $('#trace-form').addEventListener('submit', (e) => {
   e.preventDefault();
   if (!document.body.dataset.ready) return;
@@ -300,7 +323,7 @@ $('#trace-form').addEventListener('submit', (e) => {
   worker.postMessage({ type: 'trace', id, query });
 });
 
-function renderTrace(a) {
+function renderTrace(a, graph) {
   const c = a.connection;
   const outcome = {
     filter_chain: ['reached', `filter chain ${a.filter_chain}`],
@@ -318,18 +341,26 @@ function renderTrace(a) {
     el('td', {}, l.chosen ? el('code', {}, l.chosen) : el('strong', {}, 'nothing matches'), l.ambiguous ? el('span', { class: 'badge warning' }, 'undefined choice') : null),
     el('td', { class: 'lost' },
       l.lost.map((x) => el('div', {}, 'not ', el('code', {}, x.key), `: ${x.why}`)),
-      !l.chosen && l.unmatched ? el('div', {}, `${l.unmatched} key(s) here, none matches`) : null)));
+      l.chosen ? [] : l.unmatched_keys.map((k) => el('div', {}, 'not ', el('code', {}, k), `: does not match ${l.value}`)),
+      !l.chosen && l.unmatched > l.unmatched_keys.length ? el('div', {}, `and ${l.unmatched - l.unmatched_keys.length} more, none of which matches`) : null)));
   $('#trace-result').replaceChildren(...[
     el('div', { class: `trace-outcome ${outcome[0]}`, dataset: { outcome: a.outcome, chain: a.filter_chain ?? '' } },
       el('span', { class: 'arrow', 'aria-hidden': 'true' }, '⇒ '), outcome[1]),
     el('p', { class: 'trace-conn' }, el('span', { class: 'muted' }, 'listener '), el('strong', {}, a.listener), ' · ', conn.flatMap((n, i) => (i ? [' · ', n] : [n]))),
     rows.length
-      ? el('table', { class: 'trace-levels' },
+      ? el('div', { class: 'table-scroll' }, el('table', { class: 'trace-levels' },
         el('caption', { class: 'visually-hidden' }, 'Each level of Envoy’s filter-chain match, in order'),
         el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'level'), el('th', { scope: 'col' }, 'connection'), el('th', { scope: 'col' }, 'chosen'), el('th', { scope: 'col' }, 'keys that lost'))),
-        el('tbody', {}, rows))
+        el('tbody', {}, rows)))
       : null,
     a.notes.length ? el('ul', { class: 'notes' }, a.notes.map((n) => el('li', {}, n))) : null,
+    // An image, not inline markup: the SVG (which holds names from the input) is never parsed
+    // into the page.
+    graph
+      ? el('figure', { class: 'trace-graph' },
+        el('figcaption', { class: 'muted' }, `The match graph of ${a.listener}, one column per level; the connection's path in colour.`),
+        el('div', { class: 'table-scroll' }, el('img', { src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(graph)}`, alt: `Match graph of listener ${a.listener} with the traced path` })))
+      : null,
   ].filter(Boolean));
   const line = chainLines.get(`${a.listener}\u0000${a.filter_chain}`);
   if (line) showLines(line);
@@ -394,7 +425,7 @@ function listenerBody(l) {
   return [
     l.listener_filters.length ? el('p', { class: 'muted' }, 'listener filters: ', l.listener_filters.join(', ')) : null,
     l.filter_chain_matcher ? el('p', { class: 'muted' }, 'chains are selected by filter_chain_matcher') : null,
-    el('table', { class: 'chains' },
+    el('div', { class: 'table-scroll' }, el('table', { class: 'chains' },
       el('caption', { class: 'visually-hidden' }, `Filter chains of ${l.name}`),
       el('thead', {}, el('tr', {}, ['chain', 'mode', 'server names', 'transport', 'ALPN', 'other match'].map((h) => el('th', { scope: 'col' }, h)))),
       el('tbody', {}, l.chains.map((c) => {
@@ -415,7 +446,7 @@ function listenerBody(l) {
           el('td', {}, m.transport_protocol || el('span', { class: 'muted' }, 'any')),
           el('td', {}, m.application_protocols.join(', ') || el('span', { class: 'muted' }, 'any')),
           el('td', {}, other || el('span', { class: 'muted' }, '—')));
-      }))),
+      })))),
     names.length
       ? el('div', { class: 'wildcards' }, el('h4', {}, 'Server names'),
         el('ul', { class: 'names' }, names.map((n) => el('li', { class: n.under ? 'covered' : '' },

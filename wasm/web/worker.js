@@ -1,6 +1,6 @@
 // The checker runs here, off the page's thread, so a 20 MB dump keeps the page responsive.
 // It keeps the last analysed text so a trace does not send the input again.
-import init, { analyze, trace, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
+import init, { analyze, trace, trace_graph, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
 
 let text = '';
 let name = 'input';
@@ -33,8 +33,11 @@ self.onmessage = async ({ data }) => {
       const listeners = summary(text, options);
       self.postMessage({ type: 'report', id, report, summary: listeners, ms: t1 - t0 });
     } else if (data.type === 'trace') {
-      const answer = trace(text, JSON.stringify({ ...data.query, source: name }));
-      self.postMessage({ type: 'trace', id, answer });
+      const query = JSON.stringify({ ...data.query, source: name });
+      const answer = trace(text, query);
+      // The listener's match graph with the connection's path, drawn by the same module.
+      const graph = trace_graph(text, query);
+      self.postMessage({ type: 'trace', id, answer, graph });
     } else if (data.type === 'panic') {
       __panic_for_test();
     }

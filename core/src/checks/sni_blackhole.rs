@@ -319,7 +319,7 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
         let mut d = Diagnostic::new(
             &RULE,
             format!(
-                "{what} {fate}: {} {key} wins that level, but {} {} {} not match them, and Envoy never falls back to '{}', which would",
+                "{what} {fate}: {} {key} wins that level, but {} {} {} not match them, and Envoy never falls back to '{}', which would take them",
                 level.as_str(),
                 if specific.len() == 1 { "its chain" } else { "its chains" },
                 specific.iter().map(|&i| format!("'{}'", chains[i].display_name())).collect::<Vec<_>>().join(", "),

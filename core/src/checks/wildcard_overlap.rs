@@ -110,9 +110,14 @@ fn diagnostic(
     let passthrough: Vec<usize> =
         below.into_iter().flatten().filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy()).collect();
     if terminates && !passthrough.is_empty() {
+        let names: Vec<String> = passthrough.iter().map(|&c| format!("'{}'", chains[c].display_name())).collect();
+        let verb = if names.len() == 1 { "passes" } else { "pass" };
+        let names = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.concat(),
+        };
         d = d.note(format!(
-            "the wildcard terminates TLS and {} passes TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",
-            passthrough.iter().map(|&c| format!("'{}'", chains[c].display_name())).collect::<Vec<_>>().join(", ")
+            "the wildcard terminates TLS and {names} {verb} TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule"
         ));
         if let Some(&c) = passthrough.first() {
             d = d.related("a passthrough chain for a name under the wildcard", l.chain_location(&chains[c]));

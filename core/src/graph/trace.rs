@@ -110,6 +110,9 @@ pub enum Outcome {
     NeedsInput(Level),
 }
 
+/// How many of a level's keys a trace names when none of them matches.
+pub const UNMATCHED_SHOWN: usize = 8;
+
 /// One level's decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
@@ -122,6 +125,9 @@ pub struct Step {
     pub lost: Vec<(String, String)>,
     /// How many further keys at this level do not match the connection at all.
     pub unmatched: usize,
+    /// When nothing matched at this level: the first [`UNMATCHED_SHOWN`] keys there, which the
+    /// connection does not match (a trace names the keys that lost).
+    pub unmatched_keys: Vec<String>,
     /// Set when Envoy's choice at this level is undefined (an explicit `0.0.0.0/0` next to an
     /// unset range).
     pub ambiguous: bool,
@@ -132,6 +138,9 @@ pub struct Step {
 pub struct Trace {
     pub steps: Vec<Step>,
     pub outcome: Outcome,
+    /// The graph's nodes the connection went through, the root first and the chain's leaf last
+    /// when one took it (empty for a `filter_chain_matcher` listener, which has no index).
+    pub path: Vec<NodeIndex>,
 }
 
 impl MatchGraph<'_, '_> {
@@ -145,6 +154,7 @@ impl MatchGraph<'_, '_> {
     pub fn trace_skipping(&self, c: &Connection, skip: Option<NodeIndex>) -> Trace {
         let mut steps = Vec::new();
         let mut node = self.root;
+        let mut path = vec![node];
         for level in Level::ALL {
             // A leaf above the last level stands for `Any` at every level left: the node is its
             // own `Any` child, so each of those levels is explained as usual.
@@ -168,22 +178,44 @@ impl MatchGraph<'_, '_> {
                     .filter_map(|(i, (_, k))| decision.why_lost.get(&i).map(|why| (k.to_string(), why.clone())))
                     .collect(),
                 unmatched: children.len() - usize::from(decision.chosen.is_some()) - decision.why_lost.len(),
+                // Only where the connection stops: naming every key of every level would cost
+                // a string per chain at each step of the black-hole check's traces.
+                unmatched_keys: if decision.chosen.is_none() {
+                    children
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !decision.why_lost.contains_key(i))
+                        .take(UNMATCHED_SHOWN)
+                        .map(|(_, (_, k))| k.to_string())
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 ambiguous: decision.ambiguous,
             };
             steps.push(step);
             if decision.needs_input {
-                return Trace { steps, outcome: Outcome::NeedsInput(level) };
+                return Trace { steps, outcome: Outcome::NeedsInput(level), path };
             }
             match decision.chosen {
-                Some(i) => node = children[i].0,
-                None => return Trace { steps, outcome: self.fallback() },
+                Some(i) => {
+                    node = children[i].0;
+                    // A leaf above the last level is its own `Any` child: the path stays.
+                    if path.last() != Some(&node) {
+                        path.push(node);
+                    }
+                }
+                None => return Trace { steps, outcome: self.fallback(), path },
             }
         }
         let chain = self.graph.neighbors(node).find_map(|n| match self.graph[n] {
-            Node::Chain(c) => Some(c),
+            Node::Chain(c) => Some((n, c)),
             _ => None,
         });
-        Trace { steps, outcome: chain.map_or_else(|| self.fallback(), Outcome::Chain) }
+        if let Some((leaf, _)) = chain {
+            path.push(leaf);
+        }
+        Trace { steps, outcome: chain.map_or_else(|| self.fallback(), |(_, c)| Outcome::Chain(c)), path }
     }
 
     fn fallback(&self) -> Outcome {

@@ -7,7 +7,9 @@ use super::Documents;
 use super::codes;
 use super::error::LoadError;
 use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
-use crate::model::{Casing, ErrorState, Input, InputKind, Listener, ListenerState, Skipped, SkippedKind, push_pointer};
+use crate::model::{
+    Casing, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState, Skipped, SkippedKind, push_pointer,
+};
 use crate::source::{Location, SourceFile, SourceId};
 
 const LISTENER_TYPE: &str = "envoy.config.listener.v3.Listener";
@@ -367,6 +369,15 @@ impl<'a> Walk<'a> {
     }
 
     fn cec(&mut self, obj: RawObject<'a>, pointer: &str, clusterwide: bool) -> InputKind {
+        // The `xdsck.io/ignore` annotation goes onto each of the CEC's listeners.
+        let ignore =
+            obj.metadata.as_ref().and_then(|m| m.annotations.as_ref()).and_then(|a| a.xdsck_ignore.clone()).map(
+                |value| {
+                    let mut at = child(&child(pointer, Casing::Snake, "metadata"), Casing::Snake, "annotations");
+                    push_pointer(&mut at, crate::settings::IGNORE_ANNOTATION);
+                    IgnoreAnnotation { value: value.into_cow(), pointer: at }
+                },
+            );
         let (cec_name, namespace) = match &obj.metadata {
             Some(m) => (
                 m.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default(),
@@ -387,6 +398,7 @@ impl<'a> Walk<'a> {
             self.resource(r, index(&base, i), false, true);
             if let Some(l) = self.listeners.get_mut(start) {
                 l.name = qualified_name(&namespace, &cec_name, &l.name);
+                l.ignore_annotation = ignore.clone();
             }
         }
         InputKind::CiliumEnvoyConfig

@@ -236,6 +236,16 @@ proto_message! {
     pub(crate) struct RawMetadata<'a> as "a Kubernetes ObjectMeta object" {
         name: Str<'a> = "name",
         namespace: Str<'a> = "namespace",
+        // Boxed: RawObject nests deeply (a config_dump holds listeners holding chains), and
+        // every byte of it is paid at each level of the parser's recursion.
+        annotations: Box<RawAnnotations<'a>> = "annotations",
+    }
+}
+
+proto_message! {
+    /// The annotations xdsck reads (`crate::settings::IGNORE_ANNOTATION`).
+    pub(crate) struct RawAnnotations<'a> as "a Kubernetes annotations object" {
+        xdsck_ignore: Str<'a> = "xdsck.io/ignore",
     }
 }
 

@@ -36,6 +36,9 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
         for note in &d.notes {
             let _ = write!(message, "\nnote: {note}");
         }
+        if let Some(listener) = &d.listener {
+            let _ = write!(message, "\nlistener: {listener}");
+        }
         if let Some(loc) = d.location.as_ref().filter(|l| !l.pointer.is_empty()) {
             let _ = write!(message, "\npointer: {}", loc.pointer);
         }

@@ -73,6 +73,33 @@ struct Summary {
     error: usize,
     warning: usize,
     info: usize,
+    /// Findings left out (selection, ignores, annotations, baseline); `suppressed_by` says why.
+    suppressed: usize,
+    suppressed_by: SuppressedBy,
+}
+
+#[derive(Serialize)]
+struct SuppressedBy {
+    not_selected: usize,
+    annotation: usize,
+    ignore: usize,
+    baseline: usize,
+}
+
+#[derive(Serialize)]
+struct StatisticsOutput<'r> {
+    version: u32,
+    inputs: Vec<Input<'r>>,
+    statistics: Vec<Statistic>,
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct Statistic {
+    code: &'static str,
+    rule: &'static str,
+    severity: Severity,
+    count: usize,
 }
 
 impl Serialize for Severity {
@@ -127,26 +154,41 @@ fn element(f: &Finding<'_>) -> std::io::Result<String> {
 }
 
 fn output<'r>(report: &'r Report, sources: &'r Sources, findings: Vec<Finding<'r>>) -> Output<'r> {
-    Output {
+    Output { version: VERSION, inputs: inputs(report, sources), findings, summary: summary(report) }
+}
+
+/// `--statistics --format json`: `statistics` (per rule and severity, most frequent first) in
+/// place of `findings`.
+pub fn write_statistics(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let output = StatisticsOutput {
         version: VERSION,
-        inputs: report
-            .inputs
-            .iter()
-            .map(|i| Input {
-                source: sources.get(i.source).name(),
-                kind: i.kind,
-                listeners: i.inventory.listeners,
-                filter_chains: i.inventory.filter_chains,
-                warming: i.inventory.warming,
-                draining: i.inventory.draining,
-                failed: i.inventory.failed,
-                other_resources: i.inventory.other_resources,
-                skipped_documents: i.inventory.skipped_documents,
-            })
+        inputs: inputs(report, sources),
+        statistics: super::statistics(report)
+            .into_iter()
+            .map(|s| Statistic { code: s.rule.code, rule: s.rule.name, severity: s.severity, count: s.count })
             .collect(),
-        findings,
         summary: summary(report),
-    }
+    };
+    serde_json::to_writer_pretty(&mut *out, &output)?;
+    out.write_all(b"\n")
+}
+
+fn inputs<'r>(report: &Report, sources: &'r Sources) -> Vec<Input<'r>> {
+    report
+        .inputs
+        .iter()
+        .map(|i| Input {
+            source: sources.get(i.source).name(),
+            kind: i.kind,
+            listeners: i.inventory.listeners,
+            filter_chains: i.inventory.filter_chains,
+            warming: i.inventory.warming,
+            draining: i.inventory.draining,
+            failed: i.inventory.failed,
+            other_resources: i.inventory.other_resources,
+            skipped_documents: i.inventory.skipped_documents,
+        })
+        .collect()
 }
 
 /// Each finding as the object `--format json` prints for it (`attach --watch` prints the ones
@@ -169,6 +211,13 @@ fn summary(report: &Report) -> Summary {
         error: report.count(Severity::Error),
         warning: report.count(Severity::Warning),
         info: report.count(Severity::Info),
+        suppressed: report.suppressed.total(),
+        suppressed_by: SuppressedBy {
+            not_selected: report.suppressed.not_selected,
+            annotation: report.suppressed.annotation,
+            ignore: report.suppressed.ignored,
+            baseline: report.suppressed.baseline,
+        },
     }
 }
 

@@ -23,6 +23,45 @@ pub struct Report {
     pub findings: Vec<Diagnostic>,
     /// How many inputs could not be loaded (their `XDS0xx` finding is in `findings`).
     pub failed_inputs: usize,
+    /// The findings left out of `findings`, by why.
+    pub suppressed: Suppressed,
+}
+
+/// How many findings a run left out, by why: every one is counted, none vanishes silently.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Suppressed {
+    /// Of a rule not selected (`select`, `ignore`).
+    pub not_selected: usize,
+    /// By an `xdsck.io/ignore` annotation on the listener's CiliumEnvoyConfig.
+    pub annotation: usize,
+    /// By an `[[ignore]]` of the config file (a listener or path glob).
+    pub ignored: usize,
+    /// Recorded in the baseline.
+    pub baseline: usize,
+}
+
+impl Suppressed {
+    pub fn total(&self) -> usize {
+        self.not_selected + self.annotation + self.ignored + self.baseline
+    }
+
+    /// `3 suppressed: 2 not selected, 1 in the baseline`, or `None` when nothing was.
+    pub fn describe(&self) -> Option<String> {
+        if self.total() == 0 {
+            return None;
+        }
+        let parts: Vec<String> = [
+            (self.not_selected, "not selected"),
+            (self.annotation, "by annotation"),
+            (self.ignored, "by [[ignore]]"),
+            (self.baseline, "in the baseline"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, why)| format!("{n} {why}"))
+        .collect();
+        Some(format!("{} suppressed: {}", self.total(), parts.join(", ")))
+    }
 }
 
 /// One input's line in the report.
@@ -32,6 +71,9 @@ pub struct InputSummary {
     /// e.g. `config_dump`, `CiliumEnvoyConfig`; `None` when the input could not be loaded.
     pub kind: Option<&'static str>,
     pub inventory: Inventory,
+    /// The distinct `version_info`s of its live listeners (a config_dump's dynamic listeners),
+    /// sorted: what `attach --watch` calls the version of a dump.
+    pub versions: Vec<String>,
 }
 
 impl Report {
@@ -56,6 +98,45 @@ impl Report {
 pub struct RenderOptions {
     /// ANSI colours (text only). The CLI sets this only on a terminal and never with NO_COLOR.
     pub color: bool,
+    /// Text only: the findings and nothing else (no per-input lines, no tally).
+    pub quiet: bool,
+}
+
+/// How many findings one rule has at one severity: a line of `--statistics`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleCount {
+    pub rule: &'static crate::diagnostic::Rule,
+    pub severity: Severity,
+    pub count: usize,
+}
+
+/// Findings counted per rule and severity, the most frequent first (then by code), as
+/// `--statistics` prints them.
+pub fn statistics(report: &Report) -> Vec<RuleCount> {
+    let mut counts: std::collections::BTreeMap<(&'static str, Severity), RuleCount> = Default::default();
+    for d in &report.findings {
+        counts
+            .entry((d.rule.code, d.severity))
+            .or_insert(RuleCount { rule: d.rule, severity: d.severity, count: 0 })
+            .count += 1;
+    }
+    let mut out: Vec<RuleCount> = counts.into_values().collect();
+    out.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.code.cmp(b.rule.code)).then(b.severity.cmp(&a.severity)));
+    out
+}
+
+/// Writes the per-rule counts instead of the findings (`--statistics`): text or JSON.
+pub fn write_statistics(
+    format: Format,
+    report: &Report,
+    sources: &Sources,
+    options: RenderOptions,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Json => json::write_statistics(report, sources, out),
+        _ => text::write_statistics(report, sources, options, out),
+    }
 }
 
 /// The output formats, one renderer each. Every renderer is a pure function of the report and

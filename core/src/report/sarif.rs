@@ -163,7 +163,7 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
                 .enumerate()
                 .map(|(i, r)| location(sources, &r.location, None, Some(i + 1), Some(&r.message)))
                 .collect(),
-            partial_fingerprints: Fingerprints { v1: fingerprint(d) },
+            partial_fingerprints: Fingerprints { v1: d.fingerprint() },
         })
         .collect();
 
@@ -280,25 +280,6 @@ fn uri_reference(name: &str) -> String {
         }
     }
     out
-}
-
-/// A stable identity for a finding across runs, so code scanning can tell a finding that moved
-/// from a new one. FNV-1a, spelled out, because std's hasher may change between Rust releases.
-fn fingerprint(d: &Diagnostic) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |s: &str| {
-        for b in s.bytes().chain([0]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    feed(d.rule.code);
-    feed(d.listener.as_deref().unwrap_or_default());
-    for chain in &d.filter_chains {
-        feed(chain);
-    }
-    feed(d.location.as_ref().map_or("", |l| l.pointer.as_str()));
-    format!("{h:016x}")
 }
 
 #[cfg(test)]

@@ -121,16 +121,19 @@ pub(crate) fn fixture() -> (Sources, Report) {
                 source: dump,
                 kind: Some("config_dump"),
                 inventory: Inventory { listeners: 3, filter_chains: 41, warming: 1, failed: 1, ..Inventory::default() },
+                versions: Vec::new(),
             },
             InputSummary {
                 source: cec,
                 kind: Some("CiliumEnvoyConfig"),
                 inventory: Inventory { listeners: 1, filter_chains: 2, ..Inventory::default() },
+                versions: Vec::new(),
             },
-            InputSummary { source: missing, kind: None, inventory: Inventory::default() },
+            InputSummary { source: missing, kind: None, inventory: Inventory::default(), versions: Vec::new() },
         ],
         findings: vec![info, warning, unreadable, non_ascii, error],
         failed_inputs: 1,
+        suppressed: Default::default(),
     };
     report.sort();
     (sources, report)
@@ -139,14 +142,14 @@ pub(crate) fn fixture() -> (Sources, Report) {
 #[test]
 fn text() {
     let (sources, report) = fixture();
-    insta::assert_snapshot!(render(Format::Text, &report, &sources, RenderOptions { color: false }));
+    insta::assert_snapshot!(render(Format::Text, &report, &sources, RenderOptions { color: false, quiet: false }));
 }
 
 #[test]
 fn text_colour_only_when_asked() {
     let (sources, report) = fixture();
-    assert!(!render(Format::Text, &report, &sources, RenderOptions { color: false }).contains('\x1b'));
-    assert!(render(Format::Text, &report, &sources, RenderOptions { color: true }).contains("\x1b["));
+    assert!(!render(Format::Text, &report, &sources, RenderOptions { color: false, quiet: false }).contains('\x1b'));
+    assert!(render(Format::Text, &report, &sources, RenderOptions { color: true, quiet: false }).contains("\x1b["));
 }
 
 #[test]
@@ -158,6 +161,7 @@ fn text_without_findings() {
             source: id,
             kind: Some("bootstrap"),
             inventory: Inventory { listeners: 1, filter_chains: 1, ..Inventory::default() },
+            versions: Vec::new(),
         }],
         ..Report::default()
     };
@@ -215,7 +219,11 @@ fn json() {
     let out = render(Format::Json, &report, &sources, RenderOptions::default());
     insta::assert_snapshot!(out);
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(value["summary"], serde_json::json!({"error": 2, "warning": 1, "info": 2}));
+    assert_eq!(
+        value["summary"],
+        serde_json::json!({"error": 2, "warning": 1, "info": 2, "suppressed": 0,
+            "suppressed_by": {"not_selected": 0, "annotation": 0, "ignore": 0, "baseline": 0}})
+    );
     // What `attach --watch` prints per finding is exactly what the report holds.
     assert_eq!(serde_json::Value::Array(json::finding_values(&report, &sources)), value["findings"]);
     assert_eq!(json::summary_value(&report), value["summary"]);
@@ -263,7 +271,7 @@ fn sarif_fingerprints_are_stable() {
         serde_json::from_str(&render(Format::Sarif, &report, &sources, RenderOptions::default())).unwrap();
     let duplicate = log["runs"][0]["results"].as_array().unwrap().iter().find(|r| r["ruleId"] == "XDS101").unwrap();
     // Pinned: if this changes, every code-scanning alert looks new to the people triaging them.
-    assert_eq!(duplicate["partialFingerprints"]["xdsck/v1"], "fb0583eae8264904");
+    assert_eq!(duplicate["partialFingerprints"]["xdsck/v1"], "530bdb1bd887c487");
 }
 
 #[test]

@@ -34,6 +34,37 @@ pub fn write(
             writeln!(out, "{r}\n")?;
         }
     }
+    footer(report, sources, options, out)
+}
+
+/// `--statistics`: one line per rule and severity, the count first, then the footer.
+pub fn write_statistics(
+    report: &Report,
+    sources: &Sources,
+    options: RenderOptions,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let stats = super::statistics(report);
+    let width = stats.first().map_or(1, |s| s.count.to_string().len());
+    for s in &stats {
+        writeln!(out, "{:>width$}  {}  {:<7}  {}", s.count, s.rule.code, s.severity.as_str(), s.rule.name)?;
+    }
+    if !stats.is_empty() && !options.quiet {
+        writeln!(out)?;
+    }
+    footer(report, sources, options, out)
+}
+
+/// One line per input, and the tally (none with `quiet`).
+fn footer(
+    report: &Report,
+    sources: &Sources,
+    options: RenderOptions,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    if options.quiet {
+        return Ok(());
+    }
     for input in &report.inputs {
         writeln!(out, "{}", input_line(input, sources))?;
     }
@@ -68,17 +99,23 @@ fn input_line(input: &InputSummary, sources: &Sources) -> String {
     line
 }
 
-/// `2 errors, 1 warning, 0 infos`, or `no findings`.
+/// `2 errors, 1 warning, 0 infos`, or `no findings`; then what was suppressed, if anything
+/// (`(3 suppressed: 2 not selected, 1 in the baseline)`).
 fn tally(report: &Report) -> String {
-    if report.findings.is_empty() {
-        return "no findings".to_owned();
+    let mut line = if report.findings.is_empty() {
+        "no findings".to_owned()
+    } else {
+        format!(
+            "{}, {}, {}",
+            plural(report.count(Severity::Error), "error"),
+            plural(report.count(Severity::Warning), "warning"),
+            plural(report.count(Severity::Info), "info"),
+        )
+    };
+    if let Some(suppressed) = report.suppressed.describe() {
+        let _ = write!(line, " ({suppressed})");
     }
-    format!(
-        "{}, {}, {}",
-        plural(report.count(Severity::Error), "error"),
-        plural(report.count(Severity::Warning), "warning"),
-        plural(report.count(Severity::Info), "info"),
-    )
+    line
 }
 
 fn level(severity: Severity) -> Level<'static> {
@@ -152,6 +189,10 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources) -> Group<'d> {
             })
             .collect();
         elements.push(Level::HELP.with_name("example").message(example.join(" ")).into());
+    }
+    // Every finding about a listener names it, whatever its message says.
+    if let Some(listener) = &d.listener {
+        elements.push(Level::NOTE.with_name("listener").message(listener.as_str()).into());
     }
     // An empty pointer (the whole input, e.g. a file that could not be read) says nothing.
     if let Some(loc) = d.location.as_ref().filter(|l| !l.pointer.is_empty()) {
