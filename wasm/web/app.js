@@ -71,10 +71,7 @@ const handlers = {
     if (panic) {
       // A panicked instance is not used again.
       worker.terminate();
-      // For the end-to-end test: make the module panic, to see the page report it and recover.
-document.addEventListener('xdsck-test-panic', () => worker.postMessage({ type: 'panic', id: 0 }));
-
-startWorker();
+      startWorker();
     }
     const text = panic ? `xdsck crashed — please report this with the input: ${message}` : message;
     if (request === 'trace' && id === latest.trace) {
