@@ -7,98 +7,16 @@
 // XDSCK_E2E_ARTIFACTS (default: target/e2e; scripts/test-wasm.sh passes cargo's target dir).
 // Artifacts: page.png (and page-trace.png) there.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { readFile, mkdir, writeFile, rm } from 'node:fs/promises';
-import { execFileSync } from 'node:child_process';
+import { readFile, writeFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { serve, root, artifacts, cli, openPage, bySeverity, analyzed } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const dist = path.join(root, 'wasm/dist');
-const artifacts = process.env.XDSCK_E2E_ARTIFACTS ? path.resolve(process.env.XDSCK_E2E_ARTIFACTS) : path.join(root, 'target/e2e');
 const SAME_SNI = 'testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml';
 const CONFIG_DUMP = 'testdata/envoy/config_dump.json';
 
-// The page's own CSP, also sent as a header so that it covers the worker too.
-const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'";
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.wasm': 'application/wasm' };
-
-let server;
-let origin;
-let browser;
-
-before(async () => {
-  server = createServer(async (req, res) => {
-    const url = new URL(req.url, 'http://x');
-    const file = path.normalize(path.join(dist, url.pathname === '/' ? 'index.html' : url.pathname));
-    if (!file.startsWith(dist + path.sep)) return res.writeHead(403).end();
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Security-Policy': CSP, 'Cache-Control': 'no-store' });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  await mkdir(artifacts, { recursive: true });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-/** `xdsck --format json FILE`, run in FILE's folder so the source is named by its base name, as the page names an opened file. */
-function cli(file) {
-  const abs = path.join(root, file);
-  const bin = process.env.XDSCK_BIN;
-  const [cmd, args] = bin ? [path.resolve(root, bin), []] : ['cargo', ['run', '-q', '--manifest-path', path.join(root, 'Cargo.toml'), '-p', 'xdsck', '--']];
-  try {
-    return execFileSync(cmd, [...args, '--format', 'json', path.basename(abs)], { cwd: path.dirname(abs), encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  } catch (e) {
-    if (e.status === 1) return e.stdout; // findings at or above --fail-on: still the report
-    throw e;
-  }
-}
-
-/** A fresh page, loaded and ready, recording every request (page and worker) from then on. */
-async function openPage({ width = 1400, height = 1000 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
-  const page = await context.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-  const requests = [];
-  let loaded = false;
-  context.on('request', (r) => { if (loaded) requests.push(r.url()); });
-  await page.goto(origin + '/', { waitUntil: 'load' });
-  await page.waitForSelector('body[data-ready="1"]');
-  loaded = true;
-  return { context, page, requests, problems };
-}
-
-/** The report's order within each group, as the page groups: input problems (XDS0xx), then
- * errors, warnings, infos. */
-const bySeverity = (findings) => {
-  const order = { error: 1, warning: 2, info: 3 };
-  const group = (f) => (f.code.startsWith('XDS0') ? 0 : order[f.severity]);
-  return findings.toSorted((a, b) => group(a) - group(b));
-};
-
-async function analyzed(page, previous) {
-  await page.waitForFunction((prev) => document.body.dataset.analyzed && document.body.dataset.analyzed !== prev, previous ?? null);
-  return JSON.parse(await page.locator('#report-json').textContent());
-}
+serve();
 
 test('paste a dump with a duplicate: findings, highlight, trace, no request after load', async () => {
   const { context, page, requests, problems } = await openPage();

@@ -11,14 +11,14 @@
 //! assert!(report.starts_with("{\n  \"version\": 1,"));
 //! ```
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::net::{IpAddr, SocketAddr};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use xdsck_core::graph::trace::Client;
-use xdsck_core::model::{CidrRange, FilterChain};
+use xdsck_core::model::{CidrRange, FilterChain, FilterChainMatch};
 use xdsck_core::report::{self, Format, RenderOptions};
 use xdsck_core::trace::{Attributes, Query};
 use xdsck_core::{Options, SourceFile, Sources};
@@ -200,56 +200,115 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
     let sources = sources(text, options.source);
     let (snapshot, _) = xdsck_core::load_all(&sources, &Options::default());
     let line = |offset: Option<usize>, id| offset.map(|o| sources.get(id).line_column(o).line);
-    let inputs: Vec<Value> = snapshot
+    let no_match = FilterChainMatch::default();
+    let inputs: Vec<InputSummary<'_>> = snapshot
         .inputs
         .iter()
         .map(|input| {
             let file = sources.get(input.source);
-            let listeners: Vec<Value> = input
+            let listeners = input
                 .listeners
                 .iter()
                 .map(|l| {
-                    let chain = |c: &FilterChain<'_>, default: bool| {
-                        let m = c.filter_chain_match.clone().unwrap_or_default();
-                        json!({
-                            "name": c.display_name(),
-                            "default": default,
-                            "line": line(l.chain_location(input.source, file, c).offset, input.source),
-                            "terminates_tls": c.terminates_tls(),
-                            "tcp_proxy": c.is_tcp_proxy(),
-                            "filters": c.filters.iter().map(|f| &*f.name).collect::<Vec<_>>(),
-                            "match": {
-                                "destination_port": m.destination_port,
-                                "prefix_ranges": cidrs(&m.prefix_ranges),
-                                "server_names": m.server_names,
-                                "transport_protocol": m.transport_protocol,
-                                "application_protocols": m.application_protocols,
-                                "direct_source_prefix_ranges": cidrs(&m.direct_source_prefix_ranges),
-                                "source_type": m.source_type.as_str(),
-                                "source_prefix_ranges": cidrs(&m.source_prefix_ranges),
-                                "source_ports": m.source_ports,
-                            },
-                        })
+                    let chain = |c, default| {
+                        let at = line(l.chain_location(input.source, file, c).offset, input.source);
+                        ChainSummary::new(c, default, at, &no_match)
                     };
-                    let mut chains: Vec<Value> = l.filter_chains.iter().map(|c| chain(c, false)).collect();
+                    let mut chains: Vec<ChainSummary<'_>> = l.filter_chains.iter().map(|c| chain(c, false)).collect();
                     chains.extend(l.default_filter_chain.iter().map(|c| chain(c, true)));
-                    json!({
-                        "name": l.name,
-                        "state": l.state.as_str(),
-                        "address": l.envoy_address_list(),
-                        "line": line(l.location(input.source, file).offset, input.source),
-                        "listener_filters": l.listener_filters.iter().map(|f| &*f.name).collect::<Vec<_>>(),
-                        "filter_chain_matcher": l.filter_chain_matcher.is_some(),
-                        "chains": chains,
-                    })
+                    ListenerSummary {
+                        name: &l.name,
+                        state: l.state.as_str(),
+                        address: l.envoy_address_list(),
+                        line: line(l.location(input.source, file).offset, input.source),
+                        listener_filters: l.listener_filters.iter().map(|f| &*f.name).collect(),
+                        filter_chain_matcher: l.filter_chain_matcher.is_some(),
+                        chains,
+                    }
                 })
                 .collect();
-            json!({ "source": file.name(), "kind": input.kind.as_str(), "listeners": listeners })
+            InputSummary { source: file.name(), kind: input.kind.as_str(), listeners }
         })
         .collect();
-    let mut out = serde_json::to_string_pretty(&json!({ "version": 1, "inputs": inputs })).expect("plain JSON values");
+    // Straight from these borrowing structs to compact text: a tenant-scale dump has 100k+
+    // chains, and a `serde_json::Value` tree of them, pretty-printed, cost the 100 MB dump's
+    // check in the page ~560 MiB of wasm memory and ~30 s.
+    let mut out = serde_json::to_string(&Summary { version: 1, inputs }).map_err(|e| e.to_string())?;
     out.push('\n');
     Ok(out)
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    version: u32,
+    inputs: Vec<InputSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct InputSummary<'a> {
+    source: &'a str,
+    kind: &'a str,
+    listeners: Vec<ListenerSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct ListenerSummary<'a> {
+    name: &'a str,
+    state: &'a str,
+    address: String,
+    line: Option<usize>,
+    listener_filters: Vec<&'a str>,
+    filter_chain_matcher: bool,
+    chains: Vec<ChainSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct ChainSummary<'a> {
+    name: Cow<'a, str>,
+    default: bool,
+    line: Option<usize>,
+    terminates_tls: bool,
+    tcp_proxy: bool,
+    filters: Vec<&'a str>,
+    r#match: MatchSummary<'a>,
+}
+
+impl<'a> ChainSummary<'a> {
+    fn new(c: &'a FilterChain<'a>, default: bool, line: Option<usize>, no_match: &'a FilterChainMatch<'a>) -> Self {
+        let m = c.filter_chain_match.as_ref().unwrap_or(no_match);
+        ChainSummary {
+            name: c.display_name(),
+            default,
+            line,
+            terminates_tls: c.terminates_tls(),
+            tcp_proxy: c.is_tcp_proxy(),
+            filters: c.filters.iter().map(|f| &*f.name).collect(),
+            r#match: MatchSummary {
+                destination_port: m.destination_port,
+                prefix_ranges: cidrs(&m.prefix_ranges),
+                server_names: &m.server_names,
+                transport_protocol: &m.transport_protocol,
+                application_protocols: &m.application_protocols,
+                direct_source_prefix_ranges: cidrs(&m.direct_source_prefix_ranges),
+                source_type: m.source_type.as_str(),
+                source_prefix_ranges: cidrs(&m.source_prefix_ranges),
+                source_ports: &m.source_ports,
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct MatchSummary<'a> {
+    destination_port: Option<u32>,
+    prefix_ranges: Vec<String>,
+    server_names: &'a [Cow<'a, str>],
+    transport_protocol: &'a str,
+    application_protocols: &'a [Cow<'a, str>],
+    direct_source_prefix_ranges: Vec<String>,
+    source_type: &'a str,
+    source_prefix_ranges: Vec<String>,
+    source_ports: &'a [u32],
 }
 
 fn cidrs(ranges: &[CidrRange<'_>]) -> Vec<String> {

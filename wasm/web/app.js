@@ -55,8 +55,10 @@ const handlers = {
   fatal({ message }) {
     setStatus(message, 'error');
   },
-  report({ id, report, summary, ms }) {
+  report({ id, report, summary, ms, memory }) {
     if (id !== latest.analyze) return;
+    // How big the checker's memory has grown (the peak so far): what a big input costs the tab.
+    document.body.dataset.wasmMemory = String(memory);
     $('#report-json').textContent = report;
     const parsed = JSON.parse(report);
     renderFindings(parsed);
@@ -73,10 +75,7 @@ const handlers = {
     if (panic) {
       // A panicked instance is not used again.
       worker.terminate();
-      // For the end-to-end test: make the module panic, to see the page report it and recover.
-document.addEventListener('xdsck-test-panic', () => worker.postMessage({ type: 'panic', id: 0 }));
-
-startWorker();
+      startWorker();
     }
     const text = panic ? `xdsck crashed — please report this with the input: ${message}` : message;
     if (request === 'trace' && id === latest.trace) {
@@ -168,21 +167,35 @@ document.addEventListener('drop', (e) => {
 const LINE_HEIGHT = 20;
 const sourceView = $('#source');
 const spacer = sourceView.querySelector('.source-spacer');
-let lines = [''];
+// Where each line starts, not the lines themselves: a 100 MB dump has 3.6M lines, and as
+// strings they cost the page's heap over 100 MB more. Only the lines in sight are cut out.
+let sourceText = '';
+let lineStarts = [0];
 let marks = new Map(); // line -> 'primary' | 'related'
 
 function setSource(text) {
-  lines = text.split(/\r?\n/);
+  sourceText = text;
+  lineStarts = [0];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lineStarts.push(i + 1);
   marks = new Map();
-  spacer.style.height = `${lines.length * LINE_HEIGHT}px`;
+  spacer.style.height = `${lineStarts.length * LINE_HEIGHT}px`;
   sourceView.scrollTop = 0;
   drawSource();
 }
 
+/** Line i (from 0) as the view shows it: without its line break (\n or \r\n), cut at 2000 characters. */
+function sourceLine(i) {
+  const start = lineStarts[i];
+  let end = i + 1 < lineStarts.length ? lineStarts[i + 1] - 1 : sourceText.length;
+  if (end > start && i + 1 < lineStarts.length && sourceText[end - 1] === '\r') end--;
+  if (end - start > 2000) return `${sourceText.slice(start, start + 2000)} …`;
+  return sourceText.slice(start, end) || ' ';
+}
+
 function drawSource() {
   const first = Math.max(0, Math.floor(sourceView.scrollTop / LINE_HEIGHT) - 20);
-  const last = Math.min(lines.length, first + Math.ceil(sourceView.clientHeight / LINE_HEIGHT) + 40);
-  const width = String(lines.length).length;
+  const last = Math.min(lineStarts.length, first + Math.ceil(sourceView.clientHeight / LINE_HEIGHT) + 40);
+  const width = String(lineStarts.length).length;
   const rows = [];
   for (let i = first; i < last; i++) {
     const n = i + 1;
@@ -190,7 +203,7 @@ function drawSource() {
     rows.push(
       el('div', { class: `line${mark ? ` hl hl-${mark}` : ''}`, dataset: { line: n }, style: null },
         el('span', { class: 'ln', 'aria-hidden': 'true' }, String(n).padStart(width)),
-        el('span', { class: 'code' }, lines[i].length > 2000 ? `${lines[i].slice(0, 2000)} …` : lines[i] || ' ')),
+        el('span', { class: 'code' }, sourceLine(i))),
     );
   }
   const block = el('div', { class: 'source-lines' }, rows);
@@ -243,11 +256,15 @@ function renderFindings(report) {
 const PAGE = 100;
 
 function findingList(items) {
-  const list = el('ul', { class: 'finding-list' });
+  return paged(el('ul', { class: 'finding-list' }), items, (f) => el('li', {}, finding(f)));
+}
+
+/** `list` with the first PAGE of `items` (each made by `render`), and the button that adds the next. */
+function paged(list, items, render) {
   const more = el('button', { type: 'button', class: 'button more' });
   const showMore = () => {
     const shown = list.childElementCount;
-    list.append(...items.slice(shown, shown + PAGE).map((f) => el('li', {}, finding(f))));
+    list.append(...items.slice(shown, shown + PAGE).map(render));
     const left = items.length - list.childElementCount;
     more.textContent = `Show ${Math.min(PAGE, left)} more (${left} not shown)`;
     more.hidden = left === 0;
@@ -373,14 +390,25 @@ const chainLines = new Map();
 /** Server names in domain order (com.example.api), each wildcard followed by what it covers. */
 function wildcardMap(chains) {
   const entries = [];
-  for (const c of chains) for (const n of c.match.server_names) entries.push({ name: n, chain: c.name });
-  const key = (n) => n.split('.').reverse().join('.');
-  entries.sort((x, y) => key(x.name).localeCompare(key(y.name)) || x.name.localeCompare(y.name));
-  const wild = entries.filter((e) => e.name.startsWith('*'));
-  return entries.map((e) => {
-    const under = wild.find((w) => w !== e && e.name.endsWith(w.name.slice(1)) && e.name !== w.name);
-    return { ...e, under: under?.name };
-  });
+  for (const c of chains) for (const n of c.match.server_names) entries.push({ name: n, chain: c.name, key: n.split('.').reverse().join('.') });
+  const collator = new Intl.Collator();
+  entries.sort((x, y) => collator.compare(x.key, y.key) || collator.compare(x.name, y.name));
+  // A name is shown within the first wildcard (in this order) that covers it. Looked up by the
+  // name's own suffixes, not by trying every wildcard: a tenant gateway has 100k names and
+  // tens of thousands of wildcards.
+  const first = new Map(); // wildcard -> its position in `entries`
+  entries.forEach((e, i) => { if (e.name.startsWith('*') && !first.has(e.name)) first.set(e.name, i); });
+  const odd = [...first.keys()].filter((w) => !w.startsWith('*.')); // `*` or `*foo.com`: rare
+  const covering = (name) => {
+    const labels = name.split('.');
+    const found = odd.filter((w) => w !== name && name.endsWith(w.slice(1)));
+    for (let i = 1; i < labels.length; i++) {
+      const w = `*.${labels.slice(i).join('.')}`;
+      if (w !== name && first.has(w)) found.push(w);
+    }
+    return found.reduce((best, w) => (best === undefined || first.get(w) < first.get(best) ? w : best), undefined);
+  };
+  return entries.map(({ name, chain }) => ({ name, chain, under: covering(name) }));
 }
 
 function mode(c) {
@@ -415,45 +443,50 @@ function renderListeners(summary) {
     details.addEventListener('toggle', () => {
       if (details.open && details.childElementCount === 1) details.append(...listenerBody(l).filter(Boolean));
     }, { once: false });
-    if (listeners.length <= 3) details.open = true;
+    // Opened for the reader when small; a tenant gateway's 100k chains wait for a click.
+    if (listeners.length <= 3 && l.chains.length <= PAGE * 10) details.open = true;
     return details;
   }));
 }
 
 function listenerBody(l) {
   const names = wildcardMap(l.chains);
+  const [chainRows, moreChains] = paged(el('tbody'), l.chains, chainRow);
   return [
     l.listener_filters.length ? el('p', { class: 'muted' }, 'listener filters: ', l.listener_filters.join(', ')) : null,
     l.filter_chain_matcher ? el('p', { class: 'muted' }, 'chains are selected by filter_chain_matcher') : null,
     el('div', { class: 'table-scroll' }, el('table', { class: 'chains' },
       el('caption', { class: 'visually-hidden' }, `Filter chains of ${l.name}`),
       el('thead', {}, el('tr', {}, ['chain', 'mode', 'server names', 'transport', 'ALPN', 'other match'].map((h) => el('th', { scope: 'col' }, h)))),
-      el('tbody', {}, l.chains.map((c) => {
-        const m = c.match;
-        const other = [
-          m.destination_port != null ? `port ${m.destination_port}` : null,
-          m.prefix_ranges.length ? `dst ${m.prefix_ranges.join(', ')}` : null,
-          m.direct_source_prefix_ranges.length ? `direct src ${m.direct_source_prefix_ranges.join(', ')}` : null,
-          m.source_type !== 'ANY' ? `source ${m.source_type}` : null,
-          m.source_prefix_ranges.length ? `src ${m.source_prefix_ranges.join(', ')}` : null,
-          m.source_ports.length ? `src ports ${m.source_ports.join(', ')}` : null,
-        ].filter(Boolean).join(' · ');
-        const [kind, label] = mode(c);
-        return el('tr', {},
-          el('td', {}, c.line ? el('button', { type: 'button', class: 'link', onclick: () => showLines(c.line), title: `Show line ${c.line}` }, c.name) : c.name, c.default ? el('span', { class: 'muted' }, ' (default)') : null),
-          el('td', {}, el('span', { class: `mode ${kind}` }, label)),
-          el('td', {}, m.server_names.join(', ') || el('span', { class: 'muted' }, 'any')),
-          el('td', {}, m.transport_protocol || el('span', { class: 'muted' }, 'any')),
-          el('td', {}, m.application_protocols.join(', ') || el('span', { class: 'muted' }, 'any')),
-          el('td', {}, other || el('span', { class: 'muted' }, '—')));
-      })))),
+      chainRows)),
+    moreChains,
     names.length
       ? el('div', { class: 'wildcards' }, el('h4', {}, 'Server names'),
-        el('ul', { class: 'names' }, names.map((n) => el('li', { class: n.under ? 'covered' : '' },
+        paged(el('ul', { class: 'names' }), names, (n) => el('li', { class: n.under ? 'covered' : '' },
           el('code', {}, n.name), ' → ', n.chain,
-          n.under ? el('span', { class: 'muted' }, ` (within ${n.under})`) : null))))
+          n.under ? el('span', { class: 'muted' }, ` (within ${n.under})`) : null)))
       : null,
   ];
+}
+
+function chainRow(c) {
+  const m = c.match;
+  const other = [
+    m.destination_port != null ? `port ${m.destination_port}` : null,
+    m.prefix_ranges.length ? `dst ${m.prefix_ranges.join(', ')}` : null,
+    m.direct_source_prefix_ranges.length ? `direct src ${m.direct_source_prefix_ranges.join(', ')}` : null,
+    m.source_type !== 'ANY' ? `source ${m.source_type}` : null,
+    m.source_prefix_ranges.length ? `src ${m.source_prefix_ranges.join(', ')}` : null,
+    m.source_ports.length ? `src ports ${m.source_ports.join(', ')}` : null,
+  ].filter(Boolean).join(' · ');
+  const [kind, label] = mode(c);
+  return el('tr', {},
+    el('td', {}, c.line ? el('button', { type: 'button', class: 'link', onclick: () => showLines(c.line), title: `Show line ${c.line}` }, c.name) : c.name, c.default ? el('span', { class: 'muted' }, ' (default)') : null),
+    el('td', {}, el('span', { class: `mode ${kind}` }, label)),
+    el('td', {}, m.server_names.join(', ') || el('span', { class: 'muted' }, 'any')),
+    el('td', {}, m.transport_protocol || el('span', { class: 'muted' }, 'any')),
+    el('td', {}, m.application_protocols.join(', ') || el('span', { class: 'muted' }, 'any')),
+    el('td', {}, other || el('span', { class: 'muted' }, '—')));
 }
 
 // ---- rules ----

@@ -4,9 +4,13 @@ import init, { analyze, trace, trace_graph, rules, summary, take_panic, __panic_
 
 let text = '';
 let name = 'input';
+let memory = null; // the module's linear memory: it only grows, so its size is the peak so far
 
 const ready = init({ module_or_path: new URL('./pkg/xdsck_wasm_bg.wasm', import.meta.url) }).then(
-  () => self.postMessage({ type: 'ready', rules: rules() }),
+  (wasm) => {
+    memory = wasm.memory;
+    self.postMessage({ type: 'ready', rules: rules() });
+  },
   (e) => self.postMessage({ type: 'fatal', message: `could not start the checker: ${e}` }),
 );
 
@@ -31,7 +35,7 @@ self.onmessage = async ({ data }) => {
       const report = analyze(text, options);
       const t1 = performance.now();
       const listeners = summary(text, options);
-      self.postMessage({ type: 'report', id, report, summary: listeners, ms: t1 - t0 });
+      self.postMessage({ type: 'report', id, report, summary: listeners, ms: t1 - t0, memory: memory.buffer.byteLength });
     } else if (data.type === 'trace') {
       const query = JSON.stringify({ ...data.query, source: name });
       const answer = trace(text, query);
