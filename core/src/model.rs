@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::source::{Location, SourceFile, SourceId, escape_pointer_token};
+use crate::source::{Location, SourceFile, SourceId};
 
 /// Every input of a run, loaded.
 #[derive(Debug, Default)]
@@ -538,11 +538,7 @@ impl TransportSocket<'_> {
     }
 }
 
-/// Appends one escaped reference token to a pointer.
-pub(crate) fn push_pointer(pointer: &mut String, token: &str) {
-    pointer.push('/');
-    pointer.push_str(&escape_pointer_token(token));
-}
+pub(crate) use crate::source::push_pointer;
 
 #[cfg(test)]
 mod tests {

@@ -88,7 +88,7 @@ pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Res
         }
         match yaml::translate(text, limits) {
             Ok(y) => {
-                file.set_yaml(y);
+                file.set_yaml(Box::new(y));
             }
             Err(e) => {
                 if let Some(offset) = text.find("{{") {
