@@ -10,8 +10,10 @@ mod pointer;
 
 pub(crate) use json::object_start;
 pub use json::pointer_offset_from;
-pub(crate) use pointer::push_pointer;
-pub use pointer::{Pointer, escape_pointer_token, tokens as pointer_tokens, unescape_pointer_token};
+pub use pointer::{
+    Casing, Pointer, escape_pointer_token, join_field, join_index, join_token, tokens as pointer_tokens,
+    unescape_pointer_token,
+};
 
 /// What a loader made of an input whose text is not the JSON it reads (YAML): the JSON text it
 /// stands for, and the way back from places in that JSON to places in the input. Declared here

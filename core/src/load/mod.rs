@@ -20,7 +20,7 @@ pub use error::LoadError;
 use serde::Deserialize;
 
 use crate::model::Input;
-use crate::source::{Location, SourceFile, SourceId};
+use crate::source::{Location, Pointer, SourceFile, SourceId};
 use raw::RawObject;
 
 /// Safety limits for hostile or broken input.
@@ -195,7 +195,7 @@ fn parse_error(
             let offset = if let Some(key) = duplicate {
                 // The error fires right after the repeated key: serde_json's position is the
                 // place, and the pointer names the key (its first occurrence).
-                crate::model::push_pointer(&mut pointer, key);
+                pointer = crate::source::join_token(&pointer, key);
                 Some(file.original_offset(json_offset))
             } else {
                 match file.yaml() {
@@ -224,17 +224,17 @@ fn path_of_error(json: &str) -> Option<String> {
         _ => serde_path_to_error::deserialize::<_, Vec<Option<RawObject<'_>>>>(&mut de).map(drop),
     };
     let err = result.err()?;
-    let mut pointer = String::new();
+    let mut pointer = Pointer::root();
     for seg in err.path().iter() {
         use serde_path_to_error::Segment;
         match seg {
-            Segment::Seq { index } => crate::model::push_pointer(&mut pointer, &index.to_string()),
-            Segment::Map { key } => crate::model::push_pointer(&mut pointer, key),
-            Segment::Enum { variant } => crate::model::push_pointer(&mut pointer, variant),
-            Segment::Unknown => {}
-        }
+            Segment::Seq { index } => pointer.push_index(*index),
+            Segment::Map { key } => pointer.push(key),
+            Segment::Enum { variant } => pointer.push(variant),
+            Segment::Unknown => &mut pointer,
+        };
     }
-    Some(pointer)
+    Some(pointer.into_string())
 }
 
 /// `NaN`, `Infinity` or `-Infinity` at (or, for `-Infinity`, one byte before) a syntax error.

@@ -38,6 +38,44 @@ pub fn tokens(pointer: &str) -> Option<impl Iterator<Item = Option<Cow<'_, str>>
     Some(rest.into_iter().flat_map(|r| r.split('/')).map(unescape_pointer_token))
 }
 
+/// Proto field-name casing an object was written in. Pointers use the spelling of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Casing {
+    #[default]
+    Snake,
+    Camel,
+}
+
+impl Casing {
+    /// The casing of an object the loader saw a camelCase key in (`camel`), or not.
+    pub fn from_camel(camel: bool) -> Self {
+        if camel { Casing::Camel } else { Casing::Snake }
+    }
+
+    /// The field name as this object spells it: `filter_chain_match` or `filterChainMatch`.
+    pub fn field(self, snake: &str) -> Cow<'_, str> {
+        match self {
+            Casing::Snake => Cow::Borrowed(snake),
+            Casing::Camel if !snake.contains('_') => Cow::Borrowed(snake),
+            Casing::Camel => {
+                let mut out = String::with_capacity(snake.len());
+                let mut upper = false;
+                for c in snake.chars() {
+                    if c == '_' {
+                        upper = true;
+                    } else if upper {
+                        out.extend(c.to_uppercase());
+                        upper = false;
+                    } else {
+                        out.push(c);
+                    }
+                }
+                Cow::Owned(out)
+            }
+        }
+    }
+}
+
 /// A JSON pointer being built: each push appends one escaped reference token.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pointer(String);
@@ -52,6 +90,11 @@ impl Pointer {
     pub fn push(&mut self, token: &str) -> &mut Self {
         push_pointer(&mut self.0, token);
         self
+    }
+
+    /// Appends a proto field, spelled as the object it belongs to spells its keys.
+    pub fn push_field(&mut self, casing: Casing, snake: &str) -> &mut Self {
+        self.push(&casing.field(snake))
     }
 
     /// Appends a list index.
@@ -117,8 +160,26 @@ impl std::fmt::Display for Pointer {
     }
 }
 
+/// `base` (an escaped pointer) with one token more. The model keeps pointers as strings; these
+/// build them the way [`Pointer`] does.
+pub fn join_token(base: &str, token: &str) -> String {
+    let mut p = base.to_owned();
+    push_pointer(&mut p, token);
+    p
+}
+
+/// `base` with a proto field more, spelled in `casing`.
+pub fn join_field(base: &str, casing: Casing, snake: &str) -> String {
+    join_token(base, &casing.field(snake))
+}
+
+/// `base` with a list index more.
+pub fn join_index(base: &str, index: usize) -> String {
+    format!("{base}/{index}")
+}
+
 /// Appends one escaped reference token to a pointer held as a string.
-pub(crate) fn push_pointer(pointer: &mut String, token: &str) {
+fn push_pointer(pointer: &mut String, token: &str) {
     pointer.push('/');
     pointer.push_str(&escape_pointer_token(token));
 }
@@ -154,5 +215,13 @@ mod tests {
         assert_eq!(tokens("/").unwrap().map(|t| t.unwrap().into_owned()).collect::<Vec<_>>(), [""]);
         assert_eq!(p.join("x").as_str(), "/a~1b/3/~0/x");
         assert_eq!(Pointer::root().join_index(0).as_str(), "/0");
+        let mut q = Pointer::from("/listener");
+        q.push_field(Casing::Camel, "filter_chains").push_index(1).push_field(Casing::Snake, "filter_chain_match");
+        assert_eq!(q.as_str(), "/listener/filterChains/1/filter_chain_match");
+        assert_eq!(join_field("/l", Casing::Camel, "use_original_dst"), "/l/useOriginalDst");
+        assert_eq!(join_token("/l", "a/b"), "/l/a~1b");
+        assert_eq!(join_index("/l", 7), "/l/7");
+        assert_eq!(Casing::from_camel(true), Casing::Camel);
+        assert_eq!(Casing::from_camel(false), Casing::Snake);
     }
 }
