@@ -70,10 +70,7 @@ pub(super) fn classify<'a>(
 }
 
 fn not_envoy(id: SourceId, file: &SourceFile, pointer: &str, what: &str) -> LoadError {
-    let offset = match file.yaml() {
-        Some(y) => y.pointer_offset(pointer),
-        None => super::locate::pointer_offset(file.json_text(), pointer),
-    };
+    let offset = file.locate_pointer(pointer);
     LoadError::new(
         &codes::NOT_ENVOY,
         format!("not Envoy configuration: {what}"),

@@ -198,10 +198,8 @@ fn parse_error(
                 pointer = crate::source::join_token(&pointer, key);
                 Some(file.original_offset(json_offset))
             } else {
-                match file.yaml() {
-                    Some(y) => y.pointer_offset(&pointer).or(Some(file.original_offset(json_offset))),
-                    None => locate::pointer_offset(json, &pointer).or(Some(json_offset)),
-                }
+                // For JSON the original offset is `json_offset` itself.
+                file.locate_pointer(&pointer).or(Some(file.original_offset(json_offset)))
             };
             let rule = if duplicate.is_some() { &codes::DUPLICATE_KEY } else { &codes::WRONG_TYPE };
             let field = pointer.rsplit('/').next().filter(|t| !t.is_empty() && duplicate.is_none());
