@@ -551,6 +551,14 @@ impl Spinner {
 mod tests {
     use super::digest;
 
+    #[test]
+    fn the_stream_and_the_loader_default_to_one_size_limit() {
+        // The two crates do not depend on each other, so each states the default; this is the
+        // one place that holds them to the same value (the CLI passes `--max-bytes` to both).
+        assert_eq!(xdsck_xds_client::xds::DEFAULT_MAX_BYTES, xdsck_core::load::DEFAULT_MAX_BYTES);
+        assert_eq!(xdsck_xds_client::xds::Options::default().max_bytes, xdsck_core::load::Limits::default().max_bytes);
+    }
+
     const DUMP: &str = r#"{
  "configs": [
   {

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::source::{Location, SourceFile, SourceId, escape_pointer_token};
+use crate::source::{Location, SourceFile, SourceId, join_field, join_index};
 
 /// Every input of a run, loaded.
 #[derive(Debug, Default)]
@@ -200,38 +200,7 @@ pub struct ErrorState<'a> {
     pub failed_configuration: Option<Listener<'a>>,
 }
 
-/// Proto field-name casing an object was written in. Pointers use the spelling of the input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Casing {
-    #[default]
-    Snake,
-    Camel,
-}
-
-impl Casing {
-    /// The field name as this object spells it: `filter_chain_match` or `filterChainMatch`.
-    pub fn field(self, snake: &str) -> Cow<'_, str> {
-        match self {
-            Casing::Snake => Cow::Borrowed(snake),
-            Casing::Camel if !snake.contains('_') => Cow::Borrowed(snake),
-            Casing::Camel => {
-                let mut out = String::with_capacity(snake.len());
-                let mut upper = false;
-                for c in snake.chars() {
-                    if c == '_' {
-                        upper = true;
-                    } else if upper {
-                        out.extend(c.to_uppercase());
-                        upper = false;
-                    } else {
-                        out.push(c);
-                    }
-                }
-                Cow::Owned(out)
-            }
-        }
-    }
-}
+pub use crate::source::Casing;
 
 /// An Envoy Listener.
 #[derive(Debug, Default)]
@@ -316,12 +285,8 @@ impl<'a> Listener<'a> {
     /// The pointer of a filter chain of this listener.
     pub fn chain_pointer(&self, chain: &FilterChain<'_>) -> String {
         match chain.index {
-            ChainIndex::Listed(i) => {
-                format!("{}/{}/{}", self.pointer, self.casing.field("filter_chains"), i)
-            }
-            ChainIndex::Default => {
-                format!("{}/{}", self.pointer, self.casing.field("default_filter_chain"))
-            }
+            ChainIndex::Listed(i) => join_index(&join_field(&self.pointer, self.casing, "filter_chains"), i),
+            ChainIndex::Default => join_field(&self.pointer, self.casing, "default_filter_chain"),
         }
     }
 
@@ -559,12 +524,6 @@ impl TransportSocket<'_> {
             None => matches!(&*self.name, "envoy.transport_sockets.tls" | "tls"),
         }
     }
-}
-
-/// Appends one escaped reference token to a pointer.
-pub(crate) fn push_pointer(pointer: &mut String, token: &str) {
-    pointer.push('/');
-    pointer.push_str(&escape_pointer_token(token));
 }
 
 #[cfg(test)]

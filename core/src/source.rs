@@ -5,7 +5,31 @@
 
 use std::sync::OnceLock;
 
-use crate::load::yaml::YamlJson;
+mod json;
+mod pointer;
+
+pub(crate) use json::object_start;
+pub use json::pointer_offset_from;
+pub use pointer::{
+    Casing, Pointer, escape_pointer_token, join_field, join_index, join_token, tokens as pointer_tokens,
+    unescape_pointer_token,
+};
+
+/// What a loader made of an input whose text is not the JSON it reads (YAML): the JSON text it
+/// stands for, and the way back from places in that JSON to places in the input. Declared here
+/// and implemented by the loader (`load::yaml`), so that this layer depends on nothing above it.
+pub trait Translation: std::fmt::Debug + Send + Sync {
+    /// The JSON text the loaders parse.
+    fn json(&self) -> &str;
+    /// Offset in the input of the node whose JSON starts at (or encloses) `json_offset`.
+    fn original_offset(&self, json_offset: usize) -> usize;
+    /// Offset in the input of the node at a pointer into the JSON, if any.
+    fn pointer_offset(&self, pointer: &str) -> Option<usize>;
+    /// [`Self::pointer_offset`] for a pointer relative to the JSON value that starts at
+    /// `json_start`, reading only that value: `None` when the lookup cannot start there (then
+    /// the caller looks up the whole pointer), `Some(None)` when the pointer does not resolve.
+    fn pointer_offset_below(&self, json_start: usize, pointer: &str) -> Option<Option<usize>>;
+}
 
 /// Index of a [`SourceFile`] in a [`Sources`] set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -18,7 +42,7 @@ pub struct SourceFile {
     text: String,
     /// Set by the loader when the text is YAML: the JSON the YAML stands for, with a map from
     /// JSON offsets back to the YAML text. Every loader reads JSON; YAML is translated once.
-    yaml: OnceLock<YamlJson>,
+    yaml: OnceLock<Box<dyn Translation>>,
     lines: OnceLock<LineIndex>,
 }
 
@@ -57,21 +81,22 @@ impl SourceFile {
         }
     }
 
-    pub(crate) fn set_yaml(&self, yaml: YamlJson) -> &YamlJson {
+    pub(crate) fn set_yaml(&self, yaml: Box<dyn Translation>) -> &dyn Translation {
         // A source is loaded once; a second translation would be identical, so losing the race
         // (which cannot happen through the public API) is harmless.
         let _ = self.yaml.set(yaml);
-        self.yaml.get().expect("just set")
+        self.yaml.get().expect("just set").as_ref()
     }
 
-    pub(crate) fn yaml(&self) -> Option<&YamlJson> {
-        self.yaml.get()
+    /// The translation of a YAML input, set by the loader; `None` for JSON.
+    pub(crate) fn yaml(&self) -> Option<&dyn Translation> {
+        self.yaml.get().map(AsRef::as_ref)
     }
 
     /// Maps an offset into [`Self::json_text`] to an offset into [`Self::text`].
     pub fn original_offset(&self, json_offset: usize) -> usize {
         match self.yaml.get() {
-            Some(y) => y.yaml_offset(json_offset),
+            Some(y) => y.original_offset(json_offset),
             None => json_offset,
         }
     }
@@ -113,7 +138,7 @@ impl SourceFile {
     pub fn locate_pointer(&self, pointer: &str) -> Option<usize> {
         match self.yaml.get() {
             Some(y) => y.pointer_offset(pointer),
-            None => crate::load::locate::pointer_offset(&self.text, pointer),
+            None => pointer_offset_from(&self.text, 0, pointer),
         }
     }
 
@@ -127,10 +152,10 @@ impl SourceFile {
         let (Some(rest), Some(offset)) = (below, anchor_offset) else {
             return self.locate_pointer(pointer);
         };
-        let start = crate::load::locate::object_start(self.json_text(), offset);
+        let start = object_start(self.json_text(), offset);
         match self.yaml.get() {
             Some(y) => y.pointer_offset_below(start, rest).unwrap_or_else(|| y.pointer_offset(pointer)),
-            None => crate::load::locate::pointer_offset_from(&self.text, start, rest),
+            None => pointer_offset_from(&self.text, start, rest),
         }
     }
 
@@ -351,11 +376,6 @@ impl LineIndex {
     }
 }
 
-/// Escapes one JSON pointer reference token (RFC 6901 §3).
-pub fn escape_pointer_token(token: &str) -> std::borrow::Cow<'_, str> {
-    if token.contains(['~', '/']) { token.replace('~', "~0").replace('/', "~1").into() } else { token.into() }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,11 +507,5 @@ mod tests {
         assert_eq!(f.line_column(6), LineColumn { line: 2, column: 3 });
         assert_eq!(f.line_text(2), "\u{e7}a\u{fffd}\u{fffd}z");
         assert_eq!(SourceFile::from_bytes("y", b"fine".to_vec()).1, None);
-    }
-
-    #[test]
-    fn pointer_tokens_are_escaped() {
-        assert_eq!(escape_pointer_token("a/b~c"), "a~1b~0c");
-        assert_eq!(escape_pointer_token("plain"), "plain");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
 use crate::model::{Address, Protocol};
-use crate::source::{Location, escape_pointer_token};
+use crate::source::{Location, join_field, join_index};
 
 pub static RULE: Rule = Rule {
     code: "XDS108",
@@ -50,15 +50,10 @@ fn key(a: &Address<'_>) -> Option<(Key, Option<u32>)> {
 fn address_location(l: &ListenerCx<'_, '_>, k: usize) -> Location {
     let listener = l.listener;
     let pointer = if k == 0 || listener.address.is_none() {
-        format!("{}/{}", listener.pointer, listener.casing.field("address"))
+        join_field(&listener.pointer, listener.casing, "address")
     } else {
-        format!(
-            "{}/{}/{}/{}",
-            listener.pointer,
-            escape_pointer_token(&listener.casing.field("additional_addresses")),
-            k - 1,
-            "address"
-        )
+        let additional = join_index(&join_field(&listener.pointer, listener.casing, "additional_addresses"), k - 1);
+        join_field(&additional, listener.casing, "address")
     };
     let offset = l.locate_in_listener(&pointer).or_else(|| l.location().offset);
     Location::new(l.source, pointer, offset)

@@ -104,8 +104,7 @@ impl ListenerCx<'_, '_> {
         let mut pointer = self.listener.chain_pointer(chain);
         let mut casing = chain.casing;
         for (i, token) in path.iter().enumerate() {
-            pointer.push('/');
-            pointer.push_str(&crate::source::escape_pointer_token(&casing.field(token)));
+            pointer = crate::source::join_field(&pointer, casing, token);
             // Below filter_chain_match the match object's own casing applies.
             if i == 0 && *token == "filter_chain_match" {
                 casing = chain.filter_chain_match.as_ref().map_or(casing, |m| m.casing);

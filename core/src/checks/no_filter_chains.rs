@@ -3,7 +3,7 @@
 
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::model::{Address, Protocol};
+use crate::model::{Address, Casing, Protocol};
 
 pub static RULE: Rule = Rule {
     code: "XDS106",
@@ -39,13 +39,11 @@ fn needs_chain(l: &ListenerCx<'_, '_>) -> bool {
     }
     // The model records only that udp_listener_config is present; whether it holds quic_options
     // is read from the text, which is cheap because it is done only for chainless UDP listeners.
-    let config = listener.casing.field("udp_listener_config");
-    let quic = listener.casing.field("quic_options");
-    let pointer = format!("{}/{config}/{quic}", listener.pointer);
-    let other = format!(
-        "{}/{config}/{}",
-        listener.pointer,
-        if quic == "quic_options" { "quicOptions" } else { "quic_options" }
+    let config = crate::source::join_field(&listener.pointer, listener.casing, "udp_listener_config");
+    let pointer = crate::source::join_field(&config, listener.casing, "quic_options");
+    let other = crate::source::join_token(
+        &config,
+        if listener.casing == Casing::Snake { "quicOptions" } else { "quic_options" },
     );
     l.locate_in_listener(&pointer).is_some() || l.locate_in_listener(&other).is_some()
 }

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use super::trace::Connection;
 use crate::model::Casing;
+use crate::source::{join_index, join_token};
 
 /// A matcher input of `envoy.extensions.matching.common_inputs.network.v3`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -506,10 +507,6 @@ fn keyed<'v>(obj: &'v Map<String, Value>, snake: &str) -> Option<(&'v str, &'v V
     obj.get_key_value(snake).or_else(|| obj.get_key_value(&*Casing::Camel.field(snake))).map(|(k, v)| (k.as_str(), v))
 }
 
-fn push(pointer: &str, token: &str) -> String {
-    format!("{pointer}/{}", crate::source::escape_pointer_token(token))
-}
-
 impl<'v> RawParts<'v> {
     pub fn of(matcher: &'v Value) -> RawParts<'v> {
         let mut parts = RawParts::default();
@@ -529,7 +526,8 @@ impl<'v> RawParts<'v> {
                     if let Some((k, config)) = keyed(obj, "typed_config") {
                         if type_name(config) == Some("google.protobuf.StringValue") {
                             let name = config.get("value").and_then(Value::as_str).unwrap_or_default();
-                            self.actions.push(RawAction { name, pointer: push(&push(&pointer, k), "value") });
+                            self.actions
+                                .push(RawAction { name, pointer: join_token(&join_token(&pointer, k), "value") });
                         }
                     }
                 }
@@ -542,19 +540,19 @@ impl<'v> RawParts<'v> {
                             .and_then(|i| i.get("typed_config").or_else(|| i.get("typedConfig")))
                             .and_then(type_name)
                             .is_some_and(|t| t.ends_with(".network.v3.ServerNameInput"));
-                        let base = push(&push(&pointer, ck), tk);
+                        let base = join_token(&join_token(&pointer, ck), tk);
                         let mut domain_matchers = Vec::new();
                         if let Some((dk, Value::Array(dms))) =
                             config.as_object().and_then(|c| keyed(c, "domain_matchers"))
                         {
                             for (i, dm) in dms.iter().enumerate() {
-                                let dm_pointer = format!("{}/{i}", push(&base, dk));
+                                let dm_pointer = join_index(&join_token(&base, dk), i);
                                 let mut domains = Vec::new();
                                 if let Some((dsk, Value::Array(ds))) = dm.as_object().and_then(|d| keyed(d, "domains"))
                                 {
                                     for (j, d) in ds.iter().enumerate() {
                                         if let Some(d) = d.as_str() {
-                                            domains.push((d, format!("{}/{j}", push(&dm_pointer, dsk))));
+                                            domains.push((d, join_index(&join_token(&dm_pointer, dsk), j)));
                                         }
                                     }
                                 }
@@ -566,7 +564,7 @@ impl<'v> RawParts<'v> {
                 }
                 for (k, child) in obj {
                     if k != "@type" {
-                        self.scan(child, push(&pointer, k), Some(k));
+                        self.scan(child, join_token(&pointer, k), Some(k));
                     }
                 }
             }

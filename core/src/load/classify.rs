@@ -8,9 +8,9 @@ use super::codes;
 use super::error::LoadError;
 use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
 use crate::model::{
-    Casing, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState, Skipped, SkippedKind, push_pointer,
+    Casing, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState, Skipped, SkippedKind,
 };
-use crate::source::{Location, SourceFile, SourceId};
+use crate::source::{Location, SourceFile, SourceId, join_field, join_index, join_token};
 
 const LISTENER_TYPE: &str = "envoy.config.listener.v3.Listener";
 const GATEWAY_API_GROUP: &str = "gateway.networking.k8s.io/";
@@ -72,10 +72,7 @@ pub(super) fn classify<'a>(
 }
 
 fn not_envoy(id: SourceId, file: &SourceFile, pointer: &str, what: &str) -> LoadError {
-    let offset = match file.yaml() {
-        Some(y) => y.pointer_offset(pointer),
-        None => super::locate::pointer_offset(file.json_text(), pointer),
-    };
+    let offset = file.locate_pointer(pointer);
     LoadError::new(
         &codes::NOT_ENVOY,
         format!("not Envoy configuration: {what}"),
@@ -106,21 +103,6 @@ impl Refused<'_> {
     }
 }
 
-/// The pointer of a field of an object written in `casing`.
-fn child(pointer: &str, casing: Casing, field: &str) -> String {
-    let mut p = pointer.to_owned();
-    push_pointer(&mut p, &casing.field(field));
-    p
-}
-
-fn index(pointer: &str, i: usize) -> String {
-    format!("{pointer}/{i}")
-}
-
-fn casing_of(obj: &RawObject<'_>) -> Casing {
-    if obj.camel { Casing::Camel } else { Casing::Snake }
-}
-
 /// What a config_dump entry (an element of `configs`) is.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Entry {
@@ -135,16 +117,16 @@ enum Entry {
 impl<'a> Walk<'a> {
     /// One top-level document (or `kind: List` item). `Err` says what it is instead.
     fn document(&mut self, obj: RawObject<'a>, pointer: String) -> Result<InputKind, Refused<'a>> {
-        let casing = casing_of(&obj);
+        let casing = Casing::from_camel(obj.camel);
         if obj.configs.is_some() {
             return Ok(self.config_dump(obj, &pointer));
         }
         if obj.static_resources.is_some() || obj.dynamic_resources.is_some() || obj.admin.is_some() {
             if let Some(resources) = obj.static_resources {
-                let inner = if resources.camel { Casing::Camel } else { Casing::Snake };
-                let base = child(&child(&pointer, casing, "static_resources"), inner, "listeners");
+                let inner = Casing::from_camel(resources.camel);
+                let base = join_field(&join_field(&pointer, casing, "static_resources"), inner, "listeners");
                 for (i, l) in resources.listeners.unwrap_or_default().into_iter().enumerate() {
-                    self.listener(l, index(&base, i), ListenerState::Static, None);
+                    self.listener(l, join_index(&base, i), ListenerState::Static, None);
                 }
             }
             return Ok(InputKind::Bootstrap);
@@ -168,9 +150,9 @@ impl<'a> Walk<'a> {
         if obj.resources.is_some() {
             let delta = obj.system_version_info.is_some() || obj.removed_resources.is_some();
             let listener_type = obj.type_url.as_ref().is_some_and(|t| is_listener_type(&t.0));
-            let base = child(&pointer, casing, "resources");
+            let base = join_field(&pointer, casing, "resources");
             for (i, r) in obj.resources.unwrap_or_default().into_iter().enumerate() {
-                self.resource(r, index(&base, i), listener_type, false);
+                self.resource(r, join_index(&base, i), listener_type, false);
             }
             return Ok(if delta { InputKind::DeltaDiscoveryResponse } else { InputKind::DiscoveryResponse });
         }
@@ -209,21 +191,21 @@ impl<'a> Walk<'a> {
     fn config_dump(&mut self, obj: RawObject<'a>, pointer: &str) -> InputKind {
         let mut entries: Vec<Entry> = Vec::new();
         for (i, entry) in obj.configs.unwrap_or_default().into_iter().enumerate() {
-            let p = index(&child(pointer, Casing::Snake, "configs"), i);
-            let casing = casing_of(&entry);
+            let p = join_index(&join_field(pointer, Casing::Snake, "configs"), i);
+            let casing = Casing::from_camel(entry.camel);
             if entry.static_listeners.is_some() || entry.dynamic_listeners.is_some() {
                 entries.push(Entry::Dump);
                 let RawObject { static_listeners, dynamic_listeners, .. } = entry;
-                let sp = child(&p, casing, "static_listeners");
+                let sp = join_field(&p, casing, "static_listeners");
                 for (j, s) in static_listeners.unwrap_or_default().into_iter().enumerate() {
-                    let lp = child(&index(&sp, j), Casing::Snake, "listener");
+                    let lp = join_field(&join_index(&sp, j), Casing::Snake, "listener");
                     if let Some(l) = s.listener {
                         self.listener(*l, lp, ListenerState::Static, None);
                     }
                 }
-                let dp = child(&p, casing, "dynamic_listeners");
+                let dp = join_field(&p, casing, "dynamic_listeners");
                 for (j, d) in dynamic_listeners.unwrap_or_default().into_iter().enumerate() {
-                    let casing = if d.camel { Casing::Camel } else { Casing::Snake };
+                    let casing = Casing::from_camel(d.camel);
                     let dynamic = Dynamic {
                         name: d.name.map(|n| n.0),
                         casing,
@@ -232,7 +214,7 @@ impl<'a> Walk<'a> {
                         draining: d.draining_state,
                         error: d.error_state,
                     };
-                    self.dynamic(dynamic, &index(&dp, j));
+                    self.dynamic(dynamic, &join_index(&dp, j));
                 }
             } else if entry.active_state.is_some()
                 || entry.warming_state.is_some()
@@ -258,7 +240,7 @@ impl<'a> Walk<'a> {
     /// A `ListenersConfigDump.StaticListener` on its own (`?resource=static_listeners`).
     fn static_entry(&mut self, entry: RawObject<'a>, pointer: &str) {
         if let Some(l) = entry.listener {
-            self.listener(*l, child(pointer, Casing::Snake, "listener"), ListenerState::Static, None);
+            self.listener(*l, join_field(pointer, Casing::Snake, "listener"), ListenerState::Static, None);
         }
     }
 
@@ -268,7 +250,7 @@ impl<'a> Walk<'a> {
     /// Listener by its place; elsewhere its fields decide.
     fn resource(&mut self, r: RawObject<'a>, pointer: String, listener_type: bool, cilium: bool) {
         let (r, pointer) = match r.resource {
-            Some(inner) => (*inner, child(&pointer, Casing::Snake, "resource")),
+            Some(inner) => (*inner, join_field(&pointer, Casing::Snake, "resource")),
             None => (r, pointer),
         };
         let listener = match r.type_url() {
@@ -303,21 +285,21 @@ impl<'a> Walk<'a> {
             (ListenerState::Draining, "draining_state", d.draining),
         ] {
             let Some(s) = value else { continue };
-            let sp = child(pointer, d.casing, field);
+            let sp = join_field(pointer, d.casing, field);
             let version = s.version_info.map(|v| v.0);
             if let Some(l) = s.listener {
-                self.listener(*l, child(&sp, Casing::Snake, "listener"), state, version);
+                self.listener(*l, join_field(&sp, Casing::Snake, "listener"), state, version);
             }
         }
         if let Some(e) = d.error {
-            self.error_state(e, name, child(pointer, d.casing, "error_state"), has_active);
+            self.error_state(e, name, join_field(pointer, d.casing, "error_state"), has_active);
         }
     }
 
     fn error_state(&mut self, e: RawUpdateFailure<'a>, name: Cow<'a, str>, pointer: String, has_active: bool) {
-        let casing = if e.camel { Casing::Camel } else { Casing::Snake };
+        let casing = Casing::from_camel(e.camel);
         let failed = e.failed_configuration.map(|l| {
-            let mut l = l.into_listener(child(&pointer, casing, "failed_configuration"));
+            let mut l = l.into_listener(join_field(&pointer, casing, "failed_configuration"));
             l.state = ListenerState::Declared;
             l
         });
@@ -347,7 +329,7 @@ impl<'a> Walk<'a> {
         let mut kinds = Vec::new();
         let mut refused = Vec::new();
         for (i, item) in obj.items.unwrap_or_default().into_iter().enumerate() {
-            let p = index(&child(pointer, Casing::Snake, "items"), i);
+            let p = join_index(&join_field(pointer, Casing::Snake, "items"), i);
             match self.document(item, p.clone()) {
                 Ok(k) => kinds.push(k),
                 Err(r) => refused.push((i, p, r)),
@@ -373,9 +355,11 @@ impl<'a> Walk<'a> {
         let ignore =
             obj.metadata.as_ref().and_then(|m| m.annotations.as_ref()).and_then(|a| a.xdsck_ignore.clone()).map(
                 |value| {
-                    let mut at = child(&child(pointer, Casing::Snake, "metadata"), Casing::Snake, "annotations");
-                    push_pointer(&mut at, crate::settings::IGNORE_ANNOTATION);
-                    IgnoreAnnotation { value: value.into_cow(), pointer: at }
+                    let at = join_field(&join_field(pointer, Casing::Snake, "metadata"), Casing::Snake, "annotations");
+                    IgnoreAnnotation {
+                        value: value.into_cow(),
+                        pointer: join_token(&at, crate::settings::IGNORE_ANNOTATION),
+                    }
                 },
             );
         let (cec_name, namespace) = match &obj.metadata {
@@ -392,10 +376,10 @@ impl<'a> Walk<'a> {
         let Some(spec) = obj.spec else {
             return InputKind::CiliumEnvoyConfig;
         };
-        let base = child(&child(pointer, Casing::Snake, "spec"), Casing::Snake, "resources");
+        let base = join_field(&join_field(pointer, Casing::Snake, "spec"), Casing::Snake, "resources");
         for (i, r) in spec.resources.map(|r| r.0).unwrap_or_default().into_iter().enumerate() {
             let start = self.listeners.len();
-            self.resource(r, index(&base, i), false, true);
+            self.resource(r, join_index(&base, i), false, true);
             if let Some(l) = self.listeners.get_mut(start) {
                 l.name = qualified_name(&namespace, &cec_name, &l.name);
                 l.ignore_annotation = ignore.clone();
@@ -425,7 +409,7 @@ struct Dynamic<'a> {
 impl<'a> Dynamic<'a> {
     fn from_object(obj: RawObject<'a>) -> Self {
         Dynamic {
-            casing: casing_of(&obj),
+            casing: Casing::from_camel(obj.camel),
             name: obj.name.map(|n| n.0),
             active: obj.active_state,
             warming: obj.warming_state,

@@ -20,7 +20,7 @@ pub use error::LoadError;
 use serde::Deserialize;
 
 use crate::model::Input;
-use crate::source::{Location, SourceFile, SourceId};
+use crate::source::{Location, Pointer, SourceFile, SourceId};
 use raw::RawObject;
 
 /// Safety limits for hostile or broken input.
@@ -88,7 +88,7 @@ pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Res
         }
         match yaml::translate(text, limits) {
             Ok(y) => {
-                file.set_yaml(y);
+                file.set_yaml(Box::new(y));
             }
             Err(e) => {
                 if let Some(offset) = text.find("{{") {
@@ -195,13 +195,11 @@ fn parse_error(
             let offset = if let Some(key) = duplicate {
                 // The error fires right after the repeated key: serde_json's position is the
                 // place, and the pointer names the key (its first occurrence).
-                crate::model::push_pointer(&mut pointer, key);
+                pointer = crate::source::join_token(&pointer, key);
                 Some(file.original_offset(json_offset))
             } else {
-                match file.yaml() {
-                    Some(y) => y.pointer_offset(&pointer).or(Some(file.original_offset(json_offset))),
-                    None => locate::pointer_offset(json, &pointer).or(Some(json_offset)),
-                }
+                // For JSON the original offset is `json_offset` itself.
+                file.locate_pointer(&pointer).or(Some(file.original_offset(json_offset)))
             };
             let rule = if duplicate.is_some() { &codes::DUPLICATE_KEY } else { &codes::WRONG_TYPE };
             let field = pointer.rsplit('/').next().filter(|t| !t.is_empty() && duplicate.is_none());
@@ -224,17 +222,17 @@ fn path_of_error(json: &str) -> Option<String> {
         _ => serde_path_to_error::deserialize::<_, Vec<Option<RawObject<'_>>>>(&mut de).map(drop),
     };
     let err = result.err()?;
-    let mut pointer = String::new();
+    let mut pointer = Pointer::root();
     for seg in err.path().iter() {
         use serde_path_to_error::Segment;
         match seg {
-            Segment::Seq { index } => crate::model::push_pointer(&mut pointer, &index.to_string()),
-            Segment::Map { key } => crate::model::push_pointer(&mut pointer, key),
-            Segment::Enum { variant } => crate::model::push_pointer(&mut pointer, variant),
-            Segment::Unknown => {}
-        }
+            Segment::Seq { index } => pointer.push_index(*index),
+            Segment::Map { key } => pointer.push(key),
+            Segment::Enum { variant } => pointer.push(variant),
+            Segment::Unknown => &mut pointer,
+        };
     }
-    Some(pointer)
+    Some(pointer.into_string())
 }
 
 /// `NaN`, `Infinity` or `-Infinity` at (or, for `-Infinity`, one byte before) a syntax error.

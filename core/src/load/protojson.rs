@@ -12,6 +12,10 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 
+// The one place that keeps parse state in thread-locals. serde's derive-like visitors below
+// cannot be handed the text they read, so the text (for positions) and the strictness (for
+// CiliumEnvoyConfig) are set around a parse by scopes that restore the previous value. The
+// lookup of places after the fact (`crate::source`) needs neither: it holds the text it walks.
 thread_local! {
     /// The text being parsed, as (address, length). Borrowed strings point into it, so their
     /// position is a subtraction: no offset bookkeeping in the hot path.

@@ -17,10 +17,6 @@ use crate::model::{
     NetworkFilterKind, Protocol, RouteSource, SocketAddress, SourceType, TransportSocket, VirtualHost,
 };
 
-fn casing(camel: bool) -> Casing {
-    if camel { Casing::Camel } else { Casing::Snake }
-}
-
 pub(crate) fn object_offset(first_key: Option<&str>) -> Option<usize> {
     // The key's first character follows its opening quote; the object starts at or before it.
     first_key.and_then(offset_of).map(|o| o.saturating_sub(1))
@@ -158,7 +154,7 @@ impl RawObject<'_> {
 impl<'a> RawObject<'a> {
     /// Builds the model Listener from this object's Listener fields.
     pub(crate) fn into_listener(self, pointer: String) -> Listener<'a> {
-        let casing = casing(self.camel);
+        let casing = Casing::from_camel(self.camel);
         Listener {
             name: cow(self.name),
             pointer,
@@ -384,7 +380,7 @@ impl<'a> RawFilterChain<'a> {
             name: cow(self.name),
             index,
             offset: object_offset(self.first_key),
-            casing: casing(self.camel),
+            casing: Casing::from_camel(self.camel),
             filter_chain_match: self.filter_chain_match.map(RawFilterChainMatch::into_model),
             filters: exact(self.filters, RawFilter::into_model),
             transport_socket: self.transport_socket.map(|t| TransportSocket {
@@ -418,7 +414,7 @@ impl<'a> RawFilterChainMatch<'a> {
         };
         FilterChainMatch {
             offset: object_offset(self.first_key),
-            casing: casing(self.camel),
+            casing: Casing::from_camel(self.camel),
             destination_port: self.destination_port.map(|p| p.0.0),
             prefix_ranges: cidrs(self.prefix_ranges),
             address_suffix: cow(self.address_suffix),

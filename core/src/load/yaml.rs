@@ -87,7 +87,7 @@ impl YamlJson {
                     via_alias.get_or_insert(self.nodes.get(at)?.yaml);
                     at = target;
                 }
-                let token = unescape_token(raw)?;
+                let token = crate::source::unescape_pointer_token(raw)?;
                 let node = self.nodes.get(at)?;
                 at = match self.json.as_bytes().get(node.json as usize)? {
                     b'[' => {
@@ -133,6 +133,21 @@ impl YamlJson {
             next += self.nodes.get(child).map_or(1, |n| (n.size as usize).max(1));
             Some(child)
         })
+    }
+}
+
+impl crate::source::Translation for YamlJson {
+    fn json(&self) -> &str {
+        YamlJson::json(self)
+    }
+    fn original_offset(&self, json_offset: usize) -> usize {
+        self.yaml_offset(json_offset)
+    }
+    fn pointer_offset(&self, pointer: &str) -> Option<usize> {
+        YamlJson::pointer_offset(self, pointer)
+    }
+    fn pointer_offset_below(&self, json_start: usize, pointer: &str) -> Option<Option<usize>> {
+        YamlJson::pointer_offset_below(self, json_start, pointer)
     }
 }
 
@@ -750,25 +765,6 @@ fn write_number(out: &mut Vec<u8>, s: &str) -> bool {
     }
     out.extend_from_slice(exponent.as_bytes());
     true
-}
-
-fn unescape_token(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
-    if !raw.contains('~') {
-        return Some(raw.into());
-    }
-    let mut token = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '~' => match chars.next() {
-                Some('0') => token.push('~'),
-                Some('1') => token.push('/'),
-                _ => return None,
-            },
-            c => token.push(c),
-        }
-    }
-    Some(token.into())
 }
 
 fn array_index(token: &str) -> Option<usize> {
