@@ -125,10 +125,7 @@ pub fn from_listener(l: &listener::Listener, pointer: String) -> Listener<'stati
             .collect(),
         filter_chains: l.filter_chains.iter().enumerate().map(|(i, c)| chain(c, ChainIndex::Listed(i))).collect(),
         default_filter_chain: l.default_filter_chain.as_ref().map(|c| chain(c, ChainIndex::Default)),
-        filter_chain_matcher: l.filter_chain_matcher.as_ref().map(|m| {
-            let json = serde_json::to_string(&matcher(m)).expect("a JSON value serialises");
-            Cow::Owned(serde_json::value::RawValue::from_string(json).expect("serialised JSON is JSON"))
-        }),
+        filter_chain_matcher: l.filter_chain_matcher.as_ref().map(|m| super::matcher::read(&matcher(m), None)),
         internal_listener: matches!(
             l.listener_specifier,
             Some(listener::listener::ListenerSpecifier::InternalListener(_))
