@@ -633,3 +633,101 @@ impl ProtoParts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use xm::matcher::matcher_list::predicate::{MatchType, SinglePredicate, single_predicate};
+    use xm::matcher::matcher_tree::{MatchMap, TreeType};
+    use xm::matcher::{MatcherTree, MatcherType, on_match};
+
+    fn ext(name: &str, type_url: &str, value: Vec<u8>) -> Extension {
+        Extension { name: name.into(), typed_config: Some(Any { type_url: type_url.into(), value }) }
+    }
+
+    fn input(short: &str) -> Extension {
+        ext("i", &format!("type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.{short}"), Vec::new())
+    }
+
+    fn action(chain: &str) -> xm::matcher::OnMatch {
+        let value = envoy_types::pb::google::protobuf::StringValue { value: chain.into() }.encode_to_vec();
+        let a = ext("a", "type.googleapis.com/google.protobuf.StringValue", value);
+        xm::matcher::OnMatch { keep_matching: false, on_match: Some(on_match::OnMatch::Action(a)) }
+    }
+
+    fn tree(input_name: &str, tree_type: TreeType) -> xm::Matcher {
+        xm::Matcher {
+            matcher_type: Some(MatcherType::MatcherTree(MatcherTree {
+                input: Some(input(input_name)),
+                tree_type: Some(tree_type),
+            })),
+            on_no_match: None,
+        }
+    }
+
+    fn json_input(short: &str) -> serde_json::Value {
+        json!({"name": "i", "typed_config": {"@type": format!("type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.{short}")}})
+    }
+
+    fn json_action(chain: &str) -> serde_json::Value {
+        json!({"action": {"name": "a", "typed_config": {"@type": "type.googleapis.com/google.protobuf.StringValue", "value": chain}}})
+    }
+
+    /// The protobuf path gives what the JSON reader gives for the same matcher: tree (or error),
+    /// actions and ServerNameMatcher domains with their pointers.
+    #[test]
+    fn protobuf_matcher_reads_like_its_json() {
+        // A ServerNameMatcher whose domain matcher nests an exact port map; on_no_match an action.
+        let snm = ServerNameMatcher {
+            domain_matchers: vec![DomainMatcher {
+                domains: vec!["a.com".into(), "*.B.com".into()],
+                on_match: Some(xm::matcher::OnMatch {
+                    keep_matching: true,
+                    on_match: Some(on_match::OnMatch::Matcher(Box::new(tree(
+                        "DestinationPortInput",
+                        TreeType::ExactMatchMap(MatchMap {
+                            map: [("443".to_owned(), action("y")), ("80".to_owned(), action("x"))].into(),
+                        }),
+                    )))),
+                }),
+            }],
+        };
+        let custom = ext("d", "type.googleapis.com/xds.type.matcher.v3.ServerNameMatcher", snm.encode_to_vec());
+        let mut proto = tree("ServerNameInput", TreeType::CustomMatch(custom));
+        proto.on_no_match = Some(Box::new(action("z")));
+        let json = json!({"matcher_tree": {"input": json_input("ServerNameInput"), "custom_match": {"name": "d", "typed_config": {
+            "@type": "type.googleapis.com/xds.type.matcher.v3.ServerNameMatcher",
+            "domain_matchers": [{"domains": ["a.com", "*.B.com"], "on_match": {"keep_matching": true, "matcher": {"matcher_tree": {
+                "input": json_input("DestinationPortInput"), "exact_match_map": {"map": {"443": json_action("y"), "80": json_action("x")}}}}}}]}}},
+            "on_no_match": json_action("z")});
+        let (p, j) = (filter_chain_matcher(&proto), super::super::matcher::read(&json, None));
+        assert!(p.tree.is_ok());
+        assert_eq!(p.actions.len(), 3);
+        assert_eq!(p, j);
+
+        // A matcher_list with an input xdsck does not model: the same error, the action still found.
+        let list = xm::Matcher {
+            matcher_type: Some(MatcherType::MatcherList(xm::matcher::MatcherList {
+                matchers: vec![xm::matcher::matcher_list::FieldMatcher {
+                    predicate: Some(xm::matcher::matcher_list::Predicate {
+                        match_type: Some(MatchType::SinglePredicate(SinglePredicate {
+                            input: Some(input("FilterStateInput")),
+                            matcher: Some(single_predicate::Matcher::ValueMatch(xm::StringMatcher {
+                                match_pattern: Some(xm::string_matcher::MatchPattern::Prefix("a".into())),
+                                ignore_case: true,
+                            })),
+                        })),
+                    }),
+                    on_match: Some(action("a")),
+                }],
+            })),
+            on_no_match: None,
+        };
+        let json = json!({"matcher_list": {"matchers": [{"predicate": {"single_predicate": {"input": json_input("FilterStateInput"),
+            "value_match": {"prefix": "a", "ignore_case": true}}}, "on_match": json_action("a")}]}});
+        let (p, j) = (filter_chain_matcher(&list), super::super::matcher::read(&json, None));
+        assert!(p.tree.as_ref().is_err_and(|e| e.contains("FilterStateInput")));
+        assert_eq!(p, j);
+    }
+}
