@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
+pub mod matcher;
 
 use crate::source::{Location, SourceFile, SourceId, join_field, join_index};
 
@@ -223,9 +223,8 @@ pub struct Listener<'a> {
     pub listener_filters: Vec<ListenerFilter<'a>>,
     pub filter_chains: Vec<FilterChain<'a>>,
     pub default_filter_chain: Option<FilterChain<'a>>,
-    /// The unified matcher, kept as JSON for the checks that read it: borrowed from the input
-    /// text, or owned when the listener came as a protobuf and the matcher was rendered to JSON.
-    pub filter_chain_matcher: Option<Cow<'a, RawValue>>,
+    /// The unified matcher, typed by the loader.
+    pub filter_chain_matcher: Option<matcher::FilterChainMatcher>,
     /// `internal_listener` is set (an Envoy internal listener, no socket).
     pub internal_listener: bool,
     /// `api_listener` is set.

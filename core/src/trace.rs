@@ -174,8 +174,8 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
         )),
         _ => {}
     }
-    if let Some(raw) = &listener.filter_chain_matcher {
-        return trace_matcher(input, listener, sources, raw.get(), connection, notes);
+    if let Some(fcm) = &listener.filter_chain_matcher {
+        return trace_matcher(input, listener, sources, fcm, connection, notes);
     }
     let graph = MatchGraph::build(listener);
     if !graph.overlaps.is_empty() || graph.excluded.iter().any(Option::is_some) {
@@ -209,13 +209,13 @@ fn trace_matcher(
     input: &crate::model::Input<'_>,
     listener: &Listener<'_>,
     sources: &Sources,
-    matcher_json: &str,
+    fcm: &crate::model::matcher::FilterChainMatcher,
     connection: Connection,
     mut notes: Vec<String>,
 ) -> Result<Answer, TraceError> {
-    use crate::graph::matcher::{Matcher, NeedsInput};
-    let unsupported = |why: String| TraceError::MatcherNotSupported(listener.name.to_string(), why);
-    let matcher = Matcher::parse(matcher_json).map_err(unsupported)?;
+    use crate::graph::matcher::NeedsInput;
+    let matcher =
+        fcm.tree.as_ref().map_err(|why| TraceError::MatcherNotSupported(listener.name.to_string(), why.clone()))?;
     let (outcome, filter_chain) = match matcher.evaluate_traced(&connection) {
         Err(NeedsInput(i)) => {
             notes.push(format!(

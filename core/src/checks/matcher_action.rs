@@ -6,7 +6,6 @@ use std::collections::HashSet;
 
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::graph::matcher::RawParts;
 use crate::model::{FilterChain, FilterChainMatch};
 use crate::source::Location;
 
@@ -83,16 +82,15 @@ impl Check for MatcherAction {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            let Some(value) = l.matcher_json() else { continue };
+            let Some(parts) = &l.listener.filter_chain_matcher else { continue };
             let locate = |p: &str| l.matcher_location(p);
-            let parts = RawParts::of(&value);
             let chains = &l.listener.filter_chains;
             for a in &parts.actions {
                 if !chains.iter().any(|c| c.name == a.name) {
-                    out.push(missing_chain(&l, locate(&a.pointer), a.name));
+                    out.push(missing_chain(&l, locate(&a.pointer), &a.name));
                 }
             }
-            let named: HashSet<&str> = parts.actions.iter().map(|a| a.name).collect();
+            let named: HashSet<&str> = parts.actions.iter().map(|a| &*a.name).collect();
             // A repeated name is matcher-chain-name's error; the chain is reported once here.
             let mut seen: HashSet<&str> = HashSet::new();
             for chain in chains {

@@ -3,7 +3,7 @@
 
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::graph::matcher::{DomainError, RawParts, server_name_errors_at};
+use crate::graph::matcher::{DomainError, server_name_errors_at};
 use crate::source::Location;
 
 pub static RULE: Rule = Rule {
@@ -43,11 +43,11 @@ impl Check for MatcherServerNameDomain {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            let Some(value) = l.matcher_json() else { continue };
+            let Some(fcm) = &l.listener.filter_chain_matcher else { continue };
             let locate = |p: &str| l.matcher_location(p);
-            for snm in RawParts::of(&value).server_name_matchers {
+            for snm in &fcm.server_name_matchers {
                 let domains: Vec<Vec<String>> =
-                    snm.domain_matchers.iter().map(|dm| dm.iter().map(|(d, _)| (*d).to_owned()).collect()).collect();
+                    snm.domain_matchers.iter().map(|dm| dm.iter().map(|(d, _)| d.clone()).collect()).collect();
                 for (i, j, err) in server_name_errors_at(&domains) {
                     let first = match &err {
                         DomainError::Duplicate(d) => {

@@ -67,26 +67,14 @@ impl ListenerCx<'_, '_> {
         self.listener.chain_location(self.source, self.file, chain)
     }
 
-    /// The listener's `filter_chain_matcher` as a JSON value, for the matcher checks.
-    pub fn matcher_json(&self) -> Option<serde_json::Value> {
-        serde_json::from_str(self.listener.filter_chain_matcher.as_ref()?.get()).ok()
-    }
-
     /// A place inside the listener's `filter_chain_matcher`, `suffix` being a pointer relative to
     /// it (e.g. `/matcher_tree/custom_match`). Found by reading the matcher again, like
     /// [`Self::chain_field_location`].
     pub fn matcher_location(&self, suffix: &str) -> Location {
         let anchor = format!("{}/{}", self.listener.pointer, self.listener.casing.field("filter_chain_matcher"));
         let pointer = format!("{anchor}{suffix}");
-        // The matcher is borrowed from the input text, so where it starts is known: only it is
-        // read again.
-        let json = self.file.json_text();
-        let start = match self.listener.filter_chain_matcher.as_ref() {
-            Some(std::borrow::Cow::Borrowed(raw)) => {
-                (raw.get().as_ptr() as usize).checked_sub(json.as_ptr() as usize).filter(|&o| o < json.len())
-            }
-            _ => None,
-        };
+        // The loader kept where the matcher starts: only it is read again.
+        let start = self.listener.filter_chain_matcher.as_ref().and_then(|m| m.offset);
         let offset = self.file.locate_pointer_below(&anchor, start, &pointer).or_else(|| self.location().offset);
         Location::new(self.source, pointer, offset)
     }

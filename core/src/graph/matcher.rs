@@ -1,7 +1,7 @@
-//! `Listener.filter_chain_matcher`: Envoy's unified xDS matcher, parsed and evaluated.
+//! `Listener.filter_chain_matcher`: Envoy's unified xDS matcher, validated and evaluated.
 //!
-//! The tree is read from the JSON as written (snake_case or lowerCamelCase) and evaluated the way
-//! Envoy 1.40's matcher classes do (envoy-matching.md §3): `matcher_list` first match wins and
+//! The loaders type the tree ([`crate::model::matcher`]); it is evaluated here the way Envoy
+//! 1.40's matcher classes do (envoy-matching.md §3): `matcher_list` first match wins and
 //! moves on when a nested matcher fails; `exact_match_map` falls back to its own `on_no_match`;
 //! `prefix_match_map` tries the longest prefix first and then shorter ones; the
 //! `ServerNameMatcher` tries the exact name, `*.suffix` longest first, then `*`; the `IPMatcher`
@@ -13,49 +13,14 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipnet::IpNet;
-use serde_json::{Map, Value};
 
 use super::trace::Connection;
-use crate::model::Casing;
-use crate::source::{join_index, join_token};
-
-/// A matcher input of `envoy.extensions.matching.common_inputs.network.v3`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Input {
-    DestinationIp,
-    DestinationPort,
-    SourceIp,
-    SourcePort,
-    DirectSourceIp,
-    SourceType,
-    ServerName,
-    TransportProtocol,
-    ApplicationProtocol,
-}
+pub use crate::model::matcher::{
+    FilterChainMatcher, Input, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher, ServerNameMatcherParts,
+    StringMatch, StringMatcher, Then, Tree,
+};
 
 impl Input {
-    const ALL: [(Input, &'static str); 9] = [
-        (Input::DestinationIp, "DestinationIPInput"),
-        (Input::DestinationPort, "DestinationPortInput"),
-        (Input::SourceIp, "SourceIPInput"),
-        (Input::SourcePort, "SourcePortInput"),
-        (Input::DirectSourceIp, "DirectSourceIPInput"),
-        (Input::SourceType, "SourceTypeInput"),
-        (Input::ServerName, "ServerNameInput"),
-        (Input::TransportProtocol, "TransportProtocolInput"),
-        (Input::ApplicationProtocol, "ApplicationProtocolInput"),
-    ];
-
-    /// The proto message name, e.g. `ServerNameInput`.
-    pub fn as_str(self) -> &'static str {
-        Input::ALL.iter().find(|(i, _)| *i == self).map_or("?", |(_, n)| n)
-    }
-
-    /// Whether the input reads the connection's source, which a trace question may leave out.
-    pub fn needs_source(self) -> bool {
-        matches!(self, Input::SourceIp | Input::SourcePort | Input::DirectSourceIp | Input::SourceType)
-    }
-
     /// What Envoy's input yields for `c`: `Ok(None)` is "no data"; an error when the question
     /// did not give the source this input reads.
     pub fn value(self, c: &Connection) -> Result<Option<String>, NeedsInput> {
@@ -86,327 +51,6 @@ fn ip_string(ip: IpAddr) -> String {
     match ip {
         IpAddr::V4(v4) => v4.to_string(),
         IpAddr::V6(v6) => crate::model::CanonicalIpv6(v6).to_string(),
-    }
-}
-
-/// `xds.type.matcher.v3.Matcher`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Matcher {
-    pub tree: Tree,
-    pub on_no_match: Option<Box<OnMatch>>,
-}
-
-/// The matcher's `matcher_list` or `matcher_tree`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Tree {
-    List(Vec<(Predicate, OnMatch)>),
-    Exact {
-        input: Input,
-        map: Vec<(String, OnMatch)>,
-    },
-    Prefix {
-        input: Input,
-        map: Vec<(String, OnMatch)>,
-    },
-    /// `xds.type.matcher.v3.ServerNameMatcher`: `(domains, on_match)` per domain matcher.
-    ServerName {
-        input: Input,
-        domain_matchers: Vec<(Vec<String>, OnMatch)>,
-    },
-    /// `xds.type.matcher.v3.IPMatcher`.
-    Ip {
-        input: Input,
-        range_matchers: Vec<RangeMatcher>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RangeMatcher {
-    /// Truncated to their prefix length, as Envoy's `CidrRange` does.
-    pub ranges: Vec<IpNet>,
-    pub exclusive: bool,
-    pub on_match: OnMatch,
-}
-
-/// `Matcher.OnMatch`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OnMatch {
-    pub then: Then,
-    pub keep_matching: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Then {
-    Matcher(Box<Matcher>),
-    /// The chain name a `google.protobuf.StringValue` action holds.
-    Action(String),
-}
-
-/// A `matcher_list` predicate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Predicate {
-    Single { input: Input, matcher: StringMatcher },
-    Or(Vec<Predicate>),
-    And(Vec<Predicate>),
-    Not(Box<Predicate>),
-}
-
-/// `xds.type.matcher.v3.StringMatcher` (no `safe_regex`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StringMatcher {
-    pub kind: StringMatch,
-    pub pattern: String,
-    pub ignore_case: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StringMatch {
-    Exact,
-    Prefix,
-    Suffix,
-    Contains,
-}
-
-impl StringMatcher {
-    pub fn matches(&self, value: &str) -> bool {
-        let (v, p) = if self.ignore_case {
-            (value.to_ascii_lowercase(), self.pattern.to_ascii_lowercase())
-        } else {
-            (value.to_owned(), self.pattern.clone())
-        };
-        match self.kind {
-            StringMatch::Exact => v == p,
-            StringMatch::Prefix => v.starts_with(&p),
-            StringMatch::Suffix => v.ends_with(&p),
-            StringMatch::Contains => v.contains(&p),
-        }
-    }
-}
-
-impl fmt::Display for StringMatcher {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = match self.kind {
-            StringMatch::Exact => "exact",
-            StringMatch::Prefix => "prefix",
-            StringMatch::Suffix => "suffix",
-            StringMatch::Contains => "contains",
-        };
-        write!(f, "{kind} {:?}{}", self.pattern, if self.ignore_case { " (ignore case)" } else { "" })
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Parsing
-
-/// The value of a field, spelled either way.
-pub fn field<'v>(obj: &'v Map<String, Value>, snake: &str) -> Option<&'v Value> {
-    obj.get(snake).or_else(|| obj.get(&*Casing::Camel.field(snake)))
-}
-
-/// The message name of an `Any`: `type.googleapis.com/a.b.C` → `a.b.C`.
-pub fn type_name(any: &Value) -> Option<&str> {
-    let url = any.get("@type")?.as_str()?;
-    Some(url.rsplit('/').next().unwrap_or(url))
-}
-
-fn object<'v>(v: &'v Value, what: &str) -> Result<&'v Map<String, Value>, String> {
-    v.as_object().ok_or_else(|| format!("{what} is not an object"))
-}
-
-fn boolean(obj: &Map<String, Value>, snake: &str) -> bool {
-    match field(obj, snake) {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Object(w)) => w.get("value").and_then(Value::as_bool).unwrap_or(false),
-        _ => false,
-    }
-}
-
-impl Matcher {
-    /// Parses the matcher JSON as the listener holds it.
-    pub fn parse(json: &str) -> Result<Matcher, String> {
-        let v: Value = serde_json::from_str(json).map_err(|e| format!("filter_chain_matcher is not JSON: {e}"))?;
-        Matcher::from_value(&v)
-    }
-
-    pub fn from_value(v: &Value) -> Result<Matcher, String> {
-        let obj = object(v, "a matcher")?;
-        let on_no_match = match field(obj, "on_no_match") {
-            Some(m) => Some(Box::new(OnMatch::from_value(m)?)),
-            None => None,
-        };
-        let tree = if let Some(list) = field(obj, "matcher_list") {
-            let list = object(list, "matcher_list")?;
-            let items = field(list, "matchers").and_then(Value::as_array).ok_or("matcher_list has no matchers")?;
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                let item = object(item, "a field matcher")?;
-                let predicate = field(item, "predicate").ok_or("a field matcher has no predicate")?;
-                let on_match = field(item, "on_match").ok_or("a field matcher has no on_match")?;
-                out.push((Predicate::from_value(predicate)?, OnMatch::from_value(on_match)?));
-            }
-            Tree::List(out)
-        } else if let Some(t) = field(obj, "matcher_tree") {
-            Tree::from_value(object(t, "matcher_tree")?)?
-        } else {
-            return Err("a matcher has neither matcher_list nor matcher_tree".to_owned());
-        };
-        Ok(Matcher { tree, on_no_match })
-    }
-}
-
-impl Tree {
-    fn from_value(t: &Map<String, Value>) -> Result<Tree, String> {
-        let input = Input::from_value(field(t, "input").ok_or("matcher_tree has no input")?)?;
-        let map = |m: &Value| -> Result<Vec<(String, OnMatch)>, String> {
-            let m = object(m, "a match map")?;
-            let entries = field(m, "map").and_then(Value::as_object).ok_or("a match map has no map")?;
-            entries.iter().map(|(k, v)| Ok((k.clone(), OnMatch::from_value(v)?))).collect()
-        };
-        if let Some(m) = field(t, "exact_match_map") {
-            return Ok(Tree::Exact { input, map: map(m)? });
-        }
-        if let Some(m) = field(t, "prefix_match_map") {
-            return Ok(Tree::Prefix { input, map: map(m)? });
-        }
-        let custom =
-            field(t, "custom_match").ok_or("matcher_tree has no exact_match_map, prefix_match_map or custom_match")?;
-        let config =
-            field(object(custom, "custom_match")?, "typed_config").ok_or("custom_match has no typed_config")?;
-        let cfg = object(config, "custom_match typed_config")?;
-        match type_name(config) {
-            Some("xds.type.matcher.v3.ServerNameMatcher") => {
-                let mut domain_matchers = Vec::new();
-                for dm in field(cfg, "domain_matchers").and_then(Value::as_array).into_iter().flatten() {
-                    let dm = object(dm, "a domain matcher")?;
-                    let domains = field(dm, "domains")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .map(|d| d.as_str().map(str::to_owned).ok_or("a domain is not a string"))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let on_match =
-                        OnMatch::from_value(field(dm, "on_match").ok_or("a domain matcher has no on_match")?)?;
-                    domain_matchers.push((domains, on_match));
-                }
-                if let Some(err) =
-                    server_name_errors(&domain_matchers.iter().map(|(d, _)| d.clone()).collect::<Vec<_>>())
-                        .into_iter()
-                        .next()
-                {
-                    return Err(format!("Envoy rejects this ServerNameMatcher: {}", err.envoy_text()));
-                }
-                Ok(Tree::ServerName { input, domain_matchers })
-            }
-            Some("xds.type.matcher.v3.IPMatcher") => {
-                let mut range_matchers = Vec::new();
-                for rm in field(cfg, "range_matchers").and_then(Value::as_array).into_iter().flatten() {
-                    let rm = object(rm, "a range matcher")?;
-                    let mut ranges = Vec::new();
-                    for r in field(rm, "ranges").and_then(Value::as_array).into_iter().flatten() {
-                        ranges.push(cidr(object(r, "a range")?)?);
-                    }
-                    let on_match =
-                        OnMatch::from_value(field(rm, "on_match").ok_or("a range matcher has no on_match")?)?;
-                    range_matchers.push(RangeMatcher { ranges, exclusive: boolean(rm, "exclusive"), on_match });
-                }
-                Ok(Tree::Ip { input, range_matchers })
-            }
-            other => Err(format!("custom_match {} is not supported", other.unwrap_or("(no @type)"))),
-        }
-    }
-}
-
-fn cidr(r: &Map<String, Value>) -> Result<IpNet, String> {
-    let addr = field(r, "address_prefix").and_then(Value::as_str).unwrap_or_default();
-    let ip: IpAddr = addr.parse().map_err(|_| format!("malformed IP address: {addr}"))?;
-    let len = match field(r, "prefix_len") {
-        None | Some(Value::Null) => 0,
-        Some(Value::Number(n)) => n.as_u64().ok_or_else(|| format!("bad prefix_len {n}"))?,
-        Some(Value::String(s)) => s.parse().map_err(|_| format!("bad prefix_len {s:?}"))?,
-        Some(Value::Object(w)) => w.get("value").and_then(Value::as_u64).unwrap_or(0),
-        Some(other) => return Err(format!("bad prefix_len {other}")),
-    };
-    let len = u8::try_from(len).map_err(|_| format!("prefix_len {len} is out of range"))?;
-    IpNet::new(ip, len).map(|n| n.trunc()).map_err(|_| format!("prefix_len {len} is out of range for {addr}"))
-}
-
-impl Input {
-    fn from_value(v: &Value) -> Result<Input, String> {
-        let config = v.get("typed_config").or_else(|| v.get("typedConfig")).ok_or("an input has no typed_config")?;
-        let name = type_name(config).ok_or("an input has no @type")?;
-        let short = name
-            .strip_prefix("envoy.extensions.matching.common_inputs.network.v3.")
-            .ok_or_else(|| format!("input {name} is not supported"))?;
-        Input::ALL
-            .iter()
-            .find(|(_, n)| *n == short)
-            .map(|(i, _)| *i)
-            .ok_or_else(|| format!("input {name} is not supported"))
-    }
-}
-
-impl OnMatch {
-    fn from_value(v: &Value) -> Result<OnMatch, String> {
-        let obj = object(v, "on_match")?;
-        let keep_matching = boolean(obj, "keep_matching");
-        if let Some(m) = field(obj, "matcher") {
-            return Ok(OnMatch { then: Then::Matcher(Box::new(Matcher::from_value(m)?)), keep_matching });
-        }
-        let action = field(obj, "action").ok_or("on_match has neither matcher nor action")?;
-        let config = field(object(action, "action")?, "typed_config").ok_or("an action has no typed_config")?;
-        match type_name(config) {
-            Some("google.protobuf.StringValue") => {
-                let name = config.get("value").and_then(Value::as_str).unwrap_or_default();
-                Ok(OnMatch { then: Then::Action(name.to_owned()), keep_matching })
-            }
-            other => Err(format!(
-                "action {} is not a filter chain name (google.protobuf.StringValue)",
-                other.unwrap_or("(no @type)")
-            )),
-        }
-    }
-}
-
-impl Predicate {
-    fn from_value(v: &Value) -> Result<Predicate, String> {
-        let obj = object(v, "a predicate")?;
-        if let Some(s) = field(obj, "single_predicate") {
-            let s = object(s, "single_predicate")?;
-            let input = Input::from_value(field(s, "input").ok_or("single_predicate has no input")?)?;
-            let vm =
-                field(s, "value_match").ok_or("single_predicate has no value_match (custom_match is not supported)")?;
-            let vm = object(vm, "value_match")?;
-            let ignore_case = boolean(vm, "ignore_case");
-            for (key, kind) in [
-                ("exact", StringMatch::Exact),
-                ("prefix", StringMatch::Prefix),
-                ("suffix", StringMatch::Suffix),
-                ("contains", StringMatch::Contains),
-            ] {
-                if let Some(p) = vm.get(key) {
-                    let pattern = p.as_str().ok_or_else(|| format!("value_match.{key} is not a string"))?.to_owned();
-                    return Ok(Predicate::Single { input, matcher: StringMatcher { kind, pattern, ignore_case } });
-                }
-            }
-            return Err("value_match: only exact, prefix, suffix and contains are supported".to_owned());
-        }
-        let list = |key: &str| -> Result<Option<Vec<Predicate>>, String> {
-            let Some(l) = field(obj, key) else { return Ok(None) };
-            let preds = field(object(l, key)?, "predicate")
-                .and_then(Value::as_array)
-                .ok_or_else(|| format!("{key} has no predicate list"))?;
-            preds.iter().map(Predicate::from_value).collect::<Result<_, _>>().map(Some)
-        };
-        if let Some(p) = list("or_matcher")? {
-            return Ok(Predicate::Or(p));
-        }
-        if let Some(p) = list("and_matcher")? {
-            return Ok(Predicate::And(p));
-        }
-        if let Some(n) = field(obj, "not_matcher") {
-            return Ok(Predicate::Not(Box::new(Predicate::from_value(n)?)));
-        }
-        Err("a predicate has none of single_predicate, or_matcher, and_matcher, not_matcher".to_owned())
     }
 }
 
@@ -473,104 +117,6 @@ pub fn server_name_errors_at(domain_matchers: &[Vec<String>]) -> Vec<(usize, usi
         }
     }
     out
-}
-
-// ---------------------------------------------------------------------------------------------
-// The raw JSON, for the checks: every action and every ServerNameMatcher, with JSON pointers
-// (relative to the matcher, spelled as the input spells them). Tolerant of what `parse` refuses,
-// so one unsupported branch does not hide the rest.
-
-/// An action's chain name and the pointer of its `value`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawAction<'v> {
-    pub name: &'v str,
-    pub pointer: String,
-}
-
-/// A `ServerNameMatcher`: per domain matcher, its domains with their pointers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawServerNameMatcher<'v> {
-    /// Whether its input is `ServerNameInput` (lower-cased by Envoy).
-    pub reads_server_name: bool,
-    pub domain_matchers: Vec<Vec<(&'v str, String)>>,
-}
-
-/// What the checks read of a matcher.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RawParts<'v> {
-    pub actions: Vec<RawAction<'v>>,
-    pub server_name_matchers: Vec<RawServerNameMatcher<'v>>,
-}
-
-/// The key an object spells a field with, and its value.
-fn keyed<'v>(obj: &'v Map<String, Value>, snake: &str) -> Option<(&'v str, &'v Value)> {
-    obj.get_key_value(snake).or_else(|| obj.get_key_value(&*Casing::Camel.field(snake))).map(|(k, v)| (k.as_str(), v))
-}
-
-impl<'v> RawParts<'v> {
-    pub fn of(matcher: &'v Value) -> RawParts<'v> {
-        let mut parts = RawParts::default();
-        parts.scan(matcher, String::new(), None);
-        parts
-    }
-
-    fn scan(&mut self, v: &'v Value, pointer: String, key: Option<&str>) {
-        match v {
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    self.scan(item, format!("{pointer}/{i}"), None);
-                }
-            }
-            Value::Object(obj) => {
-                if key == Some("action") {
-                    if let Some((k, config)) = keyed(obj, "typed_config") {
-                        if type_name(config) == Some("google.protobuf.StringValue") {
-                            let name = config.get("value").and_then(Value::as_str).unwrap_or_default();
-                            self.actions
-                                .push(RawAction { name, pointer: join_token(&join_token(&pointer, k), "value") });
-                        }
-                    }
-                }
-                if let Some((ck, custom)) = keyed(obj, "custom_match") {
-                    let config = custom.as_object().and_then(|c| keyed(c, "typed_config"));
-                    if let Some((tk, config)) =
-                        config.filter(|(_, c)| type_name(c) == Some("xds.type.matcher.v3.ServerNameMatcher"))
-                    {
-                        let reads_server_name = field(obj, "input")
-                            .and_then(|i| i.get("typed_config").or_else(|| i.get("typedConfig")))
-                            .and_then(type_name)
-                            .is_some_and(|t| t.ends_with(".network.v3.ServerNameInput"));
-                        let base = join_token(&join_token(&pointer, ck), tk);
-                        let mut domain_matchers = Vec::new();
-                        if let Some((dk, Value::Array(dms))) =
-                            config.as_object().and_then(|c| keyed(c, "domain_matchers"))
-                        {
-                            for (i, dm) in dms.iter().enumerate() {
-                                let dm_pointer = join_index(&join_token(&base, dk), i);
-                                let mut domains = Vec::new();
-                                if let Some((dsk, Value::Array(ds))) = dm.as_object().and_then(|d| keyed(d, "domains"))
-                                {
-                                    for (j, d) in ds.iter().enumerate() {
-                                        if let Some(d) = d.as_str() {
-                                            domains.push((d, join_index(&join_token(&dm_pointer, dsk), j)));
-                                        }
-                                    }
-                                }
-                                domain_matchers.push(domains);
-                            }
-                        }
-                        self.server_name_matchers.push(RawServerNameMatcher { reads_server_name, domain_matchers });
-                    }
-                }
-                for (k, child) in obj {
-                    if k != "@type" {
-                        self.scan(child, join_token(&pointer, k), Some(k));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -867,8 +413,14 @@ fn describe(on: &OnMatch) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
     use serde_json::json;
     use std::net::SocketAddr;
+
+    /// The matcher as the loader types it.
+    fn typed(v: &Value) -> FilterChainMatcher {
+        crate::load::matcher::read(v, None)
+    }
 
     fn conn(sni: &str) -> Connection {
         Connection {
@@ -890,7 +442,7 @@ mod tests {
     }
 
     fn eval(m: &Value, c: &Connection) -> Option<String> {
-        Matcher::from_value(m).unwrap().evaluate(c).unwrap()
+        typed(m).tree.unwrap().evaluate(c).unwrap()
     }
 
     fn sni_matcher(domains: Value, on_no_match: Option<Value>) -> Value {
@@ -986,9 +538,7 @@ mod tests {
         );
         assert_eq!(d(&[&["*."], &["*x.com"]]).len(), 2);
         assert_eq!(d(&[&[""]]), ["Empty domain in ServerNameMatcher"]);
-        assert!(
-            Matcher::from_value(&sni_matcher(json!([{"domains": ["*.*.a"], "on_match": action("a")}]), None)).is_err()
-        );
+        assert!(typed(&sni_matcher(json!([{"domains": ["*.*.a"], "on_match": action("a")}]), None)).tree.is_err());
     }
 
     #[test]
@@ -1049,7 +599,7 @@ mod tests {
         c.source = None;
         assert_eq!(Input::SourcePort.value(&c), Err(NeedsInput(Input::SourcePort)));
         let m = json!({"matcher_tree": {"input": input("SourcePortInput"), "exact_match_map": {"map": {"1": action("a")}}}});
-        assert!(Matcher::from_value(&m).unwrap().evaluate(&c).is_err());
+        assert!(typed(&m).tree.unwrap().evaluate(&c).is_err());
     }
 
     #[test]
@@ -1063,17 +613,16 @@ mod tests {
             json!([1, 2]),
         ];
         for b in bad {
-            assert!(Matcher::from_value(&b).is_err(), "{b}");
+            assert!(typed(&b).tree.is_err(), "{b}");
         }
-        assert!(Matcher::parse("{").is_err());
     }
 
     #[test]
     fn raw_parts_find_actions_and_domains_with_pointers() {
         let m =
             sni_matcher(json!([{"domains": ["a.com", "*.B.com"], "onMatch": only_port("80", "x")}]), Some(action("y")));
-        let parts = RawParts::of(&m);
-        let actions: Vec<_> = parts.actions.iter().map(|a| (a.name, a.pointer.as_str())).collect();
+        let parts = typed(&m);
+        let actions: Vec<_> = parts.actions.iter().map(|a| (a.name.as_str(), a.pointer.as_str())).collect();
         assert_eq!(
             actions,
             [
@@ -1088,7 +637,7 @@ mod tests {
         assert!(parts.server_name_matchers[0].reads_server_name);
         assert_eq!(
             parts.server_name_matchers[0].domain_matchers[0][1],
-            ("*.B.com", "/matcher_tree/custom_match/typed_config/domain_matchers/0/domains/1".to_owned())
+            ("*.B.com".to_owned(), "/matcher_tree/custom_match/typed_config/domain_matchers/0/domains/1".to_owned())
         );
     }
 
@@ -1098,6 +647,6 @@ mod tests {
             "onNoMatch": action("b")});
         assert_eq!(eval(&m, &conn("a")).as_deref(), Some("a"));
         assert_eq!(eval(&m, &conn("c")).as_deref(), Some("b"));
-        assert_eq!(Matcher::from_value(&m).unwrap().actions(), ["a", "b"]);
+        assert_eq!(typed(&m).tree.unwrap().actions(), ["a", "b"]);
     }
 }

@@ -9,6 +9,7 @@ mod classify;
 pub mod codes;
 mod error;
 pub mod locate;
+pub(crate) mod matcher;
 #[cfg(feature = "proto")]
 pub mod proto;
 pub(crate) mod protojson;

@@ -4,7 +4,8 @@
 //! two apart; only positions differ: a protobuf has no text, so a listener gets the pointer its
 //! resource would have in the DiscoveryResponse's JSON (`/resources/N`) and no offset.
 //! `typed_config` Anys are decoded by comparing the type URL's last segment with the message's
-//! full name. `filter_chain_matcher` is rendered to the proto3 JSON the matcher module reads.
+//! full name. `filter_chain_matcher` is typed straight from the messages, with the pointers its parts
+//! would have in the resource's proto3 JSON.
 
 use std::borrow::Cow;
 
@@ -16,10 +17,14 @@ use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryResponse, Resource
 use envoy_types::pb::google::protobuf::Any;
 use envoy_types::pb::xds::r#type::matcher::v3 as xm;
 use prost::{Message, Name};
-use serde_json::{Map, Value, json};
 
 use super::codes;
 use crate::diagnostic::Diagnostic;
+use crate::graph::matcher::server_name_errors;
+use crate::model::matcher::{
+    FilterChainMatcher, Input as MatcherInput, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher,
+    ServerNameMatcherParts, StringMatch, StringMatcher, Then, Tree,
+};
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Input, InputKind, Listener, ListenerFilter,
     NetworkFilter, NetworkFilterKind, Protocol, RouteSource, Skipped, SkippedKind, SocketAddress, SourceType,
@@ -125,10 +130,7 @@ pub fn from_listener(l: &listener::Listener, pointer: String) -> Listener<'stati
             .collect(),
         filter_chains: l.filter_chains.iter().enumerate().map(|(i, c)| chain(c, ChainIndex::Listed(i))).collect(),
         default_filter_chain: l.default_filter_chain.as_ref().map(|c| chain(c, ChainIndex::Default)),
-        filter_chain_matcher: l.filter_chain_matcher.as_ref().map(|m| {
-            let json = serde_json::to_string(&matcher(m)).expect("a JSON value serialises");
-            Cow::Owned(serde_json::value::RawValue::from_string(json).expect("serialised JSON is JSON"))
-        }),
+        filter_chain_matcher: l.filter_chain_matcher.as_ref().map(filter_chain_matcher),
         internal_listener: matches!(
             l.listener_specifier,
             Some(listener::listener::ListenerSpecifier::InternalListener(_))
@@ -273,7 +275,7 @@ fn filter(f: &listener::Filter) -> NetworkFilter<'static> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// filter_chain_matcher → proto3 JSON (snake_case), as graph::matcher reads it.
+// filter_chain_matcher → the typed model.
 //
 // `xds.type.matcher.v3.ServerNameMatcher` and `IPMatcher` are not in envoy-types; their two
 // small messages are declared here from xds' `domain.proto` and `ip.proto` (public: tests that
@@ -313,180 +315,419 @@ fn last_segment(url: &str) -> &str {
     url.rsplit('/').next().unwrap_or(url)
 }
 
-/// An Any as proto3 JSON: its `@type`, plus the fields xdsck reads for the types it knows.
-fn any_json(a: &Any) -> Value {
-    let mut obj = Map::new();
-    obj.insert("@type".into(), Value::String(a.type_url.clone()));
-    match last_segment(&a.type_url) {
-        "google.protobuf.StringValue" => {
-            if let Ok(s) = envoy_types::pb::google::protobuf::StringValue::decode(a.value.as_slice()) {
-                obj.insert("value".into(), Value::String(s.value));
+type Extension = envoy_types::pb::xds::core::v3::TypedExtensionConfig;
+
+/// The chain name a `google.protobuf.StringValue` action holds (empty when it does not decode).
+fn string_value(a: &Any) -> String {
+    envoy_types::pb::google::protobuf::StringValue::decode(a.value.as_slice()).map(|s| s.value).unwrap_or_default()
+}
+
+/// The typed matcher, and its actions and ServerNameMatchers with the pointers they have in the
+/// resource's proto3 JSON (snake_case), as [`super::matcher::read`] gives them for JSON input.
+fn filter_chain_matcher(m: &xm::Matcher) -> FilterChainMatcher {
+    let mut parts = ProtoParts::default();
+    parts.matcher(m, String::new());
+    FilterChainMatcher {
+        tree: typed_matcher(m),
+        actions: parts.actions,
+        server_name_matchers: parts.server_name_matchers,
+        offset: None,
+    }
+}
+
+// The typed tree. Its errors are the JSON reader's (`load::matcher`), for the same message.
+
+fn typed_matcher(m: &xm::Matcher) -> Result<Matcher, String> {
+    use xm::matcher::MatcherType as T;
+    let on_no_match = match &m.on_no_match {
+        Some(n) => Some(Box::new(typed_on_match(n)?)),
+        None => None,
+    };
+    let tree = match &m.matcher_type {
+        Some(T::MatcherList(l)) => {
+            let mut out = Vec::with_capacity(l.matchers.len());
+            for f in &l.matchers {
+                let p = f.predicate.as_ref().ok_or("a field matcher has no predicate")?;
+                let o = f.on_match.as_ref().ok_or("a field matcher has no on_match")?;
+                out.push((typed_predicate(p)?, typed_on_match(o)?));
             }
+            Tree::List(out)
         }
+        Some(T::MatcherTree(t)) => typed_tree(t)?,
+        None => return Err("a matcher has neither matcher_list nor matcher_tree".to_owned()),
+    };
+    Ok(Matcher { tree, on_no_match })
+}
+
+fn typed_tree(t: &xm::matcher::MatcherTree) -> Result<Tree, String> {
+    use xm::matcher::matcher_tree::TreeType as TT;
+    let input = typed_input(t.input.as_ref().ok_or("matcher_tree has no input")?)?;
+    let map = |mm: &xm::matcher::matcher_tree::MatchMap| -> Result<Vec<(String, OnMatch)>, String> {
+        // A protobuf map has no order; sorted keys keep the output the same run to run.
+        let mut entries: Vec<(&String, &xm::matcher::OnMatch)> = mm.map.iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        entries.into_iter().map(|(k, v)| Ok((k.clone(), typed_on_match(v)?))).collect()
+    };
+    let custom = match &t.tree_type {
+        Some(TT::ExactMatchMap(mm)) => return Ok(Tree::Exact { input, map: map(mm)? }),
+        Some(TT::PrefixMatchMap(mm)) => return Ok(Tree::Prefix { input, map: map(mm)? }),
+        Some(TT::CustomMatch(c)) => c,
+        None => return Err("matcher_tree has no exact_match_map, prefix_match_map or custom_match".to_owned()),
+    };
+    let config = custom.typed_config.as_ref().ok_or("custom_match has no typed_config")?;
+    match last_segment(&config.type_url) {
         "xds.type.matcher.v3.ServerNameMatcher" => {
-            if let Ok(m) = ServerNameMatcher::decode(a.value.as_slice()) {
-                let dms: Vec<Value> = m
-                    .domain_matchers
-                    .iter()
-                    .map(|d| {
-                        let mut o = json!({"domains": d.domains});
-                        if let Some(om) = &d.on_match {
-                            o["on_match"] = on_match(om);
-                        }
-                        o
-                    })
-                    .collect();
-                obj.insert("domain_matchers".into(), Value::Array(dms));
+            let mut domain_matchers = Vec::new();
+            for dm in ServerNameMatcher::decode(config.value.as_slice()).unwrap_or_default().domain_matchers {
+                let on_match = typed_on_match(dm.on_match.as_ref().ok_or("a domain matcher has no on_match")?)?;
+                domain_matchers.push((dm.domains, on_match));
             }
+            let domains: Vec<Vec<String>> = domain_matchers.iter().map(|(d, _)| d.clone()).collect();
+            if let Some(err) = server_name_errors(&domains).into_iter().next() {
+                return Err(format!("Envoy rejects this ServerNameMatcher: {}", err.envoy_text()));
+            }
+            Ok(Tree::ServerName { input, domain_matchers })
         }
         "xds.type.matcher.v3.IPMatcher" => {
-            if let Ok(m) = IpMatcher::decode(a.value.as_slice()) {
-                let rms: Vec<Value> = m
-                    .range_matchers
-                    .iter()
-                    .map(|r| {
-                        let ranges: Vec<Value> = r
-                            .ranges
-                            .iter()
-                            .map(|c| {
-                                let mut o = json!({"address_prefix": c.address_prefix});
-                                if let Some(l) = c.prefix_len {
-                                    o["prefix_len"] = json!(l.value);
-                                }
-                                o
-                            })
-                            .collect();
-                        let mut o = json!({"ranges": ranges});
-                        if r.exclusive {
-                            o["exclusive"] = json!(true);
-                        }
-                        if let Some(om) = &r.on_match {
-                            o["on_match"] = on_match(om);
-                        }
-                        o
-                    })
-                    .collect();
-                obj.insert("range_matchers".into(), Value::Array(rms));
+            let mut range_matchers = Vec::new();
+            for rm in IpMatcher::decode(config.value.as_slice()).unwrap_or_default().range_matchers {
+                let mut ranges = Vec::new();
+                for r in &rm.ranges {
+                    ranges.push(typed_cidr(r)?);
+                }
+                let on_match = typed_on_match(rm.on_match.as_ref().ok_or("a range matcher has no on_match")?)?;
+                range_matchers.push(RangeMatcher { ranges, exclusive: rm.exclusive, on_match });
+            }
+            Ok(Tree::Ip { input, range_matchers })
+        }
+        other => Err(format!("custom_match {other} is not supported")),
+    }
+}
+
+fn typed_cidr(r: &envoy_types::pb::xds::core::v3::CidrRange) -> Result<ipnet::IpNet, String> {
+    let addr = &r.address_prefix;
+    let ip: std::net::IpAddr = addr.parse().map_err(|_| format!("malformed IP address: {addr}"))?;
+    let len = r.prefix_len.as_ref().map_or(0, |l| l.value);
+    let len = u8::try_from(len).map_err(|_| format!("prefix_len {len} is out of range"))?;
+    ipnet::IpNet::new(ip, len).map(|n| n.trunc()).map_err(|_| format!("prefix_len {len} is out of range for {addr}"))
+}
+
+fn typed_input(e: &Extension) -> Result<MatcherInput, String> {
+    let config = e.typed_config.as_ref().ok_or("an input has no typed_config")?;
+    let name = last_segment(&config.type_url);
+    let short = name
+        .strip_prefix("envoy.extensions.matching.common_inputs.network.v3.")
+        .ok_or_else(|| format!("input {name} is not supported"))?;
+    MatcherInput::ALL
+        .iter()
+        .find(|(_, n)| *n == short)
+        .map(|(i, _)| *i)
+        .ok_or_else(|| format!("input {name} is not supported"))
+}
+
+fn typed_on_match(m: &xm::matcher::OnMatch) -> Result<OnMatch, String> {
+    use xm::matcher::on_match::OnMatch as O;
+    let keep_matching = m.keep_matching;
+    match &m.on_match {
+        Some(O::Matcher(inner)) => Ok(OnMatch { then: Then::Matcher(Box::new(typed_matcher(inner)?)), keep_matching }),
+        Some(O::Action(a)) => {
+            let config = a.typed_config.as_ref().ok_or("an action has no typed_config")?;
+            match last_segment(&config.type_url) {
+                "google.protobuf.StringValue" => {
+                    Ok(OnMatch { then: Then::Action(string_value(config)), keep_matching })
+                }
+                other => Err(format!("action {other} is not a filter chain name (google.protobuf.StringValue)")),
             }
         }
-        _ => {}
+        None => Err("on_match has neither matcher nor action".to_owned()),
     }
-    Value::Object(obj)
 }
 
-fn extension(e: &envoy_types::pb::xds::core::v3::TypedExtensionConfig) -> Value {
-    let mut o = json!({"name": e.name});
-    if let Some(a) = &e.typed_config {
-        o["typed_config"] = any_json(a);
-    }
-    o
-}
-
-fn on_match(m: &xm::matcher::OnMatch) -> Value {
-    use xm::matcher::on_match::OnMatch as O;
-    let mut o = match &m.on_match {
-        Some(O::Matcher(inner)) => json!({"matcher": matcher(inner)}),
-        Some(O::Action(a)) => json!({"action": extension(a)}),
-        None => json!({}),
-    };
-    if m.keep_matching {
-        o["keep_matching"] = json!(true);
-    }
-    o
-}
-
-fn string_matcher(s: &xm::StringMatcher) -> Value {
-    use xm::string_matcher::MatchPattern as P;
-    let mut o = match &s.match_pattern {
-        Some(P::Exact(v)) => json!({"exact": v}),
-        Some(P::Prefix(v)) => json!({"prefix": v}),
-        Some(P::Suffix(v)) => json!({"suffix": v}),
-        Some(P::Contains(v)) => json!({"contains": v}),
-        Some(P::SafeRegex(r)) => json!({"safe_regex": {"regex": r.regex}}),
-        Some(P::Custom(c)) => json!({"custom": extension(c)}),
-        None => json!({}),
-    };
-    if s.ignore_case {
-        o["ignore_case"] = json!(true);
-    }
-    o
-}
-
-fn predicate(p: &xm::matcher::matcher_list::Predicate) -> Value {
+fn typed_predicate(p: &xm::matcher::matcher_list::Predicate) -> Result<Predicate, String> {
     use xm::matcher::matcher_list::predicate::MatchType as M;
     use xm::matcher::matcher_list::predicate::single_predicate::Matcher as SM;
+    use xm::string_matcher::MatchPattern as P;
     match &p.match_type {
         Some(M::SinglePredicate(s)) => {
-            let mut o = json!({});
-            if let Some(i) = &s.input {
-                o["input"] = extension(i);
-            }
-            match &s.matcher {
-                Some(SM::ValueMatch(v)) => o["value_match"] = string_matcher(v),
-                Some(SM::CustomMatch(c)) => o["custom_match"] = extension(c),
-                None => {}
-            }
-            json!({"single_predicate": o})
+            let input = typed_input(s.input.as_ref().ok_or("single_predicate has no input")?)?;
+            let Some(SM::ValueMatch(vm)) = &s.matcher else {
+                return Err("single_predicate has no value_match (custom_match is not supported)".to_owned());
+            };
+            let (kind, pattern) = match &vm.match_pattern {
+                Some(P::Exact(v)) => (StringMatch::Exact, v),
+                Some(P::Prefix(v)) => (StringMatch::Prefix, v),
+                Some(P::Suffix(v)) => (StringMatch::Suffix, v),
+                Some(P::Contains(v)) => (StringMatch::Contains, v),
+                _ => return Err("value_match: only exact, prefix, suffix and contains are supported".to_owned()),
+            };
+            let matcher = StringMatcher { kind, pattern: pattern.clone(), ignore_case: vm.ignore_case };
+            Ok(Predicate::Single { input, matcher })
         }
-        Some(M::OrMatcher(l)) => {
-            json!({"or_matcher": {"predicate": l.predicate.iter().map(predicate).collect::<Vec<_>>()}})
-        }
-        Some(M::AndMatcher(l)) => {
-            json!({"and_matcher": {"predicate": l.predicate.iter().map(predicate).collect::<Vec<_>>()}})
-        }
-        Some(M::NotMatcher(n)) => json!({"not_matcher": predicate(n)}),
-        None => json!({}),
+        Some(M::OrMatcher(l)) => l.predicate.iter().map(typed_predicate).collect::<Result<_, _>>().map(Predicate::Or),
+        Some(M::AndMatcher(l)) => l.predicate.iter().map(typed_predicate).collect::<Result<_, _>>().map(Predicate::And),
+        Some(M::NotMatcher(n)) => Ok(Predicate::Not(Box::new(typed_predicate(n)?))),
+        None => Err("a predicate has none of single_predicate, or_matcher, and_matcher, not_matcher".to_owned()),
     }
 }
 
-fn matcher(m: &xm::Matcher) -> Value {
-    use xm::matcher::MatcherType as T;
-    use xm::matcher::matcher_tree::TreeType as TT;
-    let mut o = match &m.matcher_type {
-        Some(T::MatcherList(l)) => {
-            let matchers: Vec<Value> = l
-                .matchers
-                .iter()
-                .map(|f| {
-                    let mut o = json!({});
+// Actions and ServerNameMatchers with their pointers, in the order the JSON reader finds them in
+// the resource's proto3 JSON (fields in declaration order, map keys sorted), also below what the
+// tree cannot type.
+
+#[derive(Default)]
+struct ProtoParts {
+    actions: Vec<MatcherAction>,
+    server_name_matchers: Vec<ServerNameMatcherParts>,
+}
+
+impl ProtoParts {
+    fn matcher(&mut self, m: &xm::Matcher, pointer: String) {
+        use xm::matcher::MatcherType as T;
+        use xm::matcher::matcher_tree::TreeType as TT;
+        match &m.matcher_type {
+            Some(T::MatcherList(l)) => {
+                for (i, f) in l.matchers.iter().enumerate() {
+                    let at = format!("{pointer}/matcher_list/matchers/{i}");
                     if let Some(p) = &f.predicate {
-                        o["predicate"] = predicate(p);
+                        self.predicate(p, format!("{at}/predicate"));
                     }
                     if let Some(om) = &f.on_match {
-                        o["on_match"] = on_match(om);
+                        self.on_match(om, format!("{at}/on_match"));
                     }
-                    o
-                })
-                .collect();
-            json!({"matcher_list": {"matchers": matchers}})
-        }
-        Some(T::MatcherTree(t)) => {
-            let mut tree = json!({});
-            if let Some(i) = &t.input {
-                tree["input"] = extension(i);
-            }
-            let map = |mm: &xm::matcher::matcher_tree::MatchMap| {
-                // A protobuf map has no order; sorted keys keep the output the same run to run.
-                let mut keys: Vec<&String> = mm.map.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for k in keys {
-                    out.insert(k.clone(), on_match(&mm.map[k]));
                 }
-                json!({"map": out})
-            };
-            match &t.tree_type {
-                Some(TT::ExactMatchMap(mm)) => tree["exact_match_map"] = map(mm),
-                Some(TT::PrefixMatchMap(mm)) => tree["prefix_match_map"] = map(mm),
-                Some(TT::CustomMatch(c)) => tree["custom_match"] = extension(c),
-                None => {}
             }
-            json!({"matcher_tree": tree})
+            Some(T::MatcherTree(t)) => {
+                let at = format!("{pointer}/matcher_tree");
+                if let Some(TT::CustomMatch(c)) = &t.tree_type {
+                    self.server_name_matcher(t.input.as_ref(), c, &at);
+                }
+                if let Some(i) = &t.input {
+                    self.extension(i, format!("{at}/input"));
+                }
+                match &t.tree_type {
+                    Some(TT::ExactMatchMap(mm)) => self.map(mm, format!("{at}/exact_match_map/map")),
+                    Some(TT::PrefixMatchMap(mm)) => self.map(mm, format!("{at}/prefix_match_map/map")),
+                    Some(TT::CustomMatch(c)) => self.extension(c, format!("{at}/custom_match")),
+                    None => {}
+                }
+            }
+            None => {}
         }
-        None => json!({}),
-    };
-    if let Some(n) = &m.on_no_match {
-        o["on_no_match"] = on_match(n);
+        if let Some(n) = &m.on_no_match {
+            self.on_match(n, format!("{pointer}/on_no_match"));
+        }
     }
-    o
+
+    fn map(&mut self, mm: &xm::matcher::matcher_tree::MatchMap, pointer: String) {
+        let mut keys: Vec<&String> = mm.map.keys().collect();
+        keys.sort();
+        for k in keys {
+            self.on_match(&mm.map[k], crate::source::join_token(&pointer, k));
+        }
+    }
+
+    fn on_match(&mut self, m: &xm::matcher::OnMatch, pointer: String) {
+        use xm::matcher::on_match::OnMatch as O;
+        match &m.on_match {
+            Some(O::Matcher(inner)) => self.matcher(inner, format!("{pointer}/matcher")),
+            Some(O::Action(a)) => {
+                let at = format!("{pointer}/action");
+                if let Some(config) =
+                    a.typed_config.as_ref().filter(|c| last_segment(&c.type_url) == "google.protobuf.StringValue")
+                {
+                    self.actions.push(MatcherAction {
+                        name: string_value(config),
+                        pointer: format!("{at}/typed_config/value"),
+                    });
+                }
+                self.extension(a, at);
+            }
+            None => {}
+        }
+    }
+
+    fn predicate(&mut self, p: &xm::matcher::matcher_list::Predicate, pointer: String) {
+        use xm::matcher::matcher_list::predicate::MatchType as M;
+        use xm::matcher::matcher_list::predicate::single_predicate::Matcher as SM;
+        match &p.match_type {
+            Some(M::SinglePredicate(s)) => {
+                let at = format!("{pointer}/single_predicate");
+                if let Some(SM::CustomMatch(c)) = &s.matcher {
+                    self.server_name_matcher(s.input.as_ref(), c, &at);
+                }
+                if let Some(i) = &s.input {
+                    self.extension(i, format!("{at}/input"));
+                }
+                match &s.matcher {
+                    Some(SM::ValueMatch(v)) => {
+                        if let Some(xm::string_matcher::MatchPattern::Custom(c)) = &v.match_pattern {
+                            self.extension(c, format!("{at}/value_match/custom"));
+                        }
+                    }
+                    Some(SM::CustomMatch(c)) => self.extension(c, format!("{at}/custom_match")),
+                    None => {}
+                }
+            }
+            Some(M::OrMatcher(l)) => {
+                for (i, q) in l.predicate.iter().enumerate() {
+                    self.predicate(q, format!("{pointer}/or_matcher/predicate/{i}"));
+                }
+            }
+            Some(M::AndMatcher(l)) => {
+                for (i, q) in l.predicate.iter().enumerate() {
+                    self.predicate(q, format!("{pointer}/and_matcher/predicate/{i}"));
+                }
+            }
+            Some(M::NotMatcher(n)) => self.predicate(n, format!("{pointer}/not_matcher")),
+            None => {}
+        }
+    }
+
+    /// A `custom_match` beside `input` in the object at `pointer`: a ServerNameMatcher is noted.
+    fn server_name_matcher(&mut self, input: Option<&Extension>, custom: &Extension, pointer: &str) {
+        let Some(config) = custom.typed_config.as_ref() else { return };
+        if last_segment(&config.type_url) != "xds.type.matcher.v3.ServerNameMatcher" {
+            return;
+        }
+        let reads_server_name = input
+            .and_then(|i| i.typed_config.as_ref())
+            .is_some_and(|t| last_segment(&t.type_url).ends_with(".network.v3.ServerNameInput"));
+        let base = format!("{pointer}/custom_match/typed_config/domain_matchers");
+        let domain_matchers = ServerNameMatcher::decode(config.value.as_slice())
+            .unwrap_or_default()
+            .domain_matchers
+            .into_iter()
+            .enumerate()
+            .map(|(i, dm)| {
+                dm.domains.into_iter().enumerate().map(|(j, d)| (d, format!("{base}/{i}/domains/{j}"))).collect()
+            })
+            .collect();
+        self.server_name_matchers.push(ServerNameMatcherParts { reads_server_name, domain_matchers });
+    }
+
+    /// What an extension's Any holds that has on_matches of its own: a ServerNameMatcher's or
+    /// an IPMatcher's, wherever it appears.
+    fn extension(&mut self, e: &Extension, pointer: String) {
+        let Some(a) = &e.typed_config else { return };
+        let at = format!("{pointer}/typed_config");
+        match last_segment(&a.type_url) {
+            "xds.type.matcher.v3.ServerNameMatcher" => {
+                for (i, dm) in
+                    ServerNameMatcher::decode(a.value.as_slice()).unwrap_or_default().domain_matchers.iter().enumerate()
+                {
+                    if let Some(om) = &dm.on_match {
+                        self.on_match(om, format!("{at}/domain_matchers/{i}/on_match"));
+                    }
+                }
+            }
+            "xds.type.matcher.v3.IPMatcher" => {
+                for (i, rm) in
+                    IpMatcher::decode(a.value.as_slice()).unwrap_or_default().range_matchers.iter().enumerate()
+                {
+                    if let Some(om) = &rm.on_match {
+                        self.on_match(om, format!("{at}/range_matchers/{i}/on_match"));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use xm::matcher::matcher_list::predicate::{MatchType, SinglePredicate, single_predicate};
+    use xm::matcher::matcher_tree::{MatchMap, TreeType};
+    use xm::matcher::{MatcherTree, MatcherType, on_match};
+
+    fn ext(name: &str, type_url: &str, value: Vec<u8>) -> Extension {
+        Extension { name: name.into(), typed_config: Some(Any { type_url: type_url.into(), value }) }
+    }
+
+    fn input(short: &str) -> Extension {
+        ext("i", &format!("type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.{short}"), Vec::new())
+    }
+
+    fn action(chain: &str) -> xm::matcher::OnMatch {
+        let value = envoy_types::pb::google::protobuf::StringValue { value: chain.into() }.encode_to_vec();
+        let a = ext("a", "type.googleapis.com/google.protobuf.StringValue", value);
+        xm::matcher::OnMatch { keep_matching: false, on_match: Some(on_match::OnMatch::Action(a)) }
+    }
+
+    fn tree(input_name: &str, tree_type: TreeType) -> xm::Matcher {
+        xm::Matcher {
+            matcher_type: Some(MatcherType::MatcherTree(MatcherTree {
+                input: Some(input(input_name)),
+                tree_type: Some(tree_type),
+            })),
+            on_no_match: None,
+        }
+    }
+
+    fn json_input(short: &str) -> serde_json::Value {
+        json!({"name": "i", "typed_config": {"@type": format!("type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.{short}")}})
+    }
+
+    fn json_action(chain: &str) -> serde_json::Value {
+        json!({"action": {"name": "a", "typed_config": {"@type": "type.googleapis.com/google.protobuf.StringValue", "value": chain}}})
+    }
+
+    /// The protobuf path gives what the JSON reader gives for the same matcher: tree (or error),
+    /// actions and ServerNameMatcher domains with their pointers.
+    #[test]
+    fn protobuf_matcher_reads_like_its_json() {
+        // A ServerNameMatcher whose domain matcher nests an exact port map; on_no_match an action.
+        let snm = ServerNameMatcher {
+            domain_matchers: vec![DomainMatcher {
+                domains: vec!["a.com".into(), "*.B.com".into()],
+                on_match: Some(xm::matcher::OnMatch {
+                    keep_matching: true,
+                    on_match: Some(on_match::OnMatch::Matcher(Box::new(tree(
+                        "DestinationPortInput",
+                        TreeType::ExactMatchMap(MatchMap {
+                            map: [("443".to_owned(), action("y")), ("80".to_owned(), action("x"))].into(),
+                        }),
+                    )))),
+                }),
+            }],
+        };
+        let custom = ext("d", "type.googleapis.com/xds.type.matcher.v3.ServerNameMatcher", snm.encode_to_vec());
+        let mut proto = tree("ServerNameInput", TreeType::CustomMatch(custom));
+        proto.on_no_match = Some(Box::new(action("z")));
+        let json = json!({"matcher_tree": {"input": json_input("ServerNameInput"), "custom_match": {"name": "d", "typed_config": {
+            "@type": "type.googleapis.com/xds.type.matcher.v3.ServerNameMatcher",
+            "domain_matchers": [{"domains": ["a.com", "*.B.com"], "on_match": {"keep_matching": true, "matcher": {"matcher_tree": {
+                "input": json_input("DestinationPortInput"), "exact_match_map": {"map": {"443": json_action("y"), "80": json_action("x")}}}}}}]}}},
+            "on_no_match": json_action("z")});
+        let (p, j) = (filter_chain_matcher(&proto), super::super::matcher::read(&json, None));
+        assert!(p.tree.is_ok());
+        assert_eq!(p.actions.len(), 3);
+        assert_eq!(p, j);
+
+        // A matcher_list with an input xdsck does not model: the same error, the action still found.
+        let list = xm::Matcher {
+            matcher_type: Some(MatcherType::MatcherList(xm::matcher::MatcherList {
+                matchers: vec![xm::matcher::matcher_list::FieldMatcher {
+                    predicate: Some(xm::matcher::matcher_list::Predicate {
+                        match_type: Some(MatchType::SinglePredicate(SinglePredicate {
+                            input: Some(input("FilterStateInput")),
+                            matcher: Some(single_predicate::Matcher::ValueMatch(xm::StringMatcher {
+                                match_pattern: Some(xm::string_matcher::MatchPattern::Prefix("a".into())),
+                                ignore_case: true,
+                            })),
+                        })),
+                    }),
+                    on_match: Some(action("a")),
+                }],
+            })),
+            on_no_match: None,
+        };
+        let json = json!({"matcher_list": {"matchers": [{"predicate": {"single_predicate": {"input": json_input("FilterStateInput"),
+            "value_match": {"prefix": "a", "ignore_case": true}}}, "on_match": json_action("a")}]}});
+        let (p, j) = (filter_chain_matcher(&list), super::super::matcher::read(&json, None));
+        assert!(p.tree.as_ref().is_err_and(|e| e.contains("FilterStateInput")));
+        assert_eq!(p, j);
+    }
 }

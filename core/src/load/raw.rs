@@ -181,7 +181,11 @@ impl<'a> RawObject<'a> {
                 .collect(),
             filter_chains: self.filter_chains.map(|c| c.0).unwrap_or_default(),
             default_filter_chain: self.default_filter_chain.map(|c| c.into_model(ChainIndex::Default)),
-            filter_chain_matcher: self.filter_chain_matcher.map(Cow::Borrowed),
+            filter_chain_matcher: self.filter_chain_matcher.map(|raw| {
+                // A `RawValue` is valid JSON by construction.
+                let value: serde_json::Value = serde_json::from_str(raw.get()).unwrap_or_default();
+                super::matcher::read(&value, offset_of(raw.get()))
+            }),
             internal_listener: self.internal_listener.is_some(),
             api_listener: self.api_listener.is_some(),
             udp_listener_config: self.udp_listener_config.is_some(),
