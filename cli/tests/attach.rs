@@ -9,7 +9,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -21,6 +21,7 @@ use support::admin_server::{AdminServer, Answer};
 use support::envoy::{self, LiveEnvoy};
 use support::proto_build;
 use support::xds_server::{Bind, CutRelay, Flood, Mode, State, XdsServer};
+use support::{Kill, lines, tcp_proxy};
 use xdsck_core::{SourceFile, Sources};
 
 fn workspace() -> PathBuf {
@@ -66,12 +67,6 @@ fn findings(report: &Value) -> Value {
     let mut f = report["findings"].clone();
     strip(&mut f);
     f
-}
-
-fn tcp_proxy(cluster: &str) -> Value {
-    json!([{"name": "envoy.filters.network.tcp_proxy", "typed_config": {
-        "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
-        "stat_prefix": cluster, "cluster": cluster}}])
 }
 
 /// Accepted by Envoy, with a warning: api.example.com clients without h2 are closed
@@ -334,13 +329,6 @@ fn envoy_takes_lds_over_tcp_and_attach_reads_its_tcp_admin() {
         .stderr(log)
         .spawn()
         .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let _envoy = Kill(child);
     let logs = || std::fs::read_to_string(dir.path().join("envoy.log")).unwrap_or_default();
     let dump = wait_for_listeners(&["edge"], || http_get(&admin, "/config_dump"), logs);
@@ -499,20 +487,6 @@ fn attach_over_grpc_reports_the_served_listeners_and_only_acks() {
     assert_eq!(tcp.requests().last().unwrap().node.as_ref().unwrap().id, "sidecar~10.0.0.1~x~y");
 }
 
-/// Reads the watcher's stdout lines on a thread, so a test can wait for each with a deadline.
-fn lines_of(child: &mut std::process::Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap_or_default()).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
-
 fn next_json(rx: &mpsc::Receiver<String>) -> Value {
     let line = rx.recv_timeout(Duration::from_secs(10)).expect("a watch update within 10 s");
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
@@ -538,14 +512,7 @@ fn watch_follows_changes_across_a_server_restart() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let rx = lines_of(&mut child);
+    let rx = lines(child.stdout.take().unwrap());
     let mut child = Kill(child);
 
     let first = next_json(&rx);
@@ -925,19 +892,6 @@ fn an_admin_path_that_is_not_a_valid_request_target_is_an_address_error() {
     }
 }
 
-/// Lines of a child's output, read on a thread.
-fn lines(r: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(r).lines() {
-            if tx.send(line.unwrap_or_default()).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
-
 /// Waits (at most 20 s) for a line that satisfies `want`; returns it with the lines before it.
 fn wait_line(rx: &mpsc::Receiver<String>, what: &str, want: impl Fn(&str) -> bool) -> (String, Vec<String>) {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -952,17 +906,8 @@ fn wait_line(rx: &mpsc::Receiver<String>, what: &str, want: impl Fn(&str) -> boo
     }
 }
 
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `xdsck attach ... --watch --format json` with its stdout and stderr as lines.
-fn watcher(args: &[&str]) -> (Child, mpsc::Receiver<String>, mpsc::Receiver<String>) {
+fn watcher(args: &[&str]) -> (Kill, mpsc::Receiver<String>, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_xdsck"))
         .args(["attach", "--watch", "--format", "json"])
         .args(args)
@@ -973,7 +918,7 @@ fn watcher(args: &[&str]) -> (Child, mpsc::Receiver<String>, mpsc::Receiver<Stri
         .unwrap();
     let out = lines(child.stdout.take().unwrap());
     let err = lines(child.stderr.take().unwrap());
-    (Child(child), out, err)
+    (Kill(child), out, err)
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -21,16 +21,7 @@ use serde_json::{Value, json};
 use support::envoy::{self, LiveEnvoy};
 use support::proto_build;
 use support::xds_server::{Bind, State, XdsServer};
-
-/// A child process killed when the test ends, also when it panics.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use support::{Kill, tcp_proxy};
 
 /// `name` in `$XDSCK_PROMETHEUS_DIR`, else on PATH; a missing tool fails the test loudly.
 fn tool(name: &str) -> PathBuf {
@@ -44,12 +35,6 @@ fn tool(name: &str) -> PathBuf {
              or set XDSCK_PROMETHEUS_DIR to the directory holding prometheus and promtool"
         )
     })
-}
-
-fn tcp_proxy(cluster: &str) -> Value {
-    json!([{"name": "envoy.filters.network.tcp_proxy", "typed_config": {
-        "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
-        "stat_prefix": cluster, "cluster": cluster}}])
 }
 
 /// With the wildcard chain, Envoy accepts it and api.example.com clients without h2 are closed
@@ -327,7 +312,7 @@ fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     assert!(before.rejected.is_empty(), "{before:?}");
 
     // The agent.
-    let mut agent = Killed(
+    let mut agent = Kill(
         Command::new(env!("CARGO_BIN_EXE_xdsck"))
             .args(["attach", &format!("unix://{}", admin_sock.display()), "--watch", "--format", "json"])
             .args(["--metrics", "127.0.0.1:0", "--interval", "0.5"])
@@ -364,7 +349,7 @@ fn prometheus_scrapes_the_findings_and_states_of_a_changing_envoy() {
     .unwrap();
     let prometheus_addr = format!("127.0.0.1:{prometheus_port}");
     let prometheus_log = std::fs::File::create(work.path().join("prometheus.log")).unwrap();
-    let _prometheus = Killed(
+    let _prometheus = Kill(
         Command::new(&prometheus_bin)
             .arg(format!("--config.file={}", config.display()))
             .arg(format!("--storage.tsdb.path={}", work.path().join("data").display()))
@@ -519,7 +504,7 @@ fn over_xds_the_metrics_follow_the_stream() {
     let v1 = [edge(10443, true)];
     let v2 = [edge(10443, false), duplicate(8443)];
     let mut server = rt.block_on(XdsServer::start(Bind::Tcp("127.0.0.1:0".parse().unwrap()), state("1", &v1)));
-    let mut agent = Killed(
+    let mut agent = Kill(
         Command::new(env!("CARGO_BIN_EXE_xdsck"))
             .args([
                 "attach",

@@ -4,40 +4,19 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::admin_server::{AdminServer, Answer, Bind};
+use support::{Kill, lines};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 
-fn lines(r: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(r).lines() {
-            if tx.send(line.unwrap_or_default()).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
-
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn watcher(args: &[&str]) -> (Child, mpsc::Receiver<String>, mpsc::Receiver<String>) {
+fn watcher(args: &[&str]) -> (Kill, mpsc::Receiver<String>, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_xdsck"))
         .args(["attach", "--watch", "--no-config"])
         .args(args)
@@ -48,7 +27,7 @@ fn watcher(args: &[&str]) -> (Child, mpsc::Receiver<String>, mpsc::Receiver<Stri
         .unwrap();
     let out = lines(child.stdout.take().unwrap());
     let err = lines(child.stderr.take().unwrap());
-    (Child(child), out, err)
+    (Kill(child), out, err)
 }
 
 fn next(rx: &mpsc::Receiver<String>) -> String {

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
 
+mod support;
+use support::tcp_proxy;
+
 /// A webhook process, killed when the test ends (also on panic).
 struct Webhook {
     child: Child,
@@ -120,12 +123,6 @@ fn review(w: &Webhook, ca: &CertificateDer<'static>, object: &Value) -> Value {
     assert_eq!(v["kind"], "AdmissionReview");
     assert_eq!(v["response"]["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
     v["response"].clone()
-}
-
-fn tcp_proxy(cluster: &str) -> Value {
-    json!([{"name": "envoy.filters.network.tcp_proxy", "typed_config": {
-        "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
-        "stat_prefix": cluster, "cluster": cluster}}])
 }
 
 fn cec(name: &str, chains: Value) -> Value {

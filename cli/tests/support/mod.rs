@@ -10,8 +10,12 @@ pub mod generate;
 pub mod proto_build;
 pub mod xds_server;
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::mpsc;
+
+use serde_json::{Value, json};
 
 /// The repository root.
 pub fn workspace() -> PathBuf {
@@ -26,4 +30,35 @@ pub fn text(bytes: &[u8]) -> String {
 /// A failed command's status, stdout and stderr, for an assertion message.
 pub fn describe(what: &str, out: &Output) -> String {
     format!("{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}", out.status, text(&out.stdout), text(&out.stderr))
+}
+
+/// A child process killed (and reaped) when the test ends, also when it panics.
+#[derive(Debug)]
+pub struct Kill(pub std::process::Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The lines of a child's stdout or stderr, read on a thread of their own.
+pub fn lines(r: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(r).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// A chain's `filters`: one tcp_proxy to `cluster`.
+pub fn tcp_proxy(cluster: &str) -> Value {
+    json!([{"name": "envoy.filters.network.tcp_proxy", "typed_config": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
+        "stat_prefix": cluster, "cluster": cluster}}])
 }
