@@ -346,3 +346,15 @@ fn no_listener_is_lost() {
     }
     assert!(checked > 100, "only {checked} listener objects found in testdata/");
 }
+
+/// A list element read as a Listener by its place stays in document order: of two listeners
+/// with one name, the later is the one Envoy refuses or skips.
+#[test]
+fn listeners_read_by_position_keep_document_order() {
+    let text = r#"[{"name": "x", "statPrefix": "x"},
+        {"name": "x", "address": {"socket_address": {"address": "0.0.0.0", "port_value": 80}}}]"#;
+    let file = SourceFile::new("order.json", text);
+    let input = load::load(SourceId(0), &file).expect("loads");
+    let pointers: Vec<&str> = input.listeners.iter().map(|l| l.pointer.as_str()).collect();
+    assert_eq!(pointers, ["/0", "/1"]);
+}

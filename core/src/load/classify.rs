@@ -42,6 +42,7 @@ pub(super) fn classify<'a>(
             // Envoy reads `{name: x}` there as a Listener (and rejects it for its missing
             // address), so xdsck does too instead of dropping it.
             if kinds.contains(&InputKind::Listeners) {
+                let before = walk.listeners.len();
                 refused.retain_mut(|(pointer, r)| match r.obj.take() {
                     Some(obj) if obj.is_plain() => {
                         walk.listener(*obj, pointer.clone(), ListenerState::Declared, None);
@@ -52,6 +53,11 @@ pub(super) fn classify<'a>(
                         true
                     }
                 });
+                // Back into document order: which of two same-named listeners is the later one
+                // decides what Envoy keeps.
+                if walk.listeners.len() > before {
+                    walk.listeners.sort_by_key(|l| document_index(&l.pointer));
+                }
             }
             match kinds.first() {
                 None => match refused.into_iter().next() {
@@ -69,6 +75,11 @@ pub(super) fn classify<'a>(
         }
     };
     Ok(Input { source: id, kind, listeners: walk.listeners, error_states: walk.error_states, skipped: walk.skipped })
+}
+
+/// The document a pointer into a list or stream starts in (`/3/...` is document 3).
+fn document_index(pointer: &str) -> usize {
+    pointer.split('/').nth(1).and_then(|i| i.parse().ok()).unwrap_or(usize::MAX)
 }
 
 fn not_envoy(id: SourceId, file: &SourceFile, pointer: &str, what: &str) -> LoadError {
