@@ -93,7 +93,7 @@ pub fn graph(args: &GraphArgs) -> Result<u8> {
             None => bail!(
                 "listener '{}' has {} nodes, too many to draw (at most {}); use --format dot",
                 listener.name,
-                graph.graph.node_count(),
+                graph.node_count(),
                 xdsck_core::graph::render::MAX_SVG_NODES
             ),
         },

@@ -281,6 +281,27 @@ impl<'a> Listener<'a> {
             .any(|f| f.name == name || f.type_url.as_deref().is_some_and(|t| t.ends_with(type_suffix)))
     }
 
+    /// Whether a `tls_inspector` reads the ClientHello: without it Envoy sees neither TLS, SNI
+    /// nor ALPN (it has not added one by itself since 1.17).
+    pub fn has_tls_inspector(&self) -> bool {
+        self.has_listener_filter("envoy.filters.listener.tls_inspector", ".tls_inspector.v3.TlsInspector")
+    }
+
+    /// Whether an `http_inspector` sets a plaintext ALPN (`http/1.1`, `h2c`).
+    pub fn has_http_inspector(&self) -> bool {
+        self.has_listener_filter("envoy.filters.listener.http_inspector", ".http_inspector.v3.HttpInspector")
+    }
+
+    /// Whether a connection may present another local address than the listener's socket:
+    /// `use_original_dst`, `original_dst`, `proxy_protocol`, or Cilium's transparent proxy
+    /// (`bpf_metadata`, whose local address is the original destination).
+    pub fn restores_destination(&self) -> bool {
+        self.use_original_dst
+            || self.has_listener_filter("envoy.filters.listener.original_dst", ".original_dst.v3.OriginalDst")
+            || self.has_listener_filter("envoy.filters.listener.proxy_protocol", ".proxy_protocol.v3.ProxyProtocol")
+            || self.has_listener_filter("cilium.bpf_metadata", ".BpfMetadata")
+    }
+
     /// The pointer of a filter chain of this listener.
     pub fn chain_pointer(&self, chain: &FilterChain<'_>) -> String {
         match chain.index {

@@ -36,7 +36,7 @@ fn main() -> Result<()> {
     let input = load::load(SourceId(0), sources.get(SourceId(0))).map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("load         {:>8.3}s  {} listeners{}", t.elapsed().as_secs_f64(), input.listeners.len(), memory());
     let t = Instant::now();
-    let chains: usize = input.listeners.iter().map(|l| MatchGraph::build(l).graph.node_count()).sum();
+    let chains: usize = input.listeners.iter().map(|l| MatchGraph::build(l).node_count()).sum();
     println!("graph build  {:>8.3}s  {chains} nodes{}", t.elapsed().as_secs_f64(), memory());
     let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
     let t = Instant::now();

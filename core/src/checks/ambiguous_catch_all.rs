@@ -1,11 +1,9 @@
 //! `ambiguous-catch-all`: an explicit `0.0.0.0/0` (or `::/0`) next to an unset range list at the
 //! same place of Envoy's index. Envoy accepts it and then picks either.
 
-use petgraph::graph::NodeIndex;
-
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::graph::{Key, Level, Node};
+use crate::graph::{Key, Level, Node, NodeIndex};
 
 pub static RULE: Rule = Rule {
     code: "XDS203",
@@ -25,14 +23,14 @@ impl Check for AmbiguousCatchAll {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let g = l.graph;
-            for parent in g.graph.node_indices() {
+            for parent in g.nodes() {
                 // Most nodes have one child; only a node with both keys can be ambiguous.
                 if g.children_unordered(parent).nth(1).is_none() {
                     continue;
                 }
                 let children = g.children(parent);
                 let at = |want: fn(&Key<'_>) -> bool| -> Option<(NodeIndex, Level)> {
-                    children.iter().find_map(|&n| match &g.graph[n] {
+                    children.iter().find_map(|&n| match g.node(n) {
                         Node::Key { level, key } if ip_level(*level) && want(key) => Some((n, *level)),
                         _ => None,
                     })

@@ -11,13 +11,10 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use petgraph::graph::NodeIndex;
-
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::graph::key::suffixes;
 use crate::graph::trace::{Connection, Outcome};
-use crate::graph::{Key, Level, MatchGraph, Node};
+use crate::graph::{Key, Level, MatchGraph, Node, NodeIndex};
 use crate::model::{Address, SourceType};
 
 pub static RULE: Rule = Rule {
@@ -52,14 +49,14 @@ impl Check for SniBlackhole {
 /// ClientHello), so there a `tls` transport child that lets everything through is enough.
 /// Nodes are created parents first, so one pass from the last node up sees children first.
 fn totality(g: &MatchGraph<'_, '_>) -> Vec<bool> {
-    let mut total = vec![false; g.graph.node_count()];
-    for n in g.graph.node_indices().rev() {
+    let mut total = vec![false; g.node_count()];
+    for n in g.nodes().rev() {
         let mut all = true;
         let mut any_child = false;
         let mut tls_child = false;
         let mut leaf = false;
         for c in g.children_unordered(n) {
-            match &g.graph[c] {
+            match g.node(c) {
                 Node::Chain(_) => leaf = true,
                 Node::Key { key, .. } => {
                     all &= total[c.index()];
@@ -69,7 +66,7 @@ fn totality(g: &MatchGraph<'_, '_>) -> Vec<bool> {
                 Node::Root => {}
             }
         }
-        let under_name = matches!(&g.graph[n], Node::Key { level: Level::ServerName, key } if *key != Key::Any);
+        let under_name = matches!(g.node(n), Node::Key { level: Level::ServerName, key } if *key != Key::Any);
         total[n.index()] = leaf || (all && any_child) || (under_name && (tls_child || any_child));
     }
     total
@@ -111,67 +108,19 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
     }
 
     fn run(&mut self, out: &mut Vec<Diagnostic>) {
-        let nodes: Vec<NodeIndex> = self.g.graph.node_indices().collect();
+        let nodes: Vec<NodeIndex> = self.g.nodes().collect();
         for n in nodes {
-            let Some(Node::Key { level, key }) = self.g.graph.node_weight(n).cloned() else { continue };
+            let Node::Key { level, key } = self.g.node(n).clone() else { continue };
             // Nothing is lost below a node every connection gets through; most nodes are such.
             if key == Key::Any || self.total[n.index()] {
                 continue;
             }
-            let Some(parent) = self.parent(n) else { continue };
-            let Some(fallback) = self.fallback(parent, level, &key) else { continue };
+            let Some(parent) = self.g.parent(n) else { continue };
+            let Some(fallback) = self.g.fallback_of(parent, &key) else { continue };
             if let Some(d) = self.witness(n, level, &key, parent, fallback) {
                 out.push(d);
             }
         }
-    }
-
-    /// A node's parent: its one incoming edge (the index is a tree).
-    fn parent(&self, n: NodeIndex) -> Option<NodeIndex> {
-        self.g.graph.neighbors_directed(n, petgraph::Direction::Incoming).next()
-    }
-
-    /// The sibling that takes `key`'s connections when `key` is absent.
-    fn fallback(&self, parent: NodeIndex, level: Level, key: &Key<'_>) -> Option<NodeIndex> {
-        let any = self.g.child(parent, &Key::Any);
-        match key {
-            Key::Name(n) => suffixes(n).find_map(|s| self.g.child(parent, &Key::Suffix(s.into()))).or(any),
-            Key::Suffix(s) => suffixes(s).find_map(|t| self.g.child(parent, &Key::Suffix(t.into()))).or(any),
-            Key::Cidr(net) => {
-                let wider = self
-                    .g
-                    .children(parent)
-                    .into_iter()
-                    .filter_map(|c| match self.g.key(c) {
-                        Some(Key::Cidr(w)) if w.prefix_len() < net.prefix_len() && w.contains(net) => {
-                            Some((w.prefix_len(), c))
-                        }
-                        _ => None,
-                    })
-                    .max();
-                wider.map(|(_, c)| c).or(any)
-            }
-            Key::Port(_) | Key::Protocol(_) | Key::SourceType(_) => {
-                let _ = level;
-                any
-            }
-            Key::Any => None,
-        }
-    }
-
-    /// The keys on the way from the root to `node` (inclusive).
-    fn ancestors(&self, node: NodeIndex) -> Vec<(Level, Key<'s>)> {
-        let mut out = Vec::new();
-        let mut n = node;
-        while let Some(Node::Key { level, key }) = self.g.graph.node_weight(n) {
-            out.push((*level, key.clone()));
-            match self.parent(n) {
-                Some(p) => n = p,
-                None => break,
-            }
-        }
-        out.reverse();
-        out
     }
 
     /// A few leaf paths below `node`: the keys from the level after it down to a chain leaf (a
@@ -187,12 +136,12 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
                 break;
             }
             let children = self.g.children(n);
-            if children.iter().any(|&c| matches!(self.g.graph[c], Node::Chain(_))) {
+            if children.iter().any(|&c| matches!(self.g.node(c), Node::Chain(_))) {
                 found.push(path);
                 continue;
             }
             for c in children.into_iter().rev() {
-                if let Some(Node::Key { level, key }) = self.g.graph.node_weight(c) {
+                if let Node::Key { level, key } = self.g.node(c) {
                     let mut p = path.clone();
                     p.push((*level, key.clone()));
                     stack.push((c, p));
@@ -212,7 +161,7 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
         parent: NodeIndex,
         fallback: NodeIndex,
     ) -> Option<Diagnostic> {
-        let above = self.ancestors(parent);
+        let above = self.g.ancestors(parent);
         let depth = level as usize;
         for below in self.leaf_paths(fallback).iter() {
             let mut attrs = Attrs::default();
@@ -263,10 +212,8 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
             _ => vec![EXTERNAL, LOOPBACK],
         };
         let listener = self.l.listener;
-        let tls_inspector =
-            listener.has_listener_filter("envoy.filters.listener.tls_inspector", ".tls_inspector.v3.TlsInspector");
-        let http_inspector =
-            listener.has_listener_filter("envoy.filters.listener.http_inspector", ".http_inspector.v3.HttpInspector");
+        let tls_inspector = listener.has_tls_inspector();
+        let http_inspector = listener.has_http_inspector();
         // Only connections this listener's own listener filters can produce: SNI and ALPN come
         // from a ClientHello (tls_inspector), a plaintext ALPN from http_inspector.
         let possible = |t: &str, alpn: &[String]| match t {

@@ -67,11 +67,7 @@ struct Facts {
 
 impl Facts {
     fn of(l: &Listener<'_>) -> Self {
-        let restored = l.use_original_dst
-            || l.has_listener_filter("envoy.filters.listener.original_dst", ".original_dst.v3.OriginalDst")
-            || l.has_listener_filter("envoy.filters.listener.proxy_protocol", ".proxy_protocol.v3.ProxyProtocol")
-            // Cilium's transparent proxy: the local address is the original destination.
-            || l.has_listener_filter("cilium.bpf_metadata", ".BpfMetadata");
+        let restored = l.restores_destination();
         let sockets: Vec<_> = l
             .addresses()
             .map(|a| match a {
@@ -85,10 +81,8 @@ impl Facts {
             .then(|| sockets.iter().flatten().filter_map(|s| s.address.parse::<IpAddr>().ok()).collect::<Vec<_>>())
             .filter(|ips: &Vec<IpAddr>| !ips.is_empty() && ips.iter().all(|ip| !ip.is_unspecified()));
         Facts {
-            tls_inspector: l
-                .has_listener_filter("envoy.filters.listener.tls_inspector", ".tls_inspector.v3.TlsInspector"),
-            http_inspector: l
-                .has_listener_filter("envoy.filters.listener.http_inspector", ".http_inspector.v3.HttpInspector"),
+            tls_inspector: l.has_tls_inspector(),
+            http_inspector: l.has_http_inspector(),
             destination_restored: restored,
             ports,
             ips,

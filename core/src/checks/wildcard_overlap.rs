@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::graph::key::suffixes;
-use crate::graph::{Key, Level, Node};
+use crate::graph::{Key, Level, NodeIndex};
 use crate::parallel::par_map;
 
 pub static RULE: Rule = Rule {
@@ -28,12 +27,10 @@ impl Check for WildcardOverlap {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let g = l.graph;
-            for parent in g.graph.node_indices() {
-                // Server names hang below destination IP keys: only those parents can have them
-                // (reading the node first spares a walk of the edges of millions of others).
-                if !matches!(&g.graph[parent], Node::Key { level: Level::DestinationIp, .. })
-                    || g.children_unordered(parent).nth(1).is_none()
-                {
+            // Server names hang below destination IP keys: only those parents can have them
+            // (reading the node first spares a walk of the edges of millions of others).
+            for parent in g.nodes_at(Level::DestinationIp) {
+                if g.children_unordered(parent).nth(1).is_none() {
                     continue;
                 }
                 let children = g.children(parent);
@@ -44,10 +41,10 @@ impl Check for WildcardOverlap {
                 let catch_all = g
                     .child(parent, &Key::Any)
                     .filter(|&a| g.chains_below(a).iter().any(|&c| l.listener.filter_chains[c].terminates_tls()));
-                let mut carved: BTreeMap<petgraph::graph::NodeIndex, Vec<petgraph::graph::NodeIndex>> = BTreeMap::new();
+                let mut carved: BTreeMap<NodeIndex, Vec<NodeIndex>> = BTreeMap::new();
                 for &n in &children {
                     if let Some(Key::Name(name)) = g.key(n) {
-                        let wildcard = suffixes(name).find_map(|s| g.child(parent, &Key::Suffix(s.into())));
+                        let wildcard = g.wildcard_for(parent, name);
                         if let Some(w) = wildcard.or(catch_all) {
                             carved.entry(w).or_default().push(n);
                         }
@@ -62,11 +59,7 @@ impl Check for WildcardOverlap {
     }
 }
 
-fn diagnostic(
-    l: &ListenerCx<'_, '_>,
-    wildcard: petgraph::graph::NodeIndex,
-    names: &[petgraph::graph::NodeIndex],
-) -> Diagnostic {
+fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) -> Diagnostic {
     let g = l.graph;
     let chains = &l.listener.filter_chains;
     let wild_chains = g.chains_below(wildcard);

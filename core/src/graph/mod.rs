@@ -28,7 +28,9 @@ use rustc_hash::FxBuildHasher;
 use std::sync::LazyLock;
 
 use petgraph::Direction;
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::DiGraph;
+/// A node of a [`MatchGraph`]; nodes are numbered in creation order, parents before children.
+pub use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
 use crate::model::{ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
@@ -74,7 +76,9 @@ pub enum Excluded {
 #[derive(Debug)]
 pub struct MatchGraph<'l, 'a> {
     pub listener: &'l Listener<'a>,
-    pub graph: DiGraph<Node<'l>, ()>,
+    /// Private: checks and callers ask the queries below, so the tree's shape (a chain leaf
+    /// above the last level standing for `Any` below it) is read in one place.
+    graph: DiGraph<Node<'l>, ()>,
     pub root: NodeIndex,
     /// (parent, key) → child for the nodes with many children: Envoy's per-level hash maps.
     /// Most nodes have one child (the wildcard levels of a chain), and a short scan of their
@@ -351,6 +355,80 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         match &self.graph[node] {
             Node::Key { key, .. } => Some(key),
             _ => None,
+        }
+    }
+
+    /// How many nodes the index has (root, keys and chain leaves).
+    pub fn node_count(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    /// Every node, in creation order: a parent comes before its children, so reversed it visits
+    /// children first.
+    pub fn nodes(&self) -> impl DoubleEndedIterator<Item = NodeIndex> + ExactSizeIterator + '_ {
+        self.graph.node_indices()
+    }
+
+    /// The key nodes of one level, in creation order.
+    pub fn nodes_at(&self, level: Level) -> impl Iterator<Item = NodeIndex> + '_ {
+        self.graph.node_indices().filter(move |&n| matches!(&self.graph[n], Node::Key { level: l, .. } if *l == level))
+    }
+
+    /// What a node is.
+    pub fn node(&self, node: NodeIndex) -> &Node<'l> {
+        &self.graph[node]
+    }
+
+    /// A node's parent: its one incoming edge (the index is a tree); `None` for the root.
+    pub fn parent(&self, node: NodeIndex) -> Option<NodeIndex> {
+        self.graph.neighbors_directed(node, Direction::Incoming).next()
+    }
+
+    /// The keys on the way from the root to `node` (inclusive), one per level passed.
+    pub fn ancestors(&self, node: NodeIndex) -> Vec<(Level, Key<'l>)> {
+        let mut out = Vec::new();
+        let mut n = node;
+        while let Node::Key { level, key } = &self.graph[n] {
+            out.push((*level, key.clone()));
+            match self.parent(n) {
+                Some(p) => n = p,
+                None => break,
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// The wildcard server-name child of `parent` that would take `name` (an exact name, or
+    /// the suffix of a wildcard): the longest `*.suffix` strictly above it, as Envoy looks
+    /// them up.
+    pub fn wildcard_for(&self, parent: NodeIndex, name: &str) -> Option<NodeIndex> {
+        key::suffixes(name).find_map(|s| self.child(parent, &Key::Suffix(s.into())))
+    }
+
+    /// The sibling below `parent` that takes `key`'s connections when `key` is absent: the
+    /// next wildcard for a server name, the longest wider prefix for a CIDR, else the `Any`
+    /// child. `None` for `Any` itself.
+    pub fn fallback_of(&self, parent: NodeIndex, key: &Key<'_>) -> Option<NodeIndex> {
+        let any = self.child(parent, &Key::Any);
+        match key {
+            Key::Name(n) => self.wildcard_for(parent, n).or(any),
+            Key::Suffix(s) => self.wildcard_for(parent, s).or(any),
+            Key::Cidr(net) => {
+                let wider = self
+                    .children(parent)
+                    .into_iter()
+                    .filter_map(|c| match self.key(c) {
+                        Some(Key::Cidr(w)) if w.prefix_len() < net.prefix_len() && w.contains(net) => {
+                            Some((w.prefix_len(), c))
+                        }
+                        _ => None,
+                    })
+                    .max();
+                wider.map(|(_, c)| c).or(any)
+            }
+            Key::Port(_) | Key::Protocol(_) | Key::SourceType(_) => any,
+            Key::Any => None,
         }
     }
 

@@ -182,7 +182,7 @@ fn a_leaf_that_stands_for_wildcard_levels_is_spelled_out_when_a_later_chain_need
     with(&chains[..1], false, |l| {
         let g = MatchGraph::build(l);
         // root, port, destination IP, name, transport and the leaf: no run of `Any` nodes.
-        assert_eq!(g.graph.node_count(), 6);
+        assert_eq!(g.node_count(), 6);
         let steps = g.trace(&conn(DST, SRC, "tls", "api.example.com", &["h2"])).steps;
         assert_eq!(steps.len(), 9, "every level is still explained: {steps:#?}");
         assert!(steps[4..].iter().all(|s| s.chosen.as_deref() == Some("(any)")), "{steps:#?}");
@@ -195,9 +195,8 @@ fn a_leaf_that_stands_for_wildcard_levels_is_spelled_out_when_a_later_chain_need
         // "plain" now hangs below the last level; "src" below its source range (only the source
         // port, a wildcard, is left there).
         let parent_level = |chain: usize| {
-            let leaf = g.graph.node_indices().find(|&n| g.graph[n] == super::Node::Chain(chain)).unwrap();
-            let parent = g.graph.neighbors_directed(leaf, petgraph::Direction::Incoming).next().unwrap();
-            match g.graph[parent] {
+            let leaf = g.nodes().find(|&n| *g.node(n) == super::Node::Chain(chain)).unwrap();
+            match *g.node(g.parent(leaf).unwrap()) {
                 super::Node::Key { level, .. } => level,
                 _ => panic!("a leaf below the root"),
             }
@@ -219,5 +218,67 @@ fn chains_colliding_on_a_wildcard_run_overlap_with_the_whole_tuple() {
         assert_eq!(o.tuple.len(), 9);
         assert_eq!(o.tuple[2].to_string(), "api.example.com");
         assert!(o.tuple.iter().enumerate().all(|(i, k)| i == 2 || *k == super::Key::Any), "{:?}", o.tuple);
+    });
+}
+
+#[test]
+fn queries_find_parents_ancestors_and_the_key_that_takes_over() {
+    use super::{Key, Level, Node};
+    let chains = [
+        ("exact", "{server_names: [api.example.com]}"),
+        ("wild", "{server_names: ['*.example.com']}"),
+        ("top", "{server_names: ['*.com']}"),
+        ("any", "{}"),
+    ];
+    with(&chains, false, |l| {
+        let g = MatchGraph::build(l);
+        let by_key = |level: Level, key: &Key<'_>| g.nodes_at(level).find(|&n| g.key(n) == Some(key)).unwrap();
+        let exact = by_key(Level::ServerName, &Key::Name("api.example.com".into()));
+        let wild = by_key(Level::ServerName, &Key::Suffix(".example.com".into()));
+        let top = by_key(Level::ServerName, &Key::Suffix(".com".into()));
+        let parent = g.parent(exact).unwrap();
+        assert!(matches!(g.node(parent), Node::Key { level: Level::DestinationIp, key: Key::Any }));
+        assert_eq!(g.parent(g.parent(parent).unwrap()), Some(g.root));
+        assert_eq!(g.parent(g.root), None);
+        assert_eq!(
+            g.ancestors(exact),
+            [
+                (Level::DestinationPort, Key::Any),
+                (Level::DestinationIp, Key::Any),
+                (Level::ServerName, Key::Name("api.example.com".into()))
+            ]
+        );
+        // Each name falls back to the next wildcard up, the last one to the name-less chain.
+        let any = g.child(parent, &Key::Any).unwrap();
+        assert_eq!(g.fallback_of(parent, &Key::Name("api.example.com".into())), Some(wild));
+        assert_eq!(g.fallback_of(parent, &Key::Suffix(".example.com".into())), Some(top));
+        assert_eq!(g.fallback_of(parent, &Key::Suffix(".com".into())), Some(any));
+        assert_eq!(g.fallback_of(parent, &Key::Any), None);
+        assert_eq!(g.wildcard_for(parent, "www.example.com"), Some(wild));
+        assert_eq!(g.wildcard_for(parent, "example.org"), None);
+        // Nodes come parents first: reversed, every child is seen before its parent.
+        let order: Vec<_> = g.nodes().collect();
+        assert_eq!(order.len(), g.node_count());
+        assert!(order.iter().all(|&n| g.parent(n).is_none_or(|p| p < n)));
+    });
+}
+
+#[test]
+fn a_prefix_falls_back_to_the_longest_wider_prefix_then_to_unset() {
+    use super::{Key, Level};
+    let chains = [
+        ("narrow", "{prefix_ranges: [{address_prefix: 10.0.0.0, prefix_len: 24}]}"),
+        ("wide", "{prefix_ranges: [{address_prefix: 10.0.0.0, prefix_len: 8}]}"),
+        ("wider", "{prefix_ranges: [{address_prefix: 10.0.0.0, prefix_len: 7}]}"),
+        ("unset", "{}"),
+    ];
+    with(&chains, false, |l| {
+        let g = MatchGraph::build(l);
+        let cidr = |s: &str| Key::Cidr(s.parse().unwrap());
+        let node = |key: &Key<'_>| g.nodes_at(Level::DestinationIp).find(|&n| g.key(n) == Some(key)).unwrap();
+        let parent = g.parent(node(&cidr("10.0.0.0/24"))).unwrap();
+        assert_eq!(g.fallback_of(parent, &cidr("10.0.0.0/24")), Some(node(&cidr("10.0.0.0/8"))));
+        assert_eq!(g.fallback_of(parent, &cidr("10.0.0.0/8")), Some(node(&cidr("10.0.0.0/7"))));
+        assert_eq!(g.fallback_of(parent, &cidr("10.0.0.0/7")), Some(node(&Key::Any)));
     });
 }

@@ -49,10 +49,8 @@ impl Connection {
         destination: Option<SocketAddr>,
         source: Option<SocketAddr>,
     ) -> (Self, Vec<String>) {
-        let tls_inspector =
-            listener.has_listener_filter("envoy.filters.listener.tls_inspector", ".tls_inspector.v3.TlsInspector");
-        let http_inspector =
-            listener.has_listener_filter("envoy.filters.listener.http_inspector", ".http_inspector.v3.HttpInspector");
+        let tls_inspector = listener.has_tls_inspector();
+        let http_inspector = listener.has_http_inspector();
         let mut notes = Vec::new();
         let mut c = Connection {
             destination,
