@@ -2,16 +2,18 @@
 //! proto validation (PGV) refuses before it looks at anything else.
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
 use crate::model::{ChainIndex, FilterChain};
 
-pub static RULE: Rule = Rule {
-    code: "XDS112",
-    name: "invalid-port",
-    severity: Severity::Error,
-    summary: "A destination_port or source_ports entry outside 1..65535; Envoy's proto validation rejects the listener.",
-    explanation: "## What it finds\n`filter_chain_match.destination_port` or an entry of `source_ports` that is 0 or above 65535 — on any chain, the default chain included, with or without `filter_chain_matcher`.\n\n## Why it matters\nEnvoy validates the message against its proto constraints before building the listener and rejects it: `Proto constraint validation failed (... FilterChainMatchValidationError.DestinationPort: value must be inside range [1, 65535])`. Port 0 does not mean \"any port\": leave the field unset for that.\n\n## Example\n```yaml\nfilter_chain_match: {destination_port: 0}\n```\n\n## Fix\nRemove the field to match every port, or give a port from 1 to 65535.\n",
-};
+declare_rule! {
+    pub static RULE = {
+        code: "XDS112",
+        name: "invalid-port",
+        severity: Severity::Error,
+        summary: "A destination_port or source_ports entry outside 1..65535; Envoy's proto validation rejects the listener.",
+        explanation: "invalid_port.md",
+    }
+}
 
 pub struct InvalidPort;
 

@@ -2,16 +2,18 @@
 //! but that does not do what it looks like (`*.`, a leading dot, `""`, a trailing dot).
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
 use crate::model::FilterChain;
 
-pub static RULE: Rule = Rule {
-    code: "XDS103",
-    name: "invalid-server-name",
-    severity: Severity::Error,
-    summary: "A server_names entry is a partial wildcard (Envoy rejects the listener) or can never match as written.",
-    explanation: "## What it finds\nIn `filter_chain_match.server_names` (listeners without `filter_chain_matcher`):\n* error: a name that contains `*` but does not start with `*.`, such as `*`, `*w.example.com`, `www.*.example.com` or `**.x`. Envoy supports a wildcard only as a whole leading label.\n* warning: `*.` (accepted, never matches); `.example.com` (behaves exactly like `*.example.com`); `\"\"` (the same as no `server_names`: matches every connection); a trailing dot, `www.example.com.` (clients send SNI without the dot, so it never matches).\n\n## Why it matters\nA partial wildcard makes Envoy reject the whole listener (`partial wildcards are not supported in \"server_names\"`). The accepted oddities route traffic differently from what the name suggests.\n\n## Example\n```yaml\nfilter_chain_match:\n  server_names: [\"*\", \"api.*.example.com\"]\n```\n\n## Fix\nFor \"any name\" leave `server_names` out. Use `*.example.com` for a subdomain wildcard, list exact names otherwise, and drop trailing dots.\n",
-};
+declare_rule! {
+    pub static RULE = {
+        code: "XDS103",
+        name: "invalid-server-name",
+        severity: Severity::Error,
+        summary: "A server_names entry is a partial wildcard (Envoy rejects the listener) or can never match as written.",
+        explanation: "invalid_server_name.md",
+    }
+}
 
 pub struct InvalidServerName;
 

@@ -5,16 +5,18 @@
 use std::net::IpAddr;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
 use crate::model::{ChainIndex, CidrRange, FilterChain};
 
-pub static RULE: Rule = Rule {
-    code: "XDS104",
-    name: "malformed-cidr",
-    severity: Severity::Error,
-    summary: "A prefix range in filter_chain_match is not a valid CIDR (Envoy rejects the listener) or matches more than it appears to.",
-    explanation: "## What it finds\nIn `prefix_ranges`, `source_prefix_ranges` and `direct_source_prefix_ranges`:\n* error: an `address_prefix` that is not an IP literal, including one with the length inside (`10.0.0.0/8`): Envoy says `malformed IP address: 10.0.0.0/8`;\n* error: an empty `address_prefix` or a `prefix_len` above 128: proto validation (PGV) fails before anything else;\n* warning: no `prefix_len` on an address with bits set (`10.1.2.3` alone means `10.1.2.3/0`, all of IPv4);\n* warning: host bits below the length (`10.0.0.1/8` is `10.0.0.0/8`);\n* warning: an IPv4 length of 33 to 128 (Envoy clamps it to 32).\n\n## Why it matters\nThe errors make Envoy reject the whole listener. The warnings silently widen a range: a chain meant for one host takes a whole address family.\n\n## Example\n```yaml\nfilter_chain_match:\n  source_prefix_ranges:\n  - address_prefix: 10.0.0.0/8\n  - address_prefix: 192.168.1.10\n```\n\n## Fix\nWrite the address and the length apart: `{address_prefix: 10.0.0.0, prefix_len: 8}`; always give `prefix_len` (32 or 128 for one host).\n",
-};
+declare_rule! {
+    pub static RULE = {
+        code: "XDS104",
+        name: "malformed-cidr",
+        severity: Severity::Error,
+        summary: "A prefix range in filter_chain_match is not a valid CIDR (Envoy rejects the listener) or matches more than it appears to.",
+        explanation: "malformed_cidr.md",
+    }
+}
 
 pub struct MalformedCidr;
 

@@ -5,16 +5,18 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
 use crate::model::FilterChain;
 
-pub static RULE: Rule = Rule {
-    code: "XDS107",
-    name: "matcher-chain-name",
-    severity: Severity::Error,
-    summary: "A listener with filter_chain_matcher has a filter chain with no name or a repeated name; Envoy rejects it.",
-    explanation: "## What it finds\nIn a listener that uses `filter_chain_matcher`, a filter chain without a `name`, or with the name of an earlier chain (`default_filter_chain` is exempt from both). (A `filter_chain_match` that Envoy ignores next to a matcher is `matcher-action`.)\n\n## Why it matters\nThe matcher's actions select chains by name, so Envoy rejects the listener: `\"name\" field is required when using a listener matcher` or `\"name\" field is duplicated with value '<name>'`.\n\n## Example\n```yaml\nfilter_chain_matcher: {...}\nfilter_chains:\n- name: alpha\n- name: alpha\n- filters: [...]\n```\n\n## Fix\nGive every chain a distinct name and refer to those names in the matcher's actions.\n",
-};
+declare_rule! {
+    pub static RULE = {
+        code: "XDS107",
+        name: "matcher-chain-name",
+        severity: Severity::Error,
+        summary: "A listener with filter_chain_matcher has a filter chain with no name or a repeated name; Envoy rejects it.",
+        explanation: "matcher_chain_name.md",
+    }
+}
 
 pub struct MatcherChainName;
 

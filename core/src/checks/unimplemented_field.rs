@@ -2,16 +2,18 @@
 //! never implemented them and rejects the listener.
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
 use crate::model::FilterChain;
 
-pub static RULE: Rule = Rule {
-    code: "XDS105",
-    name: "unimplemented-field",
-    severity: Severity::Error,
-    summary: "A filter_chain_match sets address_suffix or suffix_len, which Envoy does not implement; it rejects the listener.",
-    explanation: "## What it finds\nA filter chain whose `filter_chain_match` has a non-empty `address_suffix` or any `suffix_len` (even 0). The check applies with and without `filter_chain_matcher`: Envoy tests these two fields before it looks at the matching mode. The default chain is exempt (Envoy ignores its match).\n\n## Why it matters\nEnvoy rejects the whole listener: `filter chain '<name>' contains unimplemented fields`.\n\n## Example\n```yaml\nfilter_chain_match:\n  address_suffix: \"::1\"\n  suffix_len: 64\n```\n\n## Fix\nRemove both fields. To match on destination addresses use `prefix_ranges`.\n",
-};
+declare_rule! {
+    pub static RULE = {
+        code: "XDS105",
+        name: "unimplemented-field",
+        severity: Severity::Error,
+        summary: "A filter_chain_match sets address_suffix or suffix_len, which Envoy does not implement; it rejects the listener.",
+        explanation: "unimplemented_field.md",
+    }
+}
 
 pub struct UnimplementedField;
 
