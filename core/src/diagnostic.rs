@@ -50,11 +50,12 @@ pub struct Rule {
 
 /// Declares a [`Rule`] whose explanation is a Markdown file beside the declaring file, so the
 /// prose reads and diffs as Markdown rather than as one escaped line. The path is resolved like
-/// `include_str!` at the call site.
+/// `include_str!` at the call site. `static RULE for TheCheck` also implements
+/// [`crate::checks::HasRule`] for the check.
 ///
 /// ```ignore
 /// declare_rule! {
-///     pub static RULE = {
+///     pub static RULE for NoFilterChains = {
 ///         code: "XDS106",
 ///         name: "no-filter-chains",
 ///         severity: Severity::Error,
@@ -64,6 +65,17 @@ pub struct Rule {
 /// }
 /// ```
 macro_rules! declare_rule {
+    (
+        $(#[$meta:meta])*
+        $vis:vis static $ident:ident for $check:ty = { $($fields:tt)* }
+    ) => {
+        $crate::diagnostic::declare_rule! { $(#[$meta])* $vis static $ident = { $($fields)* } }
+        impl $crate::checks::HasRule for $check {
+            fn rule(&self) -> &'static $crate::diagnostic::Rule {
+                &$ident
+            }
+        }
+    };
     (
         $(#[$meta:meta])*
         $vis:vis static $ident:ident = {

@@ -4,11 +4,11 @@
 use petgraph::graph::NodeIndex;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, Node};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for AmbiguousCatchAll = {
         code: "XDS203",
         name: "ambiguous-catch-all",
         severity: Severity::Warning,
@@ -20,10 +20,6 @@ declare_rule! {
 pub struct AmbiguousCatchAll;
 
 impl Check for AmbiguousCatchAll {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let g = l.graph;

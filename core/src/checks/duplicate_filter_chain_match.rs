@@ -4,12 +4,12 @@
 use std::fmt::Write as _;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::Excluded;
 use crate::model::{CidrRange, FilterChain, FilterChainMatch, SourceType};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for DuplicateFilterChainMatch = {
         code: "XDS101",
         name: "duplicate-filter-chain-match",
         severity: Severity::Error,
@@ -46,10 +46,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
 }
 
 impl Check for DuplicateFilterChainMatch {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // The match graph already grouped the chains by protobuf equality of their match (as

@@ -5,12 +5,12 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Protocol};
 use crate::source::{Location, join_field, join_index};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for DuplicateListenerAddress = {
         code: "XDS108",
         name: "duplicate-listener-address",
         severity: Severity::Error,
@@ -84,10 +84,6 @@ fn diagnostic(
 }
 
 impl Check for DuplicateListenerAddress {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         // One input is one set of listeners Envoy holds at once; two inputs are two configs.
         let all: Vec<ListenerCx<'_, '_>> = cx.listeners().collect();

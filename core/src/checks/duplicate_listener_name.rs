@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::InputKind;
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for DuplicateListenerName = {
         code: "XDS109",
         name: "duplicate-listener-name",
         severity: Severity::Error,
@@ -58,10 +58,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, first: &ListenerCx<'_, '_>, delivery: Deli
 }
 
 impl Check for DuplicateListenerName {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         let kinds: HashMap<_, _> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
         let all: Vec<ListenerCx<'_, '_>> = cx.listeners().collect();

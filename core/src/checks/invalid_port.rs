@@ -2,11 +2,11 @@
 //! proto validation (PGV) refuses before it looks at anything else.
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{ChainIndex, FilterChain};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for InvalidPort = {
         code: "XDS112",
         name: "invalid-port",
         severity: Severity::Error,
@@ -43,10 +43,6 @@ fn valid(port: u32) -> bool {
 }
 
 impl Check for InvalidPort {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             for chain in l.listener.filter_chains.iter().chain(l.listener.default_filter_chain.iter()) {

@@ -2,11 +2,11 @@
 //! but that does not do what it looks like (`*.`, a leading dot, `""`, a trailing dot).
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for InvalidServerName = {
         code: "XDS103",
         name: "invalid-server-name",
         severity: Severity::Error,
@@ -86,10 +86,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
 }
 
 impl Check for InvalidServerName {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // With a matcher Envoy ignores (and does not validate) filter_chain_match.

@@ -5,11 +5,11 @@
 use std::net::IpAddr;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{ChainIndex, CidrRange, FilterChain};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for MalformedCidr = {
         code: "XDS104",
         name: "malformed-cidr",
         severity: Severity::Error,
@@ -201,10 +201,6 @@ fn diagnostic(
 }
 
 impl Check for MalformedCidr {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // Envoy parses the ranges only in legacy mode, and never those of the default chain

@@ -5,12 +5,12 @@
 use std::collections::HashSet;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{FilterChain, FilterChainMatch};
 use crate::source::Location;
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for MatcherAction = {
         code: "XDS204",
         name: "matcher-action",
         severity: Severity::Warning,
@@ -78,10 +78,6 @@ fn restricts(m: &FilterChainMatch<'_>) -> bool {
 }
 
 impl Check for MatcherAction {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let Some(parts) = &l.listener.filter_chain_matcher else { continue };

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for MatcherChainName = {
         code: "XDS107",
         name: "matcher-chain-name",
         severity: Severity::Error,
@@ -47,10 +47,6 @@ fn duplicated(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
 }
 
 impl Check for MatcherChainName {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             if l.listener.filter_chain_matcher.is_none() {

@@ -2,12 +2,12 @@
 //! Envoy refuses (repeated, empty, or a wildcard other than `*` and `*.domain`).
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::matcher::{DomainError, server_name_errors_at};
 use crate::source::Location;
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for MatcherServerNameDomain = {
         code: "XDS111",
         name: "matcher-server-name-domain",
         severity: Severity::Error,
@@ -39,10 +39,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, first: Option<Location>, err
 }
 
 impl Check for MatcherServerNameDomain {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let Some(fcm) = &l.listener.filter_chain_matcher else { continue };

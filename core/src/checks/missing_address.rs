@@ -1,10 +1,10 @@
 //! `missing-address`: a listener without an `address` that Envoy rejects.
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for MissingAddress = {
         code: "XDS113",
         name: "missing-address",
         severity: Severity::Error,
@@ -30,10 +30,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
 }
 
 impl Check for MissingAddress {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         out.extend(cx.listeners().filter(|l| l.listener.lacks_address()).map(|l| diagnostic(&l)));
     }

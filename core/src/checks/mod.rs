@@ -107,9 +107,14 @@ impl ListenerCx<'_, '_> {
     }
 }
 
-/// One check.
-pub trait Check: Sync {
+/// The rule a check reports under. `declare_rule! { pub static RULE for TheCheck = { ... } }`
+/// implements it, so each check names its rule once, where it declares it.
+pub trait HasRule {
     fn rule(&self) -> &'static Rule;
+}
+
+/// One check.
+pub trait Check: HasRule + Sync {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>);
 }
 

@@ -2,11 +2,11 @@
 //! Envoy rejects.
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Casing, Protocol};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for NoFilterChains = {
         code: "XDS106",
         name: "no-filter-chains",
         severity: Severity::Error,
@@ -51,10 +51,6 @@ fn needs_chain(l: &ListenerCx<'_, '_>) -> bool {
 }
 
 impl Check for NoFilterChains {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             if l.listener.filter_chains.is_empty() && l.listener.default_filter_chain.is_none() && needs_chain(&l) {

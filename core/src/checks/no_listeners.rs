@@ -1,12 +1,12 @@
 //! `no-listeners`: an input that holds no listener at all, so the all-clear means nothing.
 
 use crate::checks::{Check, Context};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Input, InputKind};
 use crate::source::Location;
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for NoListeners = {
         code: "XDS303",
         name: "no-listeners",
         severity: Severity::Info,
@@ -30,10 +30,6 @@ fn what(input: &Input<'_>) -> &'static str {
 }
 
 impl Check for NoListeners {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             if input.listeners.is_empty() && input.error_states.is_empty() {

@@ -2,11 +2,11 @@
 //! tuple after Envoy's normalisation; Envoy rejects the listener.
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, Overlap};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for OverlappingFilterChainMatch = {
         code: "XDS102",
         name: "overlapping-filter-chain-match",
         severity: Severity::Error,
@@ -65,10 +65,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, o: &Overlap<'_>) -> Diagnostic {
 }
 
 impl Check for OverlappingFilterChainMatch {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             out.extend(l.graph.overlaps.iter().map(|o| diagnostic(&l, o)));

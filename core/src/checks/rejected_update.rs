@@ -1,12 +1,12 @@
 //! `rejected-update`: Envoy already refused a listener update and recorded why.
 
 use crate::checks::{Check, Context};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::ErrorState;
 use crate::source::{Location, SourceFile, SourceId};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for RejectedUpdate = {
         code: "XDS110",
         name: "rejected-update",
         severity: Severity::Error,
@@ -38,10 +38,6 @@ fn diagnostic(e: &ErrorState<'_>, source: SourceId, file: &SourceFile) -> Diagno
 }
 
 impl Check for RejectedUpdate {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             let file = cx.sources.get(input.source);

@@ -2,12 +2,12 @@
 //! nothing in it was checked.
 
 use crate::checks::{Check, Context};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Skipped, SkippedKind};
 use crate::source::{Location, SourceFile, SourceId};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for SkippedDocument = {
         code: "XDS302",
         name: "skipped-document",
         severity: Severity::Info,
@@ -27,10 +27,6 @@ fn diagnostic(s: &Skipped, source: SourceId, file: &SourceFile) -> Diagnostic {
 }
 
 impl Check for SkippedDocument {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             let file = cx.sources.get(input.source);

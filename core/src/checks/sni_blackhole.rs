@@ -14,14 +14,14 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use petgraph::graph::NodeIndex;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::key::suffixes;
 use crate::graph::trace::{Connection, Outcome};
 use crate::graph::{Key, Level, MatchGraph, Node};
 use crate::model::{Address, SourceType};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for SniBlackhole = {
         code: "XDS201",
         name: "sni-blackhole",
         severity: Severity::Warning,
@@ -33,10 +33,6 @@ declare_rule! {
 pub struct SniBlackhole;
 
 impl Check for SniBlackhole {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // A listener Envoy rejects has no traffic to lose; its errors come first.

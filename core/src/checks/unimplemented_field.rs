@@ -2,11 +2,11 @@
 //! never implemented them and rejects the listener.
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for UnimplementedField = {
         code: "XDS105",
         name: "unimplemented-field",
         severity: Severity::Error,
@@ -36,10 +36,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, fields: &[&str]) 
 }
 
 impl Check for UnimplementedField {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             for chain in &l.listener.filter_chains {

@@ -7,12 +7,12 @@
 use std::net::IpAddr;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::key;
 use crate::model::{Address, FilterChain, Listener};
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for UnreachableFilterChain = {
         code: "XDS202",
         name: "unreachable-filter-chain",
         severity: Severity::Warning,
@@ -24,10 +24,6 @@ declare_rule! {
 pub struct UnreachableFilterChain;
 
 impl Check for UnreachableFilterChain {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let listener = l.listener;

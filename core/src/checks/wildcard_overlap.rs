@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::key::suffixes;
 use crate::graph::{Key, Level, Node};
 use crate::parallel::par_map;
 
 declare_rule! {
-    pub static RULE = {
+    pub static RULE for WildcardOverlap = {
         code: "XDS301",
         name: "wildcard-overlap",
         severity: Severity::Info,
@@ -23,10 +23,6 @@ declare_rule! {
 pub struct WildcardOverlap;
 
 impl Check for WildcardOverlap {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let g = l.graph;
