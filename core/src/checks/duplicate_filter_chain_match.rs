@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::Excluded;
 use crate::model::{CidrRange, FilterChain, FilterChainMatch, SourceType};
@@ -22,11 +22,12 @@ pub struct DuplicateFilterChainMatch;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterChain<'_>, json: &str) -> Diagnostic {
     // Envoy prints the chain names as written, so an unnamed chain shows as ''.
-    let envoy = format!(
-        "error adding listener '{}': filter chain '{}' has the same matching rules defined as '{}'. duplicate matcher is: {json}",
-        l.listener.envoy_address_list(),
-        chain.name,
-        first.name,
+    let envoy = envoy_text::adding_listener(
+        l.listener,
+        format_args!(
+            "filter chain '{}' has the same matching rules defined as '{}'. duplicate matcher is: {json}",
+            chain.name, first.name,
+        ),
     );
     Diagnostic::new(
         &RULE,

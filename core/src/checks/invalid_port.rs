@@ -1,9 +1,9 @@
 //! `invalid-port`: a `destination_port` or `source_ports` entry outside 1..65535, which Envoy's
 //! proto validation (PGV) refuses before it looks at anything else.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::{ChainIndex, FilterChain};
+use crate::model::FilterChain;
 
 declare_rule! {
     pub static RULE for InvalidPort = {
@@ -20,13 +20,7 @@ pub struct InvalidPort;
 /// PGV's message from "Proto constraint validation failed" on, as for a Listener resource (a
 /// bootstrap prefixes the path from the Bootstrap down to the listener).
 fn pgv_error(chain: &FilterChain<'_>, field: &str) -> String {
-    let chain_field = match chain.index {
-        ChainIndex::Listed(i) => format!("FilterChains[{i}]"),
-        ChainIndex::Default => "DefaultFilterChain".to_owned(),
-    };
-    format!(
-        "Proto constraint validation failed (ListenerValidationError.{chain_field}: embedded message failed validation | caused by FilterChainValidationError.FilterChainMatch: embedded message failed validation | caused by FilterChainMatchValidationError.{field}: value must be inside range [1, 65535])"
-    )
+    envoy_text::pgv_filter_chain_match(chain, format_args!("{field}: value must be inside range [1, 65535]"))
 }
 
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, path: &[&str], what: String, field: &str) -> Diagnostic {

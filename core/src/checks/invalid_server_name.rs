@@ -1,7 +1,7 @@
 //! `invalid-server-name`: a `server_names` entry Envoy rejects (a partial wildcard) or accepts
 //! but that does not do what it looks like (`*.`, a leading dot, `""`, a trailing dot).
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
@@ -56,9 +56,9 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
     };
     match p {
         Problem::PartialWildcard => d(format!("server name {name:?} in chain '{chain_name}' is a partial wildcard"))
-            .envoy_error(format!(
-                "error adding listener '{}': partial wildcards are not supported in \"server_names\"",
-                l.listener.envoy_address_list()
+            .envoy_error(envoy_text::adding_listener(
+                l.listener,
+                "partial wildcards are not supported in \"server_names\"",
             ))
             .note("Envoy accepts a wildcard only as a leading `*.` label and rejects the whole listener")
             .note("for \"any server name\" leave server_names out; for subdomains use `*.example.com`"),

@@ -4,9 +4,9 @@
 
 use std::net::IpAddr;
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::{ChainIndex, CidrRange, FilterChain};
+use crate::model::{CidrRange, FilterChain};
 
 declare_rule! {
     pub static RULE for MalformedCidr = {
@@ -31,12 +31,11 @@ const LISTS: [(&str, &str); 3] = [
 /// Listener resource (LDS) reports it. A bootstrap adds the path from the Bootstrap down to the
 /// listener in front of `ListenerValidationError`; both put a text dump of the message first.
 fn pgv_error(chain: &FilterChain<'_>, list: &str, index: usize, detail: &str) -> String {
-    let chain_field = match chain.index {
-        ChainIndex::Listed(i) => format!("FilterChains[{i}]"),
-        ChainIndex::Default => "DefaultFilterChain".to_owned(),
-    };
-    format!(
-        "Proto constraint validation failed (ListenerValidationError.{chain_field}: embedded message failed validation | caused by FilterChainValidationError.FilterChainMatch: embedded message failed validation | caused by FilterChainMatchValidationError.{list}[{index}]: embedded message failed validation | caused by CidrRangeValidationError.{detail})"
+    envoy_text::pgv_filter_chain_match(
+        chain,
+        format_args!(
+            "{list}[{index}]: embedded message failed validation | caused by CidrRangeValidationError.{detail}"
+        ),
     )
 }
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
@@ -25,9 +25,9 @@ fn unnamed(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
         .at(l.chain_location(chain))
         .listener(l.listener.name.to_string())
         .chain(chain.display_name().into_owned())
-        .envoy_error(format!(
-            "error adding listener '{}': \"name\" field is required when using a listener matcher",
-            l.listener.envoy_address_list()
+        .envoy_error(envoy_text::adding_listener(
+            l.listener,
+            "\"name\" field is required when using a listener matcher",
         ))
         .note("the matcher's actions select chains by name; Envoy rejects the whole listener")
 }
@@ -38,10 +38,9 @@ fn duplicated(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
         .listener(l.listener.name.to_string())
         .chain(chain.display_name().into_owned())
         .related("the first chain with this name", l.chain_location(first))
-        .envoy_error(format!(
-            "error adding listener '{}': \"name\" field is duplicated with value '{}'",
-            l.listener.envoy_address_list(),
-            chain.name
+        .envoy_error(envoy_text::adding_listener(
+            l.listener,
+            format_args!("\"name\" field is duplicated with value '{}'", chain.name),
         ))
         .note("the matcher's actions select chains by name, so names must be unique; Envoy rejects the whole listener")
 }

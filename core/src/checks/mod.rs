@@ -8,6 +8,7 @@ mod ambiguous_catch_all;
 mod duplicate_filter_chain_match;
 mod duplicate_listener_address;
 mod duplicate_listener_name;
+mod envoy_text;
 mod invalid_port;
 mod invalid_server_name;
 mod malformed_cidr;

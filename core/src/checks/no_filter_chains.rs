@@ -1,7 +1,7 @@
 //! `no-filter-chains`: a listener with neither `filter_chains` nor `default_filter_chain` that
 //! Envoy rejects.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Casing, Protocol};
 
@@ -21,7 +21,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
     Diagnostic::new(&RULE, format!("listener '{}' has no filter chains", l.listener.name))
         .at(l.location())
         .listener(l.listener.name.to_string())
-        .envoy_error(format!("error adding listener '{}': no filter chains specified", l.listener.envoy_address_list()))
+        .envoy_error(envoy_text::adding_listener(l.listener, "no filter chains specified"))
         .note("Envoy accepts a listener with only a default_filter_chain, but not one with no chain at all")
 }
 

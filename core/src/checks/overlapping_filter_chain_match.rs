@@ -1,7 +1,7 @@
 //! `overlapping-filter-chain-match`: two chains (or one chain twice) claim the same connection
 //! tuple after Envoy's normalisation; Envoy rejects the listener.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, Overlap};
 
@@ -40,9 +40,9 @@ fn diagnostic(l: &ListenerCx<'_, '_>, o: &Overlap<'_>) -> Diagnostic {
         .at(l.chain_location(chain))
         .listener(l.listener.name.to_string())
         .chain(chain.display_name())
-        .envoy_error(format!(
-            "error adding listener '{}': multiple filter chains with overlapping matching rules are defined",
-            l.listener.envoy_address_list()
+        .envoy_error(envoy_text::adding_listener(
+            l.listener,
+            "multiple filter chains with overlapping matching rules are defined",
         ))
         .note("Envoy compares server names lower-cased, `*.x` and `.x` alike, `\"\"` as unset, and CIDRs after masking host bits");
     if o.chain != o.earlier {

@@ -1,7 +1,7 @@
 //! `unimplemented-field`: `address_suffix` or `suffix_len` set in a filter chain match. Envoy
 //! never implemented them and rejects the listener.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
@@ -27,10 +27,9 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, fields: &[&str]) 
     .listener(l.listener.name.to_string())
     .chain(chain_name.to_string())
     // Envoy prints the name as written, '' for an unnamed chain.
-    .envoy_error(format!(
-        "error adding listener '{}': filter chain '{}' contains unimplemented fields",
-        l.listener.envoy_address_list(),
-        chain.name
+    .envoy_error(envoy_text::adding_listener(
+        l.listener,
+        format_args!("filter chain '{}' contains unimplemented fields", chain.name),
     ))
     .note("Envoy rejects the whole listener, with or without filter_chain_matcher")
 }
