@@ -4,7 +4,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Protocol};
 use crate::source::{Location, join_field, join_index};
@@ -75,11 +75,7 @@ fn diagnostic(
     .at(address_location(new, k))
     .listener(new.listener.name.to_string())
     .related(format!("listener '{}' has it first", old.listener.name), address_location(old, old_k))
-    .envoy_error(format!(
-        "error adding listener: '{}' has duplicate address '{}' as existing listener, to check if the listener has duplicated addresses with other listeners or 'enable_reuse_port' is set to 'false' for the listener",
-        new.listener.name,
-        new.listener.envoy_address_list()
-    ))
+    .envoy_error(envoy_text::duplicate_address(new.listener))
     .note("Envoy rejects the later listener and keeps the earlier one; it compares exact addresses, so overlapping ones (0.0.0.0:80 and 127.0.0.1:80) only fail when binding, if at all")
 }
 

@@ -12,6 +12,20 @@ pub fn adding_listener(listener: &Listener<'_>, reason: impl Display) -> String 
     format!("error adding listener '{}': {reason}", listener.envoy_address_list())
 }
 
+/// A listener without an address: Envoy names it before it has addresses to print.
+pub fn address_is_necessary(name: &str) -> String {
+    format!("error adding listener named '{name}': address is necessary")
+}
+
+/// A listener whose address an earlier listener already has.
+pub fn duplicate_address(listener: &Listener<'_>) -> String {
+    format!(
+        "error adding listener: '{}' has duplicate address '{}' as existing listener, to check if the listener has duplicated addresses with other listeners or 'enable_reuse_port' is set to 'false' for the listener",
+        listener.name,
+        listener.envoy_address_list()
+    )
+}
+
 /// Proto validation's (PGV) message for a constraint inside a chain's `filter_chain_match`, from
 /// "Proto constraint validation failed" on, as for a Listener resource (LDS). A bootstrap adds the
 /// path from the Bootstrap down to the listener in front of `ListenerValidationError`; both put a

@@ -1,6 +1,6 @@
 //! `missing-address`: a listener without an `address` that Envoy rejects.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
@@ -25,7 +25,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
     Diagnostic::new(&RULE, message)
         .at(l.location())
         .listener(name.to_string())
-        .envoy_error(format!("error adding listener named '{envoy_name}': address is necessary"))
+        .envoy_error(envoy_text::address_is_necessary(envoy_name))
         .note("Envoy checks the address first: no other problem of this listener is reported until it has one")
 }
 
