@@ -48,6 +48,56 @@ pub struct Rule {
     pub explanation: &'static str,
 }
 
+/// Declares a [`Rule`] whose explanation is a Markdown file beside the declaring file, so the
+/// prose reads and diffs as Markdown rather than as one escaped line. The path is resolved like
+/// `include_str!` at the call site. `static RULE for TheCheck` also implements
+/// [`crate::checks::HasRule`] for the check.
+///
+/// ```ignore
+/// declare_rule! {
+///     pub static RULE for NoFilterChains = {
+///         code: "XDS106",
+///         name: "no-filter-chains",
+///         severity: Severity::Error,
+///         summary: "A listener has no filter_chains and no default_filter_chain; Envoy rejects it.",
+///         explanation: "no_filter_chains.md",
+///     }
+/// }
+/// ```
+macro_rules! declare_rule {
+    (
+        $(#[$meta:meta])*
+        $vis:vis static $ident:ident for $check:ty = { $($fields:tt)* }
+    ) => {
+        $crate::diagnostic::declare_rule! { $(#[$meta])* $vis static $ident = { $($fields)* } }
+        impl $crate::checks::HasRule for $check {
+            fn rule(&self) -> &'static $crate::diagnostic::Rule {
+                &$ident
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis static $ident:ident = {
+            code: $code:literal,
+            name: $name:literal,
+            severity: $severity:expr,
+            summary: $summary:literal,
+            explanation: $explanation:literal $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis static $ident: $crate::diagnostic::Rule = $crate::diagnostic::Rule {
+            code: $code,
+            name: $name,
+            severity: $severity,
+            summary: $summary,
+            explanation: include_str!($explanation),
+        };
+    };
+}
+pub(crate) use declare_rule;
+
 /// A secondary place: "first defined here", "the wildcard chain".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Related {

@@ -14,7 +14,7 @@ use glob::MatchOptions;
 #[cfg(feature = "config")]
 use serde::Deserialize;
 
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
 use crate::model::Snapshot;
 use crate::report::Report;
 use crate::source::{Location, SourceId, Sources};
@@ -22,15 +22,17 @@ use crate::source::{Location, SourceId, Sources};
 /// The Kubernetes annotation that silences rules on a CiliumEnvoyConfig's listeners.
 pub const IGNORE_ANNOTATION: &str = "xdsck.io/ignore";
 
-/// An `xdsck.io/ignore` annotation xdsck cannot read entirely. A warning, not an error: the
-/// configuration is fine, but a suppression its author meant is not applied.
-pub static INVALID_SUPPRESSION: Rule = Rule {
-    code: "XDS020",
-    name: "invalid-suppression",
-    severity: Severity::Warning,
-    summary: "An xdsck.io/ignore annotation names something that is not a rule.",
-    explanation: "## What it finds\nAn entry of a CiliumEnvoyConfig's `xdsck.io/ignore` annotation that is not a rule code, a code prefix (`XDS3`) or a rule name.\n\n## Why it matters\nThe suppression its author meant is not applied, so findings they expected to be silenced are reported; a misspelt code would otherwise go unnoticed.\n\n## Example\n```yaml\nmetadata:\n  annotations:\n    xdsck.io/ignore: XDS301,XDS2O2\n```\n`XDS2O2` has the letter O.\n\n## Fix\nName rules as `xdsck rules` lists them, separated by commas.\n",
-};
+declare_rule! {
+    /// An `xdsck.io/ignore` annotation xdsck cannot read entirely. A warning, not an error: the
+    /// configuration is fine, but a suppression its author meant is not applied.
+    pub static INVALID_SUPPRESSION = {
+        code: "XDS020",
+        name: "invalid-suppression",
+        severity: Severity::Warning,
+        summary: "An xdsck.io/ignore annotation names something that is not a rule.",
+        explanation: "settings/invalid_suppression.md",
+    }
+}
 
 /// Whether a rule is an input problem (`XDS0xx`), which selection never leaves out.
 pub fn is_input_problem(rule: &Rule) -> bool {

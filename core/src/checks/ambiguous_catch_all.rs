@@ -2,24 +2,22 @@
 //! same place of Envoy's index. Envoy accepts it and then picks either.
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, Node, NodeIndex};
 
-pub static RULE: Rule = Rule {
-    code: "XDS203",
-    name: "ambiguous-catch-all",
-    severity: Severity::Warning,
-    summary: "An explicit 0.0.0.0/0 or ::/0 range next to an unset one: Envoy's choice between them is undefined.",
-    explanation: "## What it finds\nTwo filter chains that agree up to an IP level (destination, direct source or source), where one lists `0.0.0.0/0` (or `::/0`) and the other leaves the list unset. Envoy stores the unset list as `0.0.0.0/0` and `::/0` too, under a different key, so its overlap check does not fire; both land on the same node of the longest-prefix trie.\n\n## Why it matters\nEnvoy's lookup then sees two candidates of equal length. Debug builds hit an assertion; release builds pick one in an unspecified order, which can change between Envoy builds or restarts.\n\n## Example\n```yaml\n- name: explicit\n  filter_chain_match: {prefix_ranges: [{address_prefix: 0.0.0.0, prefix_len: 0}]}\n- name: unset\n  filter_chain_match: {}\n```\n\n## Fix\nDrop the explicit `/0` range (unset already means every address), or make the two chains differ at an earlier level.\n",
-};
+declare_rule! {
+    pub static RULE for AmbiguousCatchAll = {
+        code: "XDS203",
+        name: "ambiguous-catch-all",
+        severity: Severity::Warning,
+        summary: "An explicit 0.0.0.0/0 or ::/0 range next to an unset one: Envoy's choice between them is undefined.",
+        explanation: "ambiguous_catch_all.md",
+    }
+}
 
 pub struct AmbiguousCatchAll;
 
 impl Check for AmbiguousCatchAll {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let g = l.graph;

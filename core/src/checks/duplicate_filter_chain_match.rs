@@ -3,28 +3,31 @@
 
 use std::fmt::Write as _;
 
-use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::Excluded;
 use crate::model::{CidrRange, FilterChain, FilterChainMatch, SourceType};
 
-pub static RULE: Rule = Rule {
-    code: "XDS101",
-    name: "duplicate-filter-chain-match",
-    severity: Severity::Error,
-    summary: "Two filter chains of a listener have exactly the same filter_chain_match; Envoy rejects the listener.",
-    explanation: "## What it finds\nA filter chain whose `filter_chain_match` is equal, field for field and as written, to the match of an earlier chain of the same listener. Envoy compares the two messages with protobuf equality: a missing `filter_chain_match` equals `{}`, a field at its proto3 default (`source_type: ANY`, `transport_protocol: \"\"`) equals an unset one, repeated fields are compared in order, and a wrapper set to a value (`prefix_len: 0`) differs from an unset one. Only listeners without `filter_chain_matcher` are checked: with a matcher Envoy ignores `filter_chain_match`.\n\n## Why it matters\nEnvoy rejects the whole listener: `filter chain 'b' has the same matching rules defined as 'a'`. A new listener is never added; an update is refused and Envoy keeps the previous version (the xDS update is NACKed). Envoy names only the first such pair; xdsck names every one.\n\n## Example\n```yaml\nfilter_chains:\n- name: a\n  filter_chain_match: {server_names: [api.example.com], transport_protocol: tls}\n- name: b\n  filter_chain_match: {server_names: [api.example.com], transport_protocol: tls}\n```\n\n## Fix\nMerge the two chains, or make their matches differ (a different `server_names`, `destination_port`, ...). Two gateway listeners on different ports that render into one Envoy listener often cause this: give them distinct hostnames or separate Envoy listeners.\n",
-};
+declare_rule! {
+    pub static RULE for DuplicateFilterChainMatch = {
+        code: "XDS101",
+        name: "duplicate-filter-chain-match",
+        severity: Severity::Error,
+        summary: "Two filter chains of a listener have exactly the same filter_chain_match; Envoy rejects the listener.",
+        explanation: "duplicate_filter_chain_match.md",
+    }
+}
 
 pub struct DuplicateFilterChainMatch;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterChain<'_>, json: &str) -> Diagnostic {
     // Envoy prints the chain names as written, so an unnamed chain shows as ''.
-    let envoy = format!(
-        "error adding listener '{}': filter chain '{}' has the same matching rules defined as '{}'. duplicate matcher is: {json}",
-        l.listener.envoy_address_list(),
-        chain.name,
-        first.name,
+    let envoy = envoy_text::adding_listener(
+        l.listener,
+        format_args!(
+            "filter chain '{}' has the same matching rules defined as '{}'. duplicate matcher is: {json}",
+            chain.name, first.name,
+        ),
     );
     Diagnostic::new(
         &RULE,
@@ -44,10 +47,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
 }
 
 impl Check for DuplicateFilterChainMatch {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // The match graph already grouped the chains by protobuf equality of their match (as

@@ -4,18 +4,20 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
-use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Protocol};
 use crate::source::{Location, join_field, join_index};
 
-pub static RULE: Rule = Rule {
-    code: "XDS108",
-    name: "duplicate-listener-address",
-    severity: Severity::Error,
-    summary: "A listener has an address that an earlier listener of the same socket type already has; Envoy rejects it.",
-    explanation: "## What it finds\nA listener any of whose addresses (`address` or `additional_addresses`) equals an address of an earlier listener of the same input with the same socket type (TCP or UDP) and network namespace. Addresses are compared as Envoy parses them (`::0` equals `::`), not by what they cover: `0.0.0.0:80` and `127.0.0.1:80` are not compared. Port 0 is exempt when the earlier listener binds (the OS picks distinct ports); with `bind_to_port: false` it is not. An address repeated inside one listener is accepted. A later listener that repeats an earlier listener's name is skipped, because Envoy never adds it.\n\n## Why it matters\nEnvoy rejects the later listener (`has duplicate address ... as existing listener`): a new listener is never added, an update is NACKed.\n\n## Example\n```yaml\n- name: http\n  address: {socket_address: {address: 0.0.0.0, port_value: 80}}\n- name: http-redirect\n  address: {socket_address: {address: 0.0.0.0, port_value: 80}}\n```\n\n## Fix\nServe both from one listener with several filter chains, or give each listener its own port or address.\n",
-};
+declare_rule! {
+    pub static RULE for DuplicateListenerAddress = {
+        code: "XDS108",
+        name: "duplicate-listener-address",
+        severity: Severity::Error,
+        summary: "A listener has an address that an earlier listener of the same socket type already has; Envoy rejects it.",
+        explanation: "duplicate_listener_address.md",
+    }
+}
 
 pub struct DuplicateListenerAddress;
 
@@ -73,19 +75,11 @@ fn diagnostic(
     .at(address_location(new, k))
     .listener(new.listener.name.to_string())
     .related(format!("listener '{}' has it first", old.listener.name), address_location(old, old_k))
-    .envoy_error(format!(
-        "error adding listener: '{}' has duplicate address '{}' as existing listener, to check if the listener has duplicated addresses with other listeners or 'enable_reuse_port' is set to 'false' for the listener",
-        new.listener.name,
-        new.listener.envoy_address_list()
-    ))
+    .envoy_error(envoy_text::duplicate_address(new.listener))
     .note("Envoy rejects the later listener and keeps the earlier one; it compares exact addresses, so overlapping ones (0.0.0.0:80 and 127.0.0.1:80) only fail when binding, if at all")
 }
 
 impl Check for DuplicateListenerAddress {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         // One input is one set of listeners Envoy holds at once; two inputs are two configs.
         let all: Vec<ListenerCx<'_, '_>> = cx.listeners().collect();

@@ -5,16 +5,18 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::InputKind;
 
-pub static RULE: Rule = Rule {
-    code: "XDS109",
-    name: "duplicate-listener-name",
-    severity: Severity::Error,
-    summary: "Two listeners share a name: one LDS response or CiliumEnvoyConfig is rejected; in a bootstrap the later listener is silently ignored.",
-    explanation: "## What it finds\nA listener with the same `name` as an earlier listener of the same input.\n* error, in an xDS DiscoveryResponse: Envoy rejects the update with `duplicate listener <name> found` (it applies the first copy);\n* error, inside one CiliumEnvoyConfig: the cilium-agent refuses the whole CEC (`duplicate Listener name \"<name>\"`) before Envoy sees it;\n* warning, in a bootstrap (static listeners) or a plain list of listeners: Envoy keeps the first and skips the later one without an error (a static listener cannot be replaced).\n\nUnnamed listeners are exempt: Envoy gives each a random name.\n\n## Why it matters\nThe later listener is never served. Its port stays closed (or is served by the first listener's chains when the addresses are equal), and in xDS the whole response is NACKed.\n\n## Example\n```yaml\nstatic_resources:\n  listeners:\n  - name: ingress\n    address: {socket_address: {address: 0.0.0.0, port_value: 80}}\n  - name: ingress\n    address: {socket_address: {address: 0.0.0.0, port_value: 443}}\n```\n\n## Fix\nGive every listener a distinct name, or merge them into one listener with `additional_addresses`.\n",
-};
+declare_rule! {
+    pub static RULE for DuplicateListenerName = {
+        code: "XDS109",
+        name: "duplicate-listener-name",
+        severity: Severity::Error,
+        summary: "Two listeners share a name: one LDS response or CiliumEnvoyConfig is rejected; in a bootstrap the later listener is silently ignored.",
+        explanation: "duplicate_listener_name.md",
+    }
+}
 
 pub struct DuplicateListenerName;
 
@@ -56,10 +58,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, first: &ListenerCx<'_, '_>, delivery: Deli
 }
 
 impl Check for DuplicateListenerName {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         let kinds: HashMap<_, _> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
         let all: Vec<ListenerCx<'_, '_>> = cx.listeners().collect();

@@ -1,30 +1,26 @@
 //! `invalid-port`: a `destination_port` or `source_ports` entry outside 1..65535, which Envoy's
 //! proto validation (PGV) refuses before it looks at anything else.
 
-use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::model::{ChainIndex, FilterChain};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::model::FilterChain;
 
-pub static RULE: Rule = Rule {
-    code: "XDS112",
-    name: "invalid-port",
-    severity: Severity::Error,
-    summary: "A destination_port or source_ports entry outside 1..65535; Envoy's proto validation rejects the listener.",
-    explanation: "## What it finds\n`filter_chain_match.destination_port` or an entry of `source_ports` that is 0 or above 65535 — on any chain, the default chain included, with or without `filter_chain_matcher`.\n\n## Why it matters\nEnvoy validates the message against its proto constraints before building the listener and rejects it: `Proto constraint validation failed (... FilterChainMatchValidationError.DestinationPort: value must be inside range [1, 65535])`. Port 0 does not mean \"any port\": leave the field unset for that.\n\n## Example\n```yaml\nfilter_chain_match: {destination_port: 0}\n```\n\n## Fix\nRemove the field to match every port, or give a port from 1 to 65535.\n",
-};
+declare_rule! {
+    pub static RULE for InvalidPort = {
+        code: "XDS112",
+        name: "invalid-port",
+        severity: Severity::Error,
+        summary: "A destination_port or source_ports entry outside 1..65535; Envoy's proto validation rejects the listener.",
+        explanation: "invalid_port.md",
+    }
+}
 
 pub struct InvalidPort;
 
 /// PGV's message from "Proto constraint validation failed" on, as for a Listener resource (a
 /// bootstrap prefixes the path from the Bootstrap down to the listener).
 fn pgv_error(chain: &FilterChain<'_>, field: &str) -> String {
-    let chain_field = match chain.index {
-        ChainIndex::Listed(i) => format!("FilterChains[{i}]"),
-        ChainIndex::Default => "DefaultFilterChain".to_owned(),
-    };
-    format!(
-        "Proto constraint validation failed (ListenerValidationError.{chain_field}: embedded message failed validation | caused by FilterChainValidationError.FilterChainMatch: embedded message failed validation | caused by FilterChainMatchValidationError.{field}: value must be inside range [1, 65535])"
-    )
+    envoy_text::pgv_filter_chain_match(chain, format_args!("{field}: value must be inside range [1, 65535]"))
 }
 
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, path: &[&str], what: String, field: &str) -> Diagnostic {
@@ -41,10 +37,6 @@ fn valid(port: u32) -> bool {
 }
 
 impl Check for InvalidPort {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             for chain in l.listener.filter_chains.iter().chain(l.listener.default_filter_chain.iter()) {

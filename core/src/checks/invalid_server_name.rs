@@ -1,17 +1,19 @@
 //! `invalid-server-name`: a `server_names` entry Envoy rejects (a partial wildcard) or accepts
 //! but that does not do what it looks like (`*.`, a leading dot, `""`, a trailing dot).
 
-use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
-pub static RULE: Rule = Rule {
-    code: "XDS103",
-    name: "invalid-server-name",
-    severity: Severity::Error,
-    summary: "A server_names entry is a partial wildcard (Envoy rejects the listener) or can never match as written.",
-    explanation: "## What it finds\nIn `filter_chain_match.server_names` (listeners without `filter_chain_matcher`):\n* error: a name that contains `*` but does not start with `*.`, such as `*`, `*w.example.com`, `www.*.example.com` or `**.x`. Envoy supports a wildcard only as a whole leading label.\n* warning: `*.` (accepted, never matches); `.example.com` (behaves exactly like `*.example.com`); `\"\"` (the same as no `server_names`: matches every connection); a trailing dot, `www.example.com.` (clients send SNI without the dot, so it never matches).\n\n## Why it matters\nA partial wildcard makes Envoy reject the whole listener (`partial wildcards are not supported in \"server_names\"`). The accepted oddities route traffic differently from what the name suggests.\n\n## Example\n```yaml\nfilter_chain_match:\n  server_names: [\"*\", \"api.*.example.com\"]\n```\n\n## Fix\nFor \"any name\" leave `server_names` out. Use `*.example.com` for a subdomain wildcard, list exact names otherwise, and drop trailing dots.\n",
-};
+declare_rule! {
+    pub static RULE for InvalidServerName = {
+        code: "XDS103",
+        name: "invalid-server-name",
+        severity: Severity::Error,
+        summary: "A server_names entry is a partial wildcard (Envoy rejects the listener) or can never match as written.",
+        explanation: "invalid_server_name.md",
+    }
+}
 
 pub struct InvalidServerName;
 
@@ -54,9 +56,9 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
     };
     match p {
         Problem::PartialWildcard => d(format!("server name {name:?} in chain '{chain_name}' is a partial wildcard"))
-            .envoy_error(format!(
-                "error adding listener '{}': partial wildcards are not supported in \"server_names\"",
-                l.listener.envoy_address_list()
+            .envoy_error(envoy_text::adding_listener(
+                l.listener,
+                "partial wildcards are not supported in \"server_names\"",
             ))
             .note("Envoy accepts a wildcard only as a leading `*.` label and rejects the whole listener")
             .note("for \"any server name\" leave server_names out; for subdomains use `*.example.com`"),
@@ -84,10 +86,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
 }
 
 impl Check for InvalidServerName {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // With a matcher Envoy ignores (and does not validate) filter_chain_match.

@@ -4,17 +4,19 @@
 
 use std::net::IpAddr;
 
-use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::model::{ChainIndex, CidrRange, FilterChain};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::model::{CidrRange, FilterChain};
 
-pub static RULE: Rule = Rule {
-    code: "XDS104",
-    name: "malformed-cidr",
-    severity: Severity::Error,
-    summary: "A prefix range in filter_chain_match is not a valid CIDR (Envoy rejects the listener) or matches more than it appears to.",
-    explanation: "## What it finds\nIn `prefix_ranges`, `source_prefix_ranges` and `direct_source_prefix_ranges`:\n* error: an `address_prefix` that is not an IP literal, including one with the length inside (`10.0.0.0/8`): Envoy says `malformed IP address: 10.0.0.0/8`;\n* error: an empty `address_prefix` or a `prefix_len` above 128: proto validation (PGV) fails before anything else;\n* warning: no `prefix_len` on an address with bits set (`10.1.2.3` alone means `10.1.2.3/0`, all of IPv4);\n* warning: host bits below the length (`10.0.0.1/8` is `10.0.0.0/8`);\n* warning: an IPv4 length of 33 to 128 (Envoy clamps it to 32).\n\n## Why it matters\nThe errors make Envoy reject the whole listener. The warnings silently widen a range: a chain meant for one host takes a whole address family.\n\n## Example\n```yaml\nfilter_chain_match:\n  source_prefix_ranges:\n  - address_prefix: 10.0.0.0/8\n  - address_prefix: 192.168.1.10\n```\n\n## Fix\nWrite the address and the length apart: `{address_prefix: 10.0.0.0, prefix_len: 8}`; always give `prefix_len` (32 or 128 for one host).\n",
-};
+declare_rule! {
+    pub static RULE for MalformedCidr = {
+        code: "XDS104",
+        name: "malformed-cidr",
+        severity: Severity::Error,
+        summary: "A prefix range in filter_chain_match is not a valid CIDR (Envoy rejects the listener) or matches more than it appears to.",
+        explanation: "malformed_cidr.md",
+    }
+}
 
 pub struct MalformedCidr;
 
@@ -29,12 +31,11 @@ const LISTS: [(&str, &str); 3] = [
 /// Listener resource (LDS) reports it. A bootstrap adds the path from the Bootstrap down to the
 /// listener in front of `ListenerValidationError`; both put a text dump of the message first.
 fn pgv_error(chain: &FilterChain<'_>, list: &str, index: usize, detail: &str) -> String {
-    let chain_field = match chain.index {
-        ChainIndex::Listed(i) => format!("FilterChains[{i}]"),
-        ChainIndex::Default => "DefaultFilterChain".to_owned(),
-    };
-    format!(
-        "Proto constraint validation failed (ListenerValidationError.{chain_field}: embedded message failed validation | caused by FilterChainValidationError.FilterChainMatch: embedded message failed validation | caused by FilterChainMatchValidationError.{list}[{index}]: embedded message failed validation | caused by CidrRangeValidationError.{detail})"
+    envoy_text::pgv_filter_chain_match(
+        chain,
+        format_args!(
+            "{list}[{index}]: embedded message failed validation | caused by CidrRangeValidationError.{detail}"
+        ),
     )
 }
 
@@ -199,10 +200,6 @@ fn diagnostic(
 }
 
 impl Check for MalformedCidr {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // Envoy parses the ranges only in legacy mode, and never those of the default chain

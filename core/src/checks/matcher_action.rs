@@ -5,17 +5,19 @@
 use std::collections::HashSet;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{FilterChain, FilterChainMatch};
 use crate::source::Location;
 
-pub static RULE: Rule = Rule {
-    code: "XDS204",
-    name: "matcher-action",
-    severity: Severity::Warning,
-    summary: "filter_chain_matcher sends connections to a chain that does not exist, never reaches a chain, or has settings Envoy ignores.",
-    explanation: "## What it finds\nIn a listener with `filter_chain_matcher`:\n* an action naming a filter chain the listener does not have (the `default_filter_chain` does not count: actions only see `filter_chains`);\n* a named filter chain that no action names;\n* a chain that sets `filter_chain_match`;\n* a `ServerNameMatcher` domain with upper-case letters.\n\n## Why it matters\nEnvoy does not check action names when it loads the listener. A connection that reaches an action naming a missing chain is closed; Envoy does **not** fall back to `default_filter_chain`. A chain no action names is never used. With a matcher Envoy ignores `filter_chain_match` entirely (it is not even validated). Envoy lower-cases the SNI but not the ServerNameMatcher's domains, so `API.example.com` matches no connection.\n\n## Example\n```yaml\nfilter_chain_matcher:\n  matcher_tree:\n    input: {name: sni, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.ServerNameInput}}\n    exact_match_map:\n      map:\n        api.example.com: {action: {name: api, typed_config: {\"@type\": type.googleapis.com/google.protobuf.StringValue, value: apii}}}\nfilter_chains:\n- name: api\n  filter_chain_match: {server_names: [api.example.com]}\n```\n\n## Fix\nName existing chains in the actions (or add the chain), remove chains nothing selects, move `filter_chain_match` conditions into the matcher, and write domains in lower case.\n",
-};
+declare_rule! {
+    pub static RULE for MatcherAction = {
+        code: "XDS204",
+        name: "matcher-action",
+        severity: Severity::Warning,
+        summary: "filter_chain_matcher sends connections to a chain that does not exist, never reaches a chain, or has settings Envoy ignores.",
+        explanation: "matcher_action.md",
+    }
+}
 
 pub struct MatcherAction;
 
@@ -76,10 +78,6 @@ fn restricts(m: &FilterChainMatch<'_>) -> bool {
 }
 
 impl Check for MatcherAction {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let Some(parts) = &l.listener.filter_chain_matcher else { continue };

@@ -4,17 +4,19 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
-pub static RULE: Rule = Rule {
-    code: "XDS107",
-    name: "matcher-chain-name",
-    severity: Severity::Error,
-    summary: "A listener with filter_chain_matcher has a filter chain with no name or a repeated name; Envoy rejects it.",
-    explanation: "## What it finds\nIn a listener that uses `filter_chain_matcher`, a filter chain without a `name`, or with the name of an earlier chain (`default_filter_chain` is exempt from both). (A `filter_chain_match` that Envoy ignores next to a matcher is `matcher-action`.)\n\n## Why it matters\nThe matcher's actions select chains by name, so Envoy rejects the listener: `\"name\" field is required when using a listener matcher` or `\"name\" field is duplicated with value '<name>'`.\n\n## Example\n```yaml\nfilter_chain_matcher: {...}\nfilter_chains:\n- name: alpha\n- name: alpha\n- filters: [...]\n```\n\n## Fix\nGive every chain a distinct name and refer to those names in the matcher's actions.\n",
-};
+declare_rule! {
+    pub static RULE for MatcherChainName = {
+        code: "XDS107",
+        name: "matcher-chain-name",
+        severity: Severity::Error,
+        summary: "A listener with filter_chain_matcher has a filter chain with no name or a repeated name; Envoy rejects it.",
+        explanation: "matcher_chain_name.md",
+    }
+}
 
 pub struct MatcherChainName;
 
@@ -23,9 +25,9 @@ fn unnamed(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
         .at(l.chain_location(chain))
         .listener(l.listener.name.to_string())
         .chain(chain.display_name().into_owned())
-        .envoy_error(format!(
-            "error adding listener '{}': \"name\" field is required when using a listener matcher",
-            l.listener.envoy_address_list()
+        .envoy_error(envoy_text::adding_listener(
+            l.listener,
+            "\"name\" field is required when using a listener matcher",
         ))
         .note("the matcher's actions select chains by name; Envoy rejects the whole listener")
 }
@@ -36,19 +38,14 @@ fn duplicated(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
         .listener(l.listener.name.to_string())
         .chain(chain.display_name().into_owned())
         .related("the first chain with this name", l.chain_location(first))
-        .envoy_error(format!(
-            "error adding listener '{}': \"name\" field is duplicated with value '{}'",
-            l.listener.envoy_address_list(),
-            chain.name
+        .envoy_error(envoy_text::adding_listener(
+            l.listener,
+            format_args!("\"name\" field is duplicated with value '{}'", chain.name),
         ))
         .note("the matcher's actions select chains by name, so names must be unique; Envoy rejects the whole listener")
 }
 
 impl Check for MatcherChainName {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             if l.listener.filter_chain_matcher.is_none() {

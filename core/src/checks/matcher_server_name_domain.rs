@@ -2,17 +2,19 @@
 //! Envoy refuses (repeated, empty, or a wildcard other than `*` and `*.domain`).
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::matcher::{DomainError, server_name_errors_at};
 use crate::source::Location;
 
-pub static RULE: Rule = Rule {
-    code: "XDS111",
-    name: "matcher-server-name-domain",
-    severity: Severity::Error,
-    summary: "A ServerNameMatcher in filter_chain_matcher lists a domain twice or a wildcard Envoy does not support; Envoy rejects the listener.",
-    explanation: "## What it finds\nA `xds.type.matcher.v3.ServerNameMatcher` (a `custom_match` of `filter_chain_matcher`) with a domain that appears twice across its `domain_matchers`, an empty domain, or a wildcard other than `*` and `*.domain`: `*` anywhere but at the start (`a.*.com`), not followed by a dot (`*example.com`), nothing after `*.`, or a second `*` (`*.*.com`).\n\n## Why it matters\nEnvoy cannot build the matcher and rejects the whole listener, e.g. `cannot create a filter chain matcher: Duplicate domain in ServerNameMatcher: api.example.com`.\n\n## Example\n```yaml\nfilter_chain_matcher:\n  matcher_tree:\n    input: {name: sni, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.ServerNameInput}}\n    custom_match:\n      name: sni\n      typed_config:\n        \"@type\": type.googleapis.com/xds.type.matcher.v3.ServerNameMatcher\n        domain_matchers:\n        - domains: [api.example.com]\n          on_match: {action: ...}\n        - domains: [api.example.com, \"*.*.example.com\"]\n          on_match: {action: ...}\n```\n\n## Fix\nList each domain once (one domain matcher decides it) and write wildcards as `*.example.com` (it covers names of any depth below `example.com`) or `*`.\n",
-};
+declare_rule! {
+    pub static RULE for MatcherServerNameDomain = {
+        code: "XDS111",
+        name: "matcher-server-name-domain",
+        severity: Severity::Error,
+        summary: "A ServerNameMatcher in filter_chain_matcher lists a domain twice or a wildcard Envoy does not support; Envoy rejects the listener.",
+        explanation: "matcher_server_name_domain.md",
+    }
+}
 
 pub struct MatcherServerNameDomain;
 
@@ -37,10 +39,6 @@ fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, first: Option<Location>, err
 }
 
 impl Check for MatcherServerNameDomain {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let Some(fcm) = &l.listener.filter_chain_matcher else { continue };

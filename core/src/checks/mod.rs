@@ -8,6 +8,7 @@ mod ambiguous_catch_all;
 mod duplicate_filter_chain_match;
 mod duplicate_listener_address;
 mod duplicate_listener_name;
+mod envoy_text;
 mod invalid_port;
 mod invalid_server_name;
 mod malformed_cidr;
@@ -107,9 +108,14 @@ impl ListenerCx<'_, '_> {
     }
 }
 
-/// One check.
-pub trait Check: Sync {
+/// The rule a check reports under. `declare_rule! { pub static RULE for TheCheck = { ... } }`
+/// implements it, so each check names its rule once, where it declares it.
+pub trait HasRule {
     fn rule(&self) -> &'static Rule;
+}
+
+/// One check.
+pub trait Check: HasRule + Sync {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>);
 }
 

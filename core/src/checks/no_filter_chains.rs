@@ -1,17 +1,19 @@
 //! `no-filter-chains`: a listener with neither `filter_chains` nor `default_filter_chain` that
 //! Envoy rejects.
 
-use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Casing, Protocol};
 
-pub static RULE: Rule = Rule {
-    code: "XDS106",
-    name: "no-filter-chains",
-    severity: Severity::Error,
-    summary: "A listener has no filter_chains and no default_filter_chain; Envoy rejects it.",
-    explanation: "## What it finds\nA listener with an empty `filter_chains` and no `default_filter_chain` that needs a chain: every TCP listener (IP, pipe or internal) and every QUIC listener. Connection-less UDP listeners (`udp_listener_config` without `quic_options`) and API listeners are exempt. A `filter_chain_matcher` does not count as a chain.\n\n## Why it matters\nEnvoy rejects the listener: `no filter chains specified`. Control planes emit this when every route of a port is removed (for example a Gateway listener with no attached routes).\n\n## Example\n```yaml\nname: listener-443\naddress: {socket_address: {address: 0.0.0.0, port_value: 443}}\nlistener_filters: [{name: envoy.filters.listener.tls_inspector}]\n```\n\n## Fix\nAdd the chains, or a `default_filter_chain` (for example one that closes connections), or remove the listener.\n",
-};
+declare_rule! {
+    pub static RULE for NoFilterChains = {
+        code: "XDS106",
+        name: "no-filter-chains",
+        severity: Severity::Error,
+        summary: "A listener has no filter_chains and no default_filter_chain; Envoy rejects it.",
+        explanation: "no_filter_chains.md",
+    }
+}
 
 pub struct NoFilterChains;
 
@@ -19,7 +21,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
     Diagnostic::new(&RULE, format!("listener '{}' has no filter chains", l.listener.name))
         .at(l.location())
         .listener(l.listener.name.to_string())
-        .envoy_error(format!("error adding listener '{}': no filter chains specified", l.listener.envoy_address_list()))
+        .envoy_error(envoy_text::adding_listener(l.listener, "no filter chains specified"))
         .note("Envoy accepts a listener with only a default_filter_chain, but not one with no chain at all")
 }
 
@@ -49,10 +51,6 @@ fn needs_chain(l: &ListenerCx<'_, '_>) -> bool {
 }
 
 impl Check for NoFilterChains {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             if l.listener.filter_chains.is_empty() && l.listener.default_filter_chain.is_none() && needs_chain(&l) {

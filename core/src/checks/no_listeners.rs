@@ -1,17 +1,19 @@
 //! `no-listeners`: an input that holds no listener at all, so the all-clear means nothing.
 
 use crate::checks::{Check, Context};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Input, InputKind};
 use crate::source::Location;
 
-pub static RULE: Rule = Rule {
-    code: "XDS303",
-    name: "no-listeners",
-    severity: Severity::Info,
-    summary: "An input holds no listener (and no rejected one); there was nothing to check.",
-    explanation: "## What it finds\nAn input xdsck read without a problem that has no listener in any state and no rejected listener update: an empty list (`[]`), Envoy's answer `{}` to `/config_dump?resource=dynamic_listeners` on a proxy without dynamic listeners, a config_dump of clusters only, a CiliumEnvoyConfig with only clusters and routes.\n\n## Why it matters\n\"No findings\" for such an input says nothing about any listener. If the input was meant to hold listeners, the command that produced it asked for the wrong thing.\n\n## Example\n```json\n[]\n```\n\n## Fix\nNothing to fix if the input is empty on purpose. Otherwise fetch the listeners: `/config_dump` (all of it) or `?resource=dynamic_listeners` / `?resource=static_listeners`.\n",
-};
+declare_rule! {
+    pub static RULE for NoListeners = {
+        code: "XDS303",
+        name: "no-listeners",
+        severity: Severity::Info,
+        summary: "An input holds no listener (and no rejected one); there was nothing to check.",
+        explanation: "no_listeners.md",
+    }
+}
 
 pub struct NoListeners;
 
@@ -28,10 +30,6 @@ fn what(input: &Input<'_>) -> &'static str {
 }
 
 impl Check for NoListeners {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             if input.listeners.is_empty() && input.error_states.is_empty() {

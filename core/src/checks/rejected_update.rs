@@ -1,17 +1,19 @@
 //! `rejected-update`: Envoy already refused a listener update and recorded why.
 
 use crate::checks::{Check, Context};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::ErrorState;
 use crate::source::{Location, SourceFile, SourceId};
 
-pub static RULE: Rule = Rule {
-    code: "XDS110",
-    name: "rejected-update",
-    severity: Severity::Error,
-    summary: "Envoy rejected the last update of a dynamic listener (its config_dump has an error_state).",
-    explanation: "## What it finds\nA dynamic listener in an Envoy `/config_dump` whose `error_state` records an update Envoy refused, with Envoy's own error text.\n\n## Why it matters\nThe control plane believes the new configuration is live, but Envoy kept the previous version of the listener (or, for a new listener, has none at all). With xDS the update was NACKed; Cilium's agent then reports the CiliumEnvoyConfig as failing and may roll back other resources sent with it.\n\n## Example\n```json\n{\"name\": \"listener-443\",\n \"error_state\": {\"details\": \"error adding listener '127.0.0.1:10443': filter chain 'b' has the same matching rules defined as 'a'\"}}\n```\n\n## Fix\nFix what `details` names (the other findings usually say where), then push the update again.\n",
-};
+declare_rule! {
+    pub static RULE for RejectedUpdate = {
+        code: "XDS110",
+        name: "rejected-update",
+        severity: Severity::Error,
+        summary: "Envoy rejected the last update of a dynamic listener (its config_dump has an error_state).",
+        explanation: "rejected_update.md",
+    }
+}
 
 pub struct RejectedUpdate;
 
@@ -36,10 +38,6 @@ fn diagnostic(e: &ErrorState<'_>, source: SourceId, file: &SourceFile) -> Diagno
 }
 
 impl Check for RejectedUpdate {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             let file = cx.sources.get(input.source);

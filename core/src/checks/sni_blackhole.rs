@@ -12,26 +12,24 @@ use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::trace::{Connection, Outcome};
 use crate::graph::{Key, Level, MatchGraph, Node, NodeIndex};
 use crate::model::{Address, SourceType};
 
-pub static RULE: Rule = Rule {
-    code: "XDS201",
-    name: "sni-blackhole",
-    severity: Severity::Warning,
-    summary: "A more specific match (exact SNI, port, prefix, source type) loses connections a less specific chain would take: Envoy never backtracks.",
-    explanation: "## What it finds\nA key that wins its level of Envoy's filter-chain index — an exact server name over `*.example.com`, a `destination_port` over port-less chains, a longer prefix over a shorter one, `SAME_IP_OR_LOOPBACK`/`EXTERNAL` over `ANY`, a source port over none — whose chains then demand more (a transport protocol, an ALPN, a source range or port) than some connections offer. Envoy commits to the most specific key at each level before it looks at the next, so those connections are closed (or given to `default_filter_chain`) even though the less specific chain would have matched them.\n\n## Why it matters\nThe connections vanish without an error: the stat `no_filter_chain_match` grows and clients see a reset. A typical case: an exact-SNI chain that requires ALPN `h2` black-holes that name for HTTP/1.1 clients, although `*.example.com` would serve them.\n\n## Example\n```yaml\n- name: api-h2\n  filter_chain_match: {server_names: [api.example.com], application_protocols: [h2]}\n- name: wildcard\n  filter_chain_match: {server_names: ['*.example.com']}\n```\nA TLS client for `api.example.com` offering only `http/1.1` is closed.\n\n## Fix\nGive the specific key a chain for the connections it turns away (e.g. a second `api.example.com` chain without `application_protocols`), or move the extra criterion to the less specific chains.\n",
-};
+declare_rule! {
+    pub static RULE for SniBlackhole = {
+        code: "XDS201",
+        name: "sni-blackhole",
+        severity: Severity::Warning,
+        summary: "A more specific match (exact SNI, port, prefix, source type) loses connections a less specific chain would take: Envoy never backtracks.",
+        explanation: "sni_blackhole.md",
+    }
+}
 
 pub struct SniBlackhole;
 
 impl Check for SniBlackhole {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // A listener Envoy rejects has no traffic to lose; its errors come first.

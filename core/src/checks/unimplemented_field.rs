@@ -1,17 +1,19 @@
 //! `unimplemented-field`: `address_suffix` or `suffix_len` set in a filter chain match. Envoy
 //! never implemented them and rejects the listener.
 
-use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
-pub static RULE: Rule = Rule {
-    code: "XDS105",
-    name: "unimplemented-field",
-    severity: Severity::Error,
-    summary: "A filter_chain_match sets address_suffix or suffix_len, which Envoy does not implement; it rejects the listener.",
-    explanation: "## What it finds\nA filter chain whose `filter_chain_match` has a non-empty `address_suffix` or any `suffix_len` (even 0). The check applies with and without `filter_chain_matcher`: Envoy tests these two fields before it looks at the matching mode. The default chain is exempt (Envoy ignores its match).\n\n## Why it matters\nEnvoy rejects the whole listener: `filter chain '<name>' contains unimplemented fields`.\n\n## Example\n```yaml\nfilter_chain_match:\n  address_suffix: \"::1\"\n  suffix_len: 64\n```\n\n## Fix\nRemove both fields. To match on destination addresses use `prefix_ranges`.\n",
-};
+declare_rule! {
+    pub static RULE for UnimplementedField = {
+        code: "XDS105",
+        name: "unimplemented-field",
+        severity: Severity::Error,
+        summary: "A filter_chain_match sets address_suffix or suffix_len, which Envoy does not implement; it rejects the listener.",
+        explanation: "unimplemented_field.md",
+    }
+}
 
 pub struct UnimplementedField;
 
@@ -25,19 +27,14 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, fields: &[&str]) 
     .listener(l.listener.name.to_string())
     .chain(chain_name.to_string())
     // Envoy prints the name as written, '' for an unnamed chain.
-    .envoy_error(format!(
-        "error adding listener '{}': filter chain '{}' contains unimplemented fields",
-        l.listener.envoy_address_list(),
-        chain.name
+    .envoy_error(envoy_text::adding_listener(
+        l.listener,
+        format_args!("filter chain '{}' contains unimplemented fields", chain.name),
     ))
     .note("Envoy rejects the whole listener, with or without filter_chain_matcher")
 }
 
 impl Check for UnimplementedField {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             for chain in &l.listener.filter_chains {

@@ -7,25 +7,23 @@
 use std::net::IpAddr;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::key;
 use crate::model::{Address, FilterChain, Listener};
 
-pub static RULE: Rule = Rule {
-    code: "XDS202",
-    name: "unreachable-filter-chain",
-    severity: Severity::Warning,
-    summary: "A filter chain no connection can reach: nothing sets what it matches on, or more specific chains take all its traffic.",
-    explanation: "## What it finds\nFilter chains that can never be selected:\n- `server_names`, `transport_protocol: tls` or TLS `application_protocols` on a listener without `tls_inspector` (Envoy has not injected it since 1.17 and gives no warning);\n- plaintext `application_protocols` (`http/1.1`, `h2c`) without `http_inspector`;\n- a `destination_port` that is none of the listener's ports, or `prefix_ranges` that contain none of its addresses, when no listener filter (`original_dst`, `proxy_protocol`, Cilium's `bpf_metadata`) restores another destination;\n- chains without `destination_port` on a listener whose every port has chains with that `destination_port`: Envoy never tries the port-less chains then.\n\n## Why it matters\nThe chain's traffic goes elsewhere (or is dropped) while the configuration reads as if it were served.\n\n## Example\n```yaml\nlistener_filters: []\nfilter_chains:\n- filter_chain_match: {server_names: [api.example.com]}\n```\n\n## Fix\nAdd the listener filter the chain relies on, or remove or correct the chain.\n",
-};
+declare_rule! {
+    pub static RULE for UnreachableFilterChain = {
+        code: "XDS202",
+        name: "unreachable-filter-chain",
+        severity: Severity::Warning,
+        summary: "A filter chain no connection can reach: nothing sets what it matches on, or more specific chains take all its traffic.",
+        explanation: "unreachable_filter_chain.md",
+    }
+}
 
 pub struct UnreachableFilterChain;
 
 impl Check for UnreachableFilterChain {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let listener = l.listener;

@@ -5,25 +5,23 @@
 use std::collections::BTreeMap;
 
 use crate::checks::{Check, Context, ListenerCx};
-use crate::diagnostic::{Diagnostic, Rule, Severity};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, NodeIndex};
 use crate::parallel::par_map;
 
-pub static RULE: Rule = Rule {
-    code: "XDS301",
-    name: "wildcard-overlap",
-    severity: Severity::Info,
-    summary: "Exact server names carved out of a wildcard on the same listener (the exact names win).",
-    explanation: "## What it finds\nA `*.example.com` chain and, on the same listener and the same earlier criteria, chains for exact names under it (`api.example.com`). One finding per wildcard, listing its exact names.\n\n## Why it matters\nEnvoy accepts it and sends each exact name to its own chain, the rest of the domain to the wildcard. That is usually deliberate, but it means the wildcard's chain (certificate, routes, filters) never sees those names. Where the wildcard terminates TLS and an exact name is TLS passthrough (`tcp_proxy`, no transport socket), Cilium 1.19.6 and later mark the Gateway listener pair `ProtocolConflict` (Accepted=False) although Envoy serves it correctly; cilium#48092 proposes to narrow that rule to equal hostnames.\n\n## Example\n```yaml\n- name: https\n  filter_chain_match: {server_names: ['*.example.com']}\n  transport_socket: {name: envoy.transport_sockets.tls}\n- name: api-passthrough\n  filter_chain_match: {server_names: [api.example.com]}\n```\n\n## Fix\nNothing, if intended. For Cilium, expect the Gateway status to show the conflict on 1.19.6+; move one of the listeners to another port to avoid it.\n",
-};
+declare_rule! {
+    pub static RULE for WildcardOverlap = {
+        code: "XDS301",
+        name: "wildcard-overlap",
+        severity: Severity::Info,
+        summary: "Exact server names carved out of a wildcard on the same listener (the exact names win).",
+        explanation: "wildcard_overlap.md",
+    }
+}
 
 pub struct WildcardOverlap;
 
 impl Check for WildcardOverlap {
-    fn rule(&self) -> &'static Rule {
-        &RULE
-    }
-
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let g = l.graph;

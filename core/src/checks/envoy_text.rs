@@ -1,0 +1,41 @@
+//! The messages Envoy 1.40 prints when it rejects a listener, built in one place so every check
+//! quotes Envoy the same way. A finding's `envoy_error` is compared with real Envoy's output
+//! verbatim, so these texts must not be reworded.
+
+use std::fmt::Display;
+
+use crate::model::{ChainIndex, FilterChain, Listener};
+
+/// `error adding listener '<addresses>': <reason>`: the listener manager's prefix, with the
+/// addresses as Envoy lists them.
+pub fn adding_listener(listener: &Listener<'_>, reason: impl Display) -> String {
+    format!("error adding listener '{}': {reason}", listener.envoy_address_list())
+}
+
+/// A listener without an address: Envoy names it before it has addresses to print.
+pub fn address_is_necessary(name: &str) -> String {
+    format!("error adding listener named '{name}': address is necessary")
+}
+
+/// A listener whose address an earlier listener already has.
+pub fn duplicate_address(listener: &Listener<'_>) -> String {
+    format!(
+        "error adding listener: '{}' has duplicate address '{}' as existing listener, to check if the listener has duplicated addresses with other listeners or 'enable_reuse_port' is set to 'false' for the listener",
+        listener.name,
+        listener.envoy_address_list()
+    )
+}
+
+/// Proto validation's (PGV) message for a constraint inside a chain's `filter_chain_match`, from
+/// "Proto constraint validation failed" on, as for a Listener resource (LDS). A bootstrap adds the
+/// path from the Bootstrap down to the listener in front of `ListenerValidationError`; both put a
+/// text dump of the message first. `cause` is what follows `FilterChainMatchValidationError.`.
+pub fn pgv_filter_chain_match(chain: &FilterChain<'_>, cause: impl Display) -> String {
+    let chain_field = match chain.index {
+        ChainIndex::Listed(i) => format!("FilterChains[{i}]"),
+        ChainIndex::Default => "DefaultFilterChain".to_owned(),
+    };
+    format!(
+        "Proto constraint validation failed (ListenerValidationError.{chain_field}: embedded message failed validation | caused by FilterChainValidationError.FilterChainMatch: embedded message failed validation | caused by FilterChainMatchValidationError.{cause})"
+    )
+}
