@@ -21,7 +21,7 @@ use support::admin_server::{AdminServer, Answer};
 use support::envoy::{self, LiveEnvoy};
 use support::proto_build;
 use support::xds_server::{Bind, CutRelay, Flood, Mode, State, XdsServer};
-use support::{Kill, lines, tcp_proxy};
+use support::{Kill, attach_watch, edge, lines, tcp_proxy};
 use xdsck_core::{SourceFile, Sources};
 
 fn workspace() -> PathBuf {
@@ -67,23 +67,6 @@ fn findings(report: &Value) -> Value {
     let mut f = report["findings"].clone();
     strip(&mut f);
     f
-}
-
-/// Accepted by Envoy, with a warning: api.example.com clients without h2 are closed
-/// (Envoy does not fall back to the wildcard chain).
-fn edge(port: u16, with_wildcard: bool) -> Value {
-    let mut chains = vec![json!({"name": "api-h2",
-        "filter_chain_match": {"server_names": ["api.example.com"], "application_protocols": ["h2"]},
-        "filters": tcp_proxy("api")})];
-    if with_wildcard {
-        chains.push(json!({"name": "wild", "filter_chain_match": {"server_names": ["*.example.com"]},
-            "filters": tcp_proxy("wild")}));
-    }
-    json!({"name": "edge",
-        "address": {"socket_address": {"address": "127.0.0.1", "port_value": port}},
-        "listener_filters": [{"name": "envoy.filters.listener.tls_inspector", "typed_config": {
-            "@type": "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"}}],
-        "filter_chains": chains})
 }
 
 /// Rejected by Envoy (two chains with the same match): an error finding.
@@ -906,28 +889,16 @@ fn wait_line(rx: &mpsc::Receiver<String>, what: &str, want: impl Fn(&str) -> boo
     }
 }
 
-/// `xdsck attach ... --watch --format json` with its stdout and stderr as lines.
-fn watcher(args: &[&str]) -> (Kill, mpsc::Receiver<String>, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xdsck"))
-        .args(["attach", "--watch", "--format", "json"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = lines(child.stdout.take().unwrap());
-    let err = lines(child.stderr.take().unwrap());
-    (Kill(child), out, err)
-}
-
 #[test]
 fn admin_watch_reports_each_fault_keeps_the_last_snapshot_and_recovers() {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let v1 = Arc::new(padded_dump(1, 1000));
     let server = rt.block_on(AdminServer::start(Bind::Unix(dir.path().join("admin.sock")), Answer::Chunked(v1)));
-    let (child, out, err) = watcher(&[&server.url(), "--interval", "0.1", "--timeout", "1", "--max-bytes", "2000000"]);
+    let (child, out, err) = attach_watch(
+        &["--format", "json"],
+        &[&server.url(), "--interval", "0.1", "--timeout", "1", "--max-bytes", "2000000"],
+    );
     let first = next_json(&out);
     assert_eq!(first["listeners"], 1, "{first}");
     assert!(!first["appeared"].as_array().unwrap().is_empty(), "{first}");
@@ -1048,7 +1019,10 @@ fn watch_reports_each_xds_fault_and_recovers() {
     let mut server =
         rt.block_on(XdsServer::start(Bind::Unix(dir.path().join("xds.sock")), state("1", &[edge(10443, true)])));
     server.set_mode(Mode::Stall);
-    let (child, out, err) = watcher(&[&server.url(), "--type", "ads", "--timeout", "1", "--max-bytes", "2000000"]);
+    let (child, out, err) = attach_watch(
+        &["--format", "json"],
+        &[&server.url(), "--type", "ads", "--timeout", "1", "--max-bytes", "2000000"],
+    );
 
     let mut log = Vec::new();
     // Stalled before the first response: reported, and retried.

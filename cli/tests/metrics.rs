@@ -37,21 +37,11 @@ fn tool(name: &str) -> PathBuf {
     })
 }
 
-/// With the wildcard chain, Envoy accepts it and api.example.com clients without h2 are closed
-/// (no fallback to the wildcard): warnings on `edge`.
+/// `support::edge` as an LDS resource: warnings on `edge`.
 fn edge(port: u16, with_wildcard: bool) -> Value {
-    let mut chains = vec![json!({"name": "api-h2",
-        "filter_chain_match": {"server_names": ["api.example.com"], "application_protocols": ["h2"]},
-        "filters": tcp_proxy("api")})];
-    if with_wildcard {
-        chains.push(json!({"name": "wild", "filter_chain_match": {"server_names": ["*.example.com"]},
-            "filters": tcp_proxy("wild")}));
-    }
-    json!({"@type": "type.googleapis.com/envoy.config.listener.v3.Listener", "name": "edge",
-        "address": {"socket_address": {"address": "127.0.0.1", "port_value": port}},
-        "listener_filters": [{"name": "envoy.filters.listener.tls_inspector", "typed_config": {
-            "@type": "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"}}],
-        "filter_chains": chains})
+    let mut l = support::edge(port, with_wildcard);
+    l["@type"] = json!("type.googleapis.com/envoy.config.listener.v3.Listener");
+    l
 }
 
 /// Rejected by Envoy (two chains with the same match): its update lands in `error_state`.

@@ -4,30 +4,15 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::admin_server::{AdminServer, Answer, Bind};
-use support::{Kill, lines};
+use support::attach_watch;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-fn watcher(args: &[&str]) -> (Kill, mpsc::Receiver<String>, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xdsck"))
-        .args(["attach", "--watch", "--no-config"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = lines(child.stdout.take().unwrap());
-    let err = lines(child.stderr.take().unwrap());
-    (Kill(child), out, err)
 }
 
 fn next(rx: &mpsc::Receiver<String>) -> String {
@@ -54,7 +39,7 @@ fn watch_prints_only_changes_with_the_time_and_the_dumps_versions() {
         Bind::Tcp("127.0.0.1:0".parse().unwrap()),
         Answer::Length(Arc::new(text.clone().into_bytes())),
     ));
-    let (_child, out, err) = watcher(&[&server.url(), "--interval", "0.1", "--format", "json"]);
+    let (_child, out, err) = attach_watch(&["--no-config"], &[&server.url(), "--interval", "0.1", "--format", "json"]);
     let first: Value = serde_json::from_str(&next(&out)).unwrap();
     assert_timestamp(first["time"].as_str().unwrap());
     // The dump's live (active) listeners carry version_info "1" — not a poll counter; the
@@ -89,7 +74,7 @@ fn the_text_line_starts_with_the_time() {
         Bind::Tcp("127.0.0.1:0".parse().unwrap()),
         Answer::Length(Arc::new(dump().into_bytes())),
     ));
-    let (_child, out, _err) = watcher(&[&server.url(), "--interval", "0.1"]);
+    let (_child, out, _err) = attach_watch(&["--no-config"], &[&server.url(), "--interval", "0.1"]);
     let line = next(&out);
     let (time, rest) = line.split_once(' ').unwrap();
     assert_timestamp(time);
@@ -130,7 +115,7 @@ fn a_proxy_that_stays_down_is_retried_with_exponential_backoff_and_jitter() {
     // A port nobody listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     for address in [format!("http://127.0.0.1:{port}"), format!("grpc://127.0.0.1:{port}")] {
-        let (_child, out, err) = watcher(&[&address, "--interval", "0.1", "--timeout", "1"]);
+        let (_child, out, err) = attach_watch(&["--no-config"], &[&address, "--interval", "0.1", "--timeout", "1"]);
         let delays = retry_delays(&err, 5);
         assert_exponential_with_jitter(&delays, &address);
         assert!(out.try_recv().is_err(), "{address}: no update while down");

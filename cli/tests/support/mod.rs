@@ -12,7 +12,7 @@ pub mod xds_server;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 
 use serde_json::{Value, json};
@@ -61,4 +61,39 @@ pub fn tcp_proxy(cluster: &str) -> Value {
     json!([{"name": "envoy.filters.network.tcp_proxy", "typed_config": {
         "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
         "stat_prefix": cluster, "cluster": cluster}}])
+}
+
+/// `xdsck attach --watch FLAGS... ARGS...`, killed when dropped, with its stdout and stderr as
+/// lines.
+pub fn attach_watch(flags: &[&str], args: &[&str]) -> (Kill, mpsc::Receiver<String>, mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+        .args(["attach", "--watch"])
+        .args(flags)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines(child.stdout.take().unwrap());
+    let err = lines(child.stderr.take().unwrap());
+    (Kill(child), out, err)
+}
+
+/// The `edge` listener on 127.0.0.1:`port`: an exact-SNI chain that demands ALPN `h2` and, with
+/// `with_wildcard`, a `*.example.com` chain. Envoy accepts it, with a warning: api.example.com
+/// clients without h2 are closed (Envoy does not fall back to the wildcard chain).
+pub fn edge(port: u16, with_wildcard: bool) -> Value {
+    let mut chains = vec![json!({"name": "api-h2",
+        "filter_chain_match": {"server_names": ["api.example.com"], "application_protocols": ["h2"]},
+        "filters": tcp_proxy("api")})];
+    if with_wildcard {
+        chains.push(json!({"name": "wild", "filter_chain_match": {"server_names": ["*.example.com"]},
+            "filters": tcp_proxy("wild")}));
+    }
+    json!({"name": "edge",
+        "address": {"socket_address": {"address": "127.0.0.1", "port_value": port}},
+        "listener_filters": [{"name": "envoy.filters.listener.tls_inspector", "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"}}],
+        "filter_chains": chains})
 }
