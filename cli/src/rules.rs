@@ -19,8 +19,19 @@ pub fn json() -> String {
     xdsck_core::report::rules_json()
 }
 
-/// The explanation of one rule, under a heading naming it.
+/// The explanation of one rule, under a heading naming it. A rule's old name explains the
+/// rules that now carry its meaning, after a line saying so.
 pub fn explain(code_or_name: &str) -> Result<String> {
+    if let Some(alias) = xdsck_core::checks::aliases::find(code_or_name) {
+        let now: Vec<String> = alias.rules.iter().map(|r| format!("{} {}", r.code, r.name)).collect();
+        let mut out =
+            format!("`{}` is an old name: {}. It now selects {}.\n", alias.name, alias.why, now.join(" and "));
+        for rule in alias.rules {
+            out.push('\n');
+            out.push_str(&explain_rule(rule));
+        }
+        return Ok(out);
+    }
     let Some(rule) = xdsck_core::rule(code_or_name) else {
         let close = close_matches(code_or_name);
         if close.is_empty() {
@@ -28,14 +39,18 @@ pub fn explain(code_or_name: &str) -> Result<String> {
         }
         bail!("unknown rule `{code_or_name}`; did you mean: {}?", close.join(", "));
     };
-    Ok(format!(
+    Ok(explain_rule(rule))
+}
+
+fn explain_rule(rule: &Rule) -> String {
+    format!(
         "# {} {}\n\nDefault severity: {}. {}\n\n{}",
         rule.code,
         rule.name,
         rule.severity,
         rule.summary,
         rule.explanation.trim_end(),
-    ) + "\n")
+    ) + "\n"
 }
 
 /// Rules whose code or name is a small edit away, best first.
@@ -61,6 +76,13 @@ mod tests {
     fn explains_by_code_or_name_in_any_case() {
         assert!(explain("xds001").unwrap().starts_with("# XDS001 unreadable-input\n"));
         assert!(explain("invalid-utf8").unwrap().contains("## What it finds"));
+    }
+
+    #[test]
+    fn an_old_name_explains_the_rules_that_carry_it() {
+        let text = explain("malformed-cidr").unwrap();
+        assert!(text.starts_with("`malformed-cidr` is an old name: "), "{text}");
+        assert!(text.contains("\n# XDS104 invalid-cidr\n") && text.contains("\n# XDS206 misleading-cidr\n"), "{text}");
     }
 
     #[test]

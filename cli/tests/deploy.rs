@@ -187,7 +187,7 @@ fn openreports_output_is_valid_for_the_cluster() {
         "--format",
         "openreports",
         "testdata/cilium/cec-tenant-gateway.yaml",
-        "testdata/checks/duplicate-listener-name/bad-cec.yaml",
+        "testdata/checks/duplicate-listener-in-update/bad-cec.yaml",
         "testdata/envoy/config_dump.json",
     ]));
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));

@@ -14,6 +14,7 @@ use glob::MatchOptions;
 #[cfg(feature = "config")]
 use serde::Deserialize;
 
+use crate::checks::aliases::Alias;
 use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
 use crate::model::Snapshot;
 use crate::report::Report;
@@ -55,14 +56,16 @@ pub enum SettingsError {
     Config { line: usize, column: usize, message: String },
 }
 
-/// A rule selector: `ALL`, a code (`XDS301`), a code prefix (`XDS3`) or a name
-/// (`wildcard-overlap`).
+/// A rule selector: `ALL`, a code (`XDS301`), a code prefix (`XDS3`), a name
+/// (`wildcard-overlap`) or a rule's old name (`malformed-cidr`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selector {
     All,
     /// Upper case; matches at least one rule's code.
     Prefix(String),
     Rule(&'static Rule),
+    /// An old rule name: the rules that now carry its meaning ([`crate::checks::aliases`]).
+    Alias(&'static Alias),
 }
 
 impl Selector {
@@ -74,6 +77,9 @@ impl Selector {
         }
         if let Some(rule) = crate::rule(text) {
             return Ok(Self::Rule(rule));
+        }
+        if let Some(alias) = crate::checks::aliases::find(text) {
+            return Ok(Self::Alias(alias));
         }
         let upper = text.to_ascii_uppercase();
         if upper.starts_with("XDS") && crate::rules().any(|r| r.code.starts_with(&upper)) {
@@ -96,6 +102,7 @@ impl Selector {
             Self::All => true,
             Self::Prefix(p) => rule.code.starts_with(p.as_str()),
             Self::Rule(r) => r.code == rule.code,
+            Self::Alias(a) => a.rules.iter().any(|r| r.code == rule.code),
         }
     }
 
@@ -105,6 +112,9 @@ impl Selector {
         match self {
             Self::All => 0,
             Self::Prefix(p) => p.len(),
+            // Between a code prefix and one rule: `--select malformed-cidr --ignore
+            // misleading-cidr` keeps invalid-cidr.
+            Self::Alias(_) => usize::MAX - 1,
             Self::Rule(_) => usize::MAX,
         }
     }
@@ -116,6 +126,7 @@ impl std::fmt::Display for Selector {
             Self::All => f.write_str("ALL"),
             Self::Prefix(p) => f.write_str(p),
             Self::Rule(r) => f.write_str(r.code),
+            Self::Alias(a) => f.write_str(a.name),
         }
     }
 }
@@ -544,6 +555,19 @@ mod tests {
         assert_eq!(Selector::parse("wildcard"), Err(SettingsError::UnknownRule("wildcard".into())));
         assert!(matches!(Selector::parse_check("XDS0"), Err(SettingsError::InputProblem(_))));
         assert!(matches!(Selector::parse_check("XDS001"), Err(SettingsError::InputProblem(_))));
+    }
+
+    #[test]
+    fn an_old_name_selects_the_rules_that_carry_its_meaning() {
+        let s = Settings::from_lists(None, &[], &["malformed-cidr".into()], &[]).unwrap();
+        assert!(!s.is_selected(rule("invalid-cidr")) && !s.is_selected(rule("misleading-cidr")));
+        assert!(s.is_selected(rule("partial-wildcard-server-name")));
+        // The new name is more specific than the old one.
+        let s = Settings::from_lists(Some(&["invalid-server-name".into()]), &[], &["XDS205".into()], &[]).unwrap();
+        assert!(s.is_selected(rule("XDS103")) && !s.is_selected(rule("XDS205")) && !s.is_selected(rule("XDS104")));
+        let s = Settings::from_lists(None, &[], &[], &["duplicate-listener-name=info".into()]).unwrap();
+        assert_eq!(s.severity_of(rule("duplicate-static-listener")), Some(Severity::Info));
+        assert_eq!(Selector::parse("malformed-cidr").unwrap().to_string(), "malformed-cidr");
     }
 
     #[test]

@@ -4,22 +4,28 @@
 //! Codes: `XDS1xx` Envoy rejects the configuration (severity error); `XDS2xx` Envoy accepts it
 //! but connections are lost or misrouted (warning); `XDS3xx` worth knowing (info).
 
+pub mod aliases;
 mod ambiguous_catch_all;
+mod cidr_ranges;
 mod duplicate_filter_chain_match;
 mod duplicate_listener_address;
-mod duplicate_listener_name;
+mod duplicate_listener_in_update;
+mod duplicate_static_listener;
 mod envoy_text;
+mod invalid_cidr;
 mod invalid_port;
-mod invalid_server_name;
-mod malformed_cidr;
 mod matcher_action;
 mod matcher_chain_name;
 mod matcher_server_name_domain;
+mod misleading_cidr;
+mod misleading_server_name;
 mod missing_address;
 mod no_filter_chains;
 mod no_listeners;
 mod overlapping_filter_chain_match;
+mod partial_wildcard_server_name;
 mod rejected_update;
+mod repeated_listener_names;
 mod skipped_document;
 mod sni_blackhole;
 mod unimplemented_field;
@@ -123,13 +129,13 @@ pub trait Check: HasRule + Sync {
 pub static ALL: &[&dyn Check] = &[
     &duplicate_filter_chain_match::DuplicateFilterChainMatch,
     &overlapping_filter_chain_match::OverlappingFilterChainMatch,
-    &invalid_server_name::InvalidServerName,
-    &malformed_cidr::MalformedCidr,
+    &partial_wildcard_server_name::PartialWildcardServerName,
+    &invalid_cidr::InvalidCidr,
     &unimplemented_field::UnimplementedField,
     &no_filter_chains::NoFilterChains,
     &matcher_chain_name::MatcherChainName,
     &duplicate_listener_address::DuplicateListenerAddress,
-    &duplicate_listener_name::DuplicateListenerName,
+    &duplicate_listener_in_update::DuplicateListenerInUpdate,
     &rejected_update::RejectedUpdate,
     &matcher_server_name_domain::MatcherServerNameDomain,
     &invalid_port::InvalidPort,
@@ -138,6 +144,9 @@ pub static ALL: &[&dyn Check] = &[
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
     &matcher_action::MatcherAction,
+    &misleading_server_name::MisleadingServerName,
+    &misleading_cidr::MisleadingCidr,
+    &duplicate_static_listener::DuplicateStaticListener,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,
