@@ -331,7 +331,7 @@ fn envoy_takes_lds_over_tcp_and_attach_reads_its_tcp_admin() {
     let (a, c) = (json_out(&attached), json_out(&checked));
     assert_eq!(findings(&a), findings(&c));
     assert!(
-        findings(&a).as_array().unwrap().iter().any(|f| f["code"] == "XDS105" || f["rule"] == "sni-blackhole"),
+        findings(&a).as_array().unwrap().iter().any(|f| f["code"] == "XDS105" || f["rule"] == "match-blackhole"),
         "{a}"
     );
     assert_eq!(a["inputs"][0]["source"], format!("http://{admin}"));

@@ -18,7 +18,7 @@ fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
-const H2: &str = "testdata/checks/sni-blackhole/bad-exact-sni-requires-h2.yaml";
+const H2: &str = "testdata/checks/match-blackhole/bad-exact-sni-requires-h2.yaml";
 const DUMP: &str = "testdata/envoy/config_dump.json";
 
 #[test]

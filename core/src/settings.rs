@@ -568,6 +568,9 @@ mod tests {
         let s = Settings::from_lists(None, &[], &[], &["duplicate-listener-name=info".into()]).unwrap();
         assert_eq!(s.severity_of(rule("duplicate-static-listener")), Some(Severity::Info));
         assert_eq!(Selector::parse("malformed-cidr").unwrap().to_string(), "malformed-cidr");
+        let s = Settings::from_lists(None, &[], &["sni-blackhole".into(), "matcher-action".into()], &[]).unwrap();
+        let left: Vec<&str> = crate::rules().filter(|r| !s.is_selected(r)).map(|r| r.code).collect();
+        assert_eq!(left, ["XDS201", "XDS204", "XDS208", "XDS209", "XDS210"]);
     }
 
     #[test]

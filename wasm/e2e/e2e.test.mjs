@@ -157,7 +157,7 @@ test('a 20 MB dump is checked in the worker while the page stays responsive', as
   await rm(file);
 });
 
-const BLACKHOLE = 'testdata/checks/sni-blackhole/bad-exact-sni-requires-h2.yaml';
+const BLACKHOLE = 'testdata/checks/match-blackhole/bad-exact-sni-requires-h2.yaml';
 
 test('every group of findings is on the page, input problems apart from Envoy errors', async () => {
   const { context, page, problems } = await openPage();

@@ -12,7 +12,7 @@ use serde_json::Value;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 const SAME_SNI: &str = include_str!("../../testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml");
-const BLACKHOLE: &str = include_str!("../../testdata/checks/sni-blackhole/bad-exact-sni-requires-h2.yaml");
+const BLACKHOLE: &str = include_str!("../../testdata/checks/match-blackhole/bad-exact-sni-requires-h2.yaml");
 
 /// The message a JavaScript caller sees when an export throws.
 #[cfg(target_arch = "wasm32")]

@@ -6,7 +6,8 @@
 use crate::diagnostic::Rule;
 
 use super::{duplicate_listener_in_update, duplicate_static_listener, invalid_cidr, misleading_cidr};
-use super::{misleading_server_name, partial_wildcard_server_name};
+use super::{match_blackhole, matcher_ignored_match, matcher_missing_chain, matcher_unused_chain};
+use super::{matcher_upper_case_domain, misleading_server_name, partial_wildcard_server_name};
 
 /// An old rule name and the rules that now carry what it meant.
 #[derive(Debug)]
@@ -35,6 +36,21 @@ pub static ALL: &[Alias] = &[
         name: "malformed-cidr",
         rules: &[&invalid_cidr::RULE, &misleading_cidr::RULE],
         why: "it reported ranges Envoy rejects (error) and ranges Envoy accepts that match more (warning); one rule has one severity",
+    },
+    Alias {
+        name: "matcher-action",
+        rules: &[
+            &matcher_missing_chain::RULE,
+            &matcher_unused_chain::RULE,
+            &matcher_ignored_match::RULE,
+            &matcher_upper_case_domain::RULE,
+        ],
+        why: "it bundled four findings with four fixes; each is now its own rule, so one can be ignored without the others",
+    },
+    Alias {
+        name: "sni-blackhole",
+        rules: &[&match_blackhole::RULE],
+        why: "it also finds port, prefix, source-type and source-port holes, not only server names",
     },
 ];
 

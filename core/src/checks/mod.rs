@@ -14,9 +14,13 @@ mod duplicate_static_listener;
 mod envoy_text;
 mod invalid_cidr;
 mod invalid_port;
-mod matcher_action;
+mod match_blackhole;
 mod matcher_chain_name;
+mod matcher_ignored_match;
+mod matcher_missing_chain;
 mod matcher_server_name_domain;
+mod matcher_unused_chain;
+mod matcher_upper_case_domain;
 mod misleading_cidr;
 mod misleading_server_name;
 mod missing_address;
@@ -27,7 +31,6 @@ mod partial_wildcard_server_name;
 mod rejected_update;
 mod repeated_listener_names;
 mod skipped_document;
-mod sni_blackhole;
 mod unimplemented_field;
 mod unreachable_filter_chain;
 mod wildcard_overlap;
@@ -140,13 +143,16 @@ pub static ALL: &[&dyn Check] = &[
     &matcher_server_name_domain::MatcherServerNameDomain,
     &invalid_port::InvalidPort,
     &missing_address::MissingAddress,
-    &sni_blackhole::SniBlackhole,
+    &match_blackhole::MatchBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
-    &matcher_action::MatcherAction,
+    &matcher_missing_chain::MatcherMissingChain,
     &misleading_server_name::MisleadingServerName,
     &misleading_cidr::MisleadingCidr,
     &duplicate_static_listener::DuplicateStaticListener,
+    &matcher_unused_chain::MatcherUnusedChain,
+    &matcher_ignored_match::MatcherIgnoredMatch,
+    &matcher_upper_case_domain::MatcherUpperCaseDomain,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,

@@ -54,12 +54,12 @@ declare_rule! {
 }
 
 declare_rule! {
-    pub static WRONG_TYPE = {
+    pub static INVALID_FIELD = {
         code: "XDS006",
         name: "invalid-field",
         severity: Severity::Error,
         summary: "A field xdsck reads has the wrong type or an invalid value.",
-        explanation: "codes/wrong_type.md",
+        explanation: "codes/invalid_field.md",
     }
 }
 
@@ -84,12 +84,12 @@ declare_rule! {
 }
 
 declare_rule! {
-    pub static TOO_COMPLEX = {
+    pub static INPUT_LIMIT = {
         code: "XDS009",
         name: "input-limit",
         severity: Severity::Error,
         summary: "The input exceeds a safety limit (nesting depth, YAML alias expansion, size).",
-        explanation: "codes/too_complex.md",
+        explanation: "codes/input_limit.md",
     }
 }
 
@@ -110,9 +110,9 @@ pub static ALL: &[&Rule] = &[
     &INVALID_UTF8,
     &JSON_SYNTAX,
     &YAML_SYNTAX,
-    &WRONG_TYPE,
+    &INVALID_FIELD,
     &NOT_ENVOY,
     &TEMPLATE,
-    &TOO_COMPLEX,
+    &INPUT_LIMIT,
     &DUPLICATE_KEY,
 ];

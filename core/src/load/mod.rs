@@ -50,7 +50,7 @@ impl Default for Limits {
 pub fn size_limit_error(size: usize, limit: usize, at_least: bool, location: Location) -> LoadError {
     let size = if at_least { format!("more than {limit}") } else { size.to_string() };
     LoadError::new(
-        &codes::TOO_COMPLEX,
+        &codes::INPUT_LIMIT,
         format!("the input is {size} bytes, over the size limit of {limit} bytes"),
         location,
     )
@@ -98,8 +98,8 @@ pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Res
                 let rule = match e.kind {
                     yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
                     yaml::YamlErrorKind::DuplicateKey => &codes::DUPLICATE_KEY,
-                    yaml::YamlErrorKind::Limit => &codes::TOO_COMPLEX,
-                    yaml::YamlErrorKind::MergeKey => &codes::WRONG_TYPE,
+                    yaml::YamlErrorKind::Limit => &codes::INPUT_LIMIT,
+                    yaml::YamlErrorKind::MergeKey => &codes::INVALID_FIELD,
                 };
                 return Err(LoadError::new(rule, e.message, at(e.offset)));
             }
@@ -175,7 +175,7 @@ fn parse_error(
             if let Some(offset) = file.text().find("{{") {
                 return template_error(Location::new(id, "", Some(offset)));
             }
-            let rule = if message.contains("recursion limit") { &codes::TOO_COMPLEX } else { &codes::JSON_SYNTAX };
+            let rule = if message.contains("recursion limit") { &codes::INPUT_LIMIT } else { &codes::JSON_SYNTAX };
             let message = if message.contains("recursion limit") {
                 "nesting deeper than 128 levels".to_owned()
             } else if e.classify() == Category::Eof {
@@ -202,7 +202,7 @@ fn parse_error(
                 // For JSON the original offset is `json_offset` itself.
                 file.locate_pointer(&pointer).or(Some(file.original_offset(json_offset)))
             };
-            let rule = if duplicate.is_some() { &codes::DUPLICATE_KEY } else { &codes::WRONG_TYPE };
+            let rule = if duplicate.is_some() { &codes::DUPLICATE_KEY } else { &codes::INVALID_FIELD };
             let field = pointer.rsplit('/').next().filter(|t| !t.is_empty() && duplicate.is_none());
             let message = match field {
                 Some(f) if !f.bytes().all(|b| b.is_ascii_digit()) => format!("`{f}`: {message}"),

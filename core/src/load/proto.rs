@@ -70,7 +70,7 @@ pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<D
         match listener::Listener::decode(any.value.as_slice()) {
             Ok(l) => input.listeners.push(from_listener(&l, pointer)),
             Err(e) => problems.push(
-                Diagnostic::new(&codes::WRONG_TYPE, format!("resource {i} is not a valid Listener protobuf: {e}"))
+                Diagnostic::new(&codes::INVALID_FIELD, format!("resource {i} is not a valid Listener protobuf: {e}"))
                     .at(Location::new(id, pointer, None)),
             ),
         }
@@ -90,7 +90,7 @@ pub fn load_discovery_response(id: SourceId, bytes: &[u8]) -> (Input<'static>, V
                 error_states: Vec::new(),
                 skipped: Vec::new(),
             };
-            let d = Diagnostic::new(&codes::WRONG_TYPE, format!("not a DiscoveryResponse protobuf: {e}"))
+            let d = Diagnostic::new(&codes::INVALID_FIELD, format!("not a DiscoveryResponse protobuf: {e}"))
                 .at(Location::new(id, "", None));
             (input, vec![d])
         }

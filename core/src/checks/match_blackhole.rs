@@ -1,5 +1,6 @@
-//! `sni-blackhole`: a more specific key wins a level, then its chains turn the connection away,
-//! and Envoy never goes back to the less specific key that would have taken it.
+//! `match-blackhole`: a more specific key (server name, port, prefix, source type or port) wins
+//! a level, then its chains turn the connection away, and Envoy never goes back to the less
+//! specific key that would have taken it. (Formerly `sni-blackhole`, which named one kind only.)
 //!
 //! Every finding is proven with the match graph itself: one concrete connection that Envoy
 //! closes (or hands to the default chain), and that reaches a chain if the specific key were not
@@ -18,18 +19,18 @@ use crate::graph::{Key, Level, MatchGraph, Node, NodeIndex};
 use crate::model::{Address, SourceType};
 
 declare_rule! {
-    pub static RULE for SniBlackhole = {
+    pub static RULE for MatchBlackhole = {
         code: "XDS201",
-        name: "sni-blackhole",
+        name: "match-blackhole",
         severity: Severity::Warning,
         summary: "A more specific match (exact SNI, port, prefix, source type) loses connections a less specific chain would take: Envoy never backtracks.",
-        explanation: "sni_blackhole.md",
+        explanation: "match_blackhole.md",
     }
 }
 
-pub struct SniBlackhole;
+pub struct MatchBlackhole;
 
-impl Check for SniBlackhole {
+impl Check for MatchBlackhole {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // A listener Envoy rejects has no traffic to lose; its errors come first.
