@@ -1,16 +1,42 @@
-//! Fixture tests for the checks, in the style of ruff's and biome's spec tests: every file
-//! `testdata/checks/<rule-name>/{ok,bad}-*.{yaml,yml,json}` is analysed and rendered as text,
-//! and the snapshot (next to the fixture, `<file>.snap`) shows the input, then the output.
+//! Fixture tests for the checks, in the style of biome's spec tests: one test per file
+//! `testdata/checks/<rule-name>/{ok,bad}-*.{yaml,yml,json}`, run with only its directory's rule
+//! selected and rendered as text; the snapshot (next to the fixture, `<file>.snap`) shows the
+//! input, then the output. So a snapshot shows its own rule's findings only, and one fixture
+//! that fails does not hide another.
 //!
-//! * `ok-*` must produce no finding of any rule;
+//! * `ok-*` must produce no finding of its rule, nor of any other (each is a clean input);
 //! * `bad-*` must produce at least one finding of its directory's rule.
 //!
-//! Fixtures are found by walking the tree, so a new rule directory needs no edit here.
+//! Besides: every rule's explanation has an `Example` whose config makes the rule fire, and a
+//! few checks that look at every fixture at once. Fixtures are found at run time (a libtest-mimic
+//! harness), so a new fixture or rule directory needs no edit here and shows up in `--list`.
 
 use std::path::{Path, PathBuf};
 
-use xdsck_core::report::{self, Format, RenderOptions};
-use xdsck_core::{Options, SourceFile, Sources};
+use libtest_mimic::{Arguments, Failed, Trial};
+use xdsck_core::report::{self, Format, RenderOptions, Suppressed};
+use xdsck_core::settings::{Selector, Settings};
+use xdsck_core::{Options, Rule, SourceFile, Sources};
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials: Vec<Trial> = fixtures()
+        .into_iter()
+        .map(|(rule, path)| {
+            let name = format!("{rule}/{}", path.file_name().and_then(|n| n.to_str()).unwrap_or_default());
+            Trial::test(name, move || check(&rule, &path))
+        })
+        .collect();
+    trials.extend(xdsck_core::rules().map(|rule| Trial::test(format!("example/{}", rule.name), move || example(rule))));
+    trials.push(Trial::test("every_rule_directory_names_a_rule", every_rule_directory_names_a_rule));
+    trials.push(Trial::test("no_snapshot_without_its_fixture", no_snapshot_without_its_fixture));
+    trials.push(Trial::test(
+        "messages_are_complete_and_text_names_the_listener",
+        messages_are_complete_and_text_names_the_listener,
+    ));
+    trials.push(Trial::test("unnamed_json_chains_are_shown_at_a_key", unnamed_json_chains_are_shown_at_a_key));
+    libtest_mimic::run(&args, trials).exit();
+}
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("core/ has a parent").to_path_buf()
@@ -43,13 +69,25 @@ fn fixtures() -> Vec<(String, PathBuf)> {
     out
 }
 
-/// Checks one fixture; returns a description of what is wrong with it, if anything.
-fn check(rule: &str, path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+/// Settings that report one rule only (input problems are always reported).
+fn only(rule: &'static Rule) -> Options {
+    Options {
+        settings: Settings { select: Some(vec![Selector::Rule(rule)]), ..Settings::default() },
+        ..Options::default()
+    }
+}
+
+/// One fixture: its snapshot, and whether it is the ok or bad case it says it is.
+fn check(dir: &str, path: &Path) -> Result<(), Failed> {
+    let rule = xdsck_core::rule(dir).ok_or_else(|| format!("`{dir}` is not a rule name"))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path.strip_prefix(workspace()).unwrap_or(path).to_string_lossy().replace('\\', "/");
     let mut sources = Sources::new();
     sources.add(SourceFile::new(name.clone(), text.clone()));
-    let report = xdsck_core::analyze(&sources, &Options::default());
+    let mut report = xdsck_core::analyze(&sources, &only(rule));
+    // How many findings of other rules were left out is not this fixture's business: counting
+    // them would change this snapshot whenever another rule changes.
+    report.suppressed = Suppressed::default();
     let rendered = report::render(Format::Text, &report, &sources, RenderOptions { color: false, quiet: false });
 
     let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
@@ -61,57 +99,107 @@ fn check(rule: &str, path: &Path) -> Option<String> {
     let document = format!("# Input: {name}\n\n{text}\n# ---- xdsck output ----\n\n{rendered}");
     settings.bind(|| insta::assert_snapshot!(file.clone(), document));
 
-    let rules: Vec<&str> = report.findings.iter().map(|d| d.rule.name).collect();
-    if file.starts_with("ok-") && !report.findings.is_empty() {
-        return Some(format!("{name}: an ok fixture has findings {rules:?}"));
+    if file.starts_with("ok-") {
+        let all = xdsck_core::analyze(&sources, &Options::default());
+        let rules: Vec<&str> = all.findings.iter().map(|d| d.rule.name).collect();
+        if !rules.is_empty() {
+            return Err(format!("{name}: an ok fixture has findings {rules:?}").into());
+        }
     }
-    if file.starts_with("bad-") && !rules.contains(&rule) {
-        return Some(format!("{name}: a bad fixture has no `{rule}` finding (has {rules:?})"));
+    if file.starts_with("bad-") && !report.findings.iter().any(|d| d.rule == rule) {
+        let rules: Vec<&str> = report.findings.iter().map(|d| d.rule.name).collect();
+        return Err(format!("{name}: a bad fixture has no `{dir}` finding (has {rules:?})").into());
+    }
+    Ok(())
+}
+
+/// Rules whose `Example` shows no configuration to run, and why: each is about how an input
+/// reaches xdsck (a file that cannot be read, bytes that are not text, an empty or cut-off
+/// download, a command line), which a Markdown snippet cannot be.
+const NO_RUNNABLE_EXAMPLE: &[(&str, &str)] = &[
+    ("unreadable-input", "a file that cannot be read"),
+    ("empty-input", "an empty download"),
+    ("invalid-utf8", "bytes that are not UTF-8"),
+    ("json-syntax", "a file cut off mid-way, shown inline"),
+    ("not-envoy-config", "a command line"),
+    ("unrendered-template", "names a file of the Helm chart"),
+];
+
+/// The first fenced `yaml` or `json` block of an explanation's `Example` section.
+fn example_config(explanation: &str) -> Option<(&'static str, &str)> {
+    let section = explanation.split_once("## Example\n")?.1;
+    let section = section.split_once("\n## ").map_or(section, |(s, _)| s);
+    for (fence, ext) in [("```yaml\n", "yaml"), ("```json\n", "json")] {
+        if let Some((_, rest)) = section.split_once(fence) {
+            return rest.split_once("```").map(|(body, _)| (ext, body));
+        }
     }
     None
 }
 
-#[test]
-fn fixtures_match_their_snapshots() {
-    let all = fixtures();
-    assert!(!all.is_empty(), "no fixtures under testdata/checks");
-    // Every rule directory names a rule xdsck knows, so a typo cannot make a fixture vacuous.
-    for (rule, path) in &all {
-        assert!(xdsck_core::rule(rule).is_some(), "{}: `{rule}` is not a rule name", path.display());
+/// The explanation's example, run as a fixture with only its rule selected, makes it fire.
+fn example(rule: &'static Rule) -> Result<(), Failed> {
+    let exempt = NO_RUNNABLE_EXAMPLE.iter().any(|(name, _)| *name == rule.name);
+    let Some((ext, config)) = example_config(rule.explanation) else {
+        if exempt {
+            return Ok(());
+        }
+        return Err(format!("{} {}: the Example section has no ```yaml or ```json block", rule.code, rule.name).into());
+    };
+    if exempt {
+        return Err(format!("{}: has a runnable example now; drop it from NO_RUNNABLE_EXAMPLE", rule.name).into());
     }
-    let problems: Vec<String> = all.iter().filter_map(|(rule, path)| check(rule, path)).collect();
-    assert!(problems.is_empty(), "{} fixture(s) failed:\n{}", problems.len(), problems.join("\n"));
+    let mut sources = Sources::new();
+    sources.add(SourceFile::new(format!("{}-example.{ext}", rule.name), config.to_owned()));
+    let report = xdsck_core::analyze(&sources, &only(rule));
+    if report.findings.iter().any(|d| d.rule == rule) {
+        return Ok(());
+    }
+    let found: Vec<String> = report.findings.iter().map(|d| format!("{}: {}", d.code(), d.message)).collect();
+    Err(format!("{} {}: its Example does not make it fire (found {found:?}):\n{config}", rule.code, rule.name).into())
+}
+
+/// Every rule directory names a rule xdsck knows, so a typo cannot make a fixture vacuous.
+fn every_rule_directory_names_a_rule() -> Result<(), Failed> {
+    let all = fixtures();
+    if all.is_empty() {
+        return Err("no fixtures under testdata/checks".into());
+    }
+    let unknown: Vec<String> = all
+        .iter()
+        .filter(|(rule, _)| xdsck_core::rule(rule).is_none())
+        .map(|(rule, path)| format!("{}: `{rule}` is not a rule name", path.display()))
+        .collect();
+    if unknown.is_empty() { Ok(()) } else { Err(unknown.join("\n").into()) }
 }
 
 /// Every snapshot beside the fixtures belongs to a fixture: a snapshot whose input was renamed
 /// or removed would otherwise stay behind, showing output nothing produces.
-#[test]
-fn no_snapshot_without_its_fixture() {
+fn no_snapshot_without_its_fixture() -> Result<(), Failed> {
     let inputs: Vec<PathBuf> = fixtures().into_iter().map(|(_, p)| p).collect();
     let mut orphans = Vec::new();
-    for dir in std::fs::read_dir(workspace().join("testdata/checks")).unwrap() {
-        let dir = dir.unwrap().path();
+    for dir in std::fs::read_dir(workspace().join("testdata/checks")).map_err(|e| e.to_string())? {
+        let dir = dir.map_err(|e| e.to_string())?.path();
         if !dir.is_dir() {
             continue;
         }
-        for f in std::fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
+        for f in std::fs::read_dir(&dir).map_err(|e| e.to_string())? {
+            let f = f.map_err(|e| e.to_string())?.path();
             if f.extension().is_some_and(|e| e == "snap") && !inputs.contains(&f.with_extension("")) {
                 orphans.push(f.display().to_string());
             }
         }
     }
-    assert!(orphans.is_empty(), "snapshots without their fixture: {orphans:?}");
+    if orphans.is_empty() { Ok(()) } else { Err(format!("snapshots without their fixture: {orphans:?}").into()) }
 }
 
 /// Every message stands on its own (JSON, SARIF and GitHub show it without the labels), and
 /// the text output names the listener of every finding that has one.
-#[test]
-fn messages_are_complete_and_text_names_the_listener() {
+fn messages_are_complete_and_text_names_the_listener() -> Result<(), Failed> {
     const DANGLING: &[&str] = &["would", "which", "and", "or", "but", "to", "the", "a", "of", "is", "that"];
     let mut problems = Vec::new();
     for (_, path) in fixtures() {
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
         let mut sources = Sources::new();
         sources.add(SourceFile::new(path.display().to_string(), text));
         let report = xdsck_core::analyze(&sources, &Options::default());
@@ -129,17 +217,18 @@ fn messages_are_complete_and_text_names_the_listener() {
             }
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }
 
 /// An unnamed chain in JSON is shown at its first key, not at a bare `{` that says nothing.
-#[test]
-fn unnamed_json_chains_are_shown_at_a_key() {
+fn unnamed_json_chains_are_shown_at_a_key() -> Result<(), Failed> {
     let path = workspace().join("testdata/envoy/config_dump.json");
     let mut sources = Sources::new();
-    sources.add(SourceFile::new("config_dump.json", std::fs::read_to_string(path).unwrap()));
+    sources.add(SourceFile::new("config_dump.json", std::fs::read_to_string(path).map_err(|e| e.to_string())?));
     let report = xdsck_core::analyze(&sources, &Options::default());
-    assert!(report.findings.iter().any(|d| d.filter_chains.iter().any(|c| c.starts_with("filter_chains["))));
+    if !report.findings.iter().any(|d| d.filter_chains.iter().any(|c| c.starts_with("filter_chains["))) {
+        return Err("no finding names an unnamed chain of the dump".into());
+    }
     let text = report::render(Format::Text, &report, &sources, RenderOptions::default());
     // A source line of a snippet is `1056 |         {`: a line number, a bar, the text.
     let bare: Vec<&str> = text
@@ -148,5 +237,5 @@ fn unnamed_json_chains_are_shown_at_a_key() {
             l.split_once('|').is_some_and(|(number, code)| number.trim().parse::<usize>().is_ok() && code.trim() == "{")
         })
         .collect();
-    assert!(bare.is_empty(), "{bare:?}\n{text}");
+    if bare.is_empty() { Ok(()) } else { Err(format!("{bare:?}\n{text}").into()) }
 }

@@ -1,5 +1,6 @@
 //! Every fixture in testdata/ loads into the inventory and the places recorded in its snapshot;
-//! every malformed input fails with one located error.
+//! every malformed input fails with one located error. Each input's snapshot is beside it
+//! (`testdata/envoy/config_dump.json.snap`), as the check fixtures' are.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,21 @@ use xdsck_core::model::{FilterChain, Input, Listener, NetworkFilterKind};
 use xdsck_core::source::{Location, SourceFile, SourceId, Sources};
 
 fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("core/ has a parent").join("testdata")
+}
+
+/// The directories whose inputs have a loader snapshot each.
+const SNAPSHOT_DIRS: &[&str] = &["envoy", "envoy/src", "cilium", "listeners", "edge", "malformed"];
+
+/// Asserts `body` against the snapshot beside `path` (`<file>.snap`).
+fn snapshot_beside(path: &Path, body: &str) {
+    let file = path.file_name().and_then(|n| n.to_str()).expect("UTF-8 file name").to_owned();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(path.parent().expect("input has a directory"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_input_file(path);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(file, body));
 }
 
 fn files(dir: &str) -> Vec<PathBuf> {
@@ -140,13 +155,13 @@ fn describe(input: &Input<'_>, file: &SourceFile) -> String {
 
 fn snapshot_dir(dir: &str) {
     let mut sources = Sources::new();
-    for path in files(dir) {
-        sources.add(source(&path));
+    let paths = files(dir);
+    for path in &paths {
+        sources.add(source(path));
     }
-    for (id, file) in sources.iter() {
+    for ((id, file), path) in sources.iter().zip(&paths) {
         let input = load::load(id, file).unwrap_or_else(|e| panic!("{}: {e} at {:?}", file.name(), e.location));
-        let name = Path::new(file.name()).file_name().unwrap().to_string_lossy().replace('.', "_");
-        insta::assert_snapshot!(format!("{}__{name}", dir.replace('/', "_")), describe(&input, file));
+        snapshot_beside(path, &describe(&input, file));
     }
 }
 
@@ -177,12 +192,13 @@ fn edge_cases_that_load() {
 
 #[test]
 fn malformed_inputs_fail_with_one_located_error() {
-    let mut report = String::new();
     let mut sources = Sources::new();
-    for path in files("malformed") {
-        sources.add(source(&path));
+    let paths = files("malformed");
+    for path in &paths {
+        sources.add(source(path));
     }
-    for (id, file) in sources.iter() {
+    for ((id, file), path) in sources.iter().zip(&paths) {
+        let mut report = String::new();
         let err = match load::load(id, file) {
             Ok(input) => panic!("{} loaded: {}", file.name(), describe(&input, file)),
             Err(e) => e,
@@ -193,8 +209,25 @@ fn malformed_inputs_fail_with_one_located_error() {
         for n in &err.notes {
             writeln!(report, "  note: {n}").unwrap();
         }
+        snapshot_beside(path, &report);
     }
-    insta::assert_snapshot!("malformed", report);
+}
+
+/// Every loader snapshot belongs to an input: one whose input was renamed or removed would
+/// otherwise stay behind, showing what nothing loads.
+#[test]
+fn no_loader_snapshot_without_its_input() {
+    let mut orphans = Vec::new();
+    for dir in SNAPSHOT_DIRS {
+        let inputs = files(dir);
+        for f in std::fs::read_dir(testdata().join(dir)).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "snap") && !inputs.contains(&f.with_extension("")) {
+                orphans.push(f.display().to_string());
+            }
+        }
+    }
+    assert!(orphans.is_empty(), "snapshots without their input: {orphans:?}");
 }
 
 /// The same listener in both casings, in JSON and in YAML, loads to the same model.
