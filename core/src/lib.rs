@@ -28,6 +28,9 @@
 //! );
 //! ```
 
+// Nothing public is public by accident: what core's users see is what it means to offer.
+#![warn(unreachable_pub)]
+
 pub mod baseline;
 pub mod checks;
 pub mod diagnostic;

@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, Node, NodeIndex};
 
 declare_rule! {
-    pub static RULE for AmbiguousCatchAll = {
+    pub(crate) static RULE for AmbiguousCatchAll = {
         code: "XDS203",
         name: "ambiguous-catch-all",
         severity: Severity::Warning,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct AmbiguousCatchAll;
+pub(crate) struct AmbiguousCatchAll;
 
 impl Check for AmbiguousCatchAll {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {

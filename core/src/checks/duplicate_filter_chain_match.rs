@@ -9,7 +9,7 @@ use crate::graph::Excluded;
 use crate::model::{CidrRange, FilterChain, FilterChainMatch, SourceType};
 
 declare_rule! {
-    pub static RULE for DuplicateFilterChainMatch = {
+    pub(crate) static RULE for DuplicateFilterChainMatch = {
         code: "XDS101",
         name: "duplicate-filter-chain-match",
         severity: Severity::Error,
@@ -18,7 +18,7 @@ declare_rule! {
     }
 }
 
-pub struct DuplicateFilterChainMatch;
+pub(crate) struct DuplicateFilterChainMatch;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterChain<'_>, json: &str) -> Diagnostic {
     // Envoy prints the chain names as written, so an unnamed chain shows as ''.

@@ -10,7 +10,7 @@ use crate::model::{Address, Protocol};
 use crate::source::{Location, join_field, join_index};
 
 declare_rule! {
-    pub static RULE for DuplicateListenerAddress = {
+    pub(crate) static RULE for DuplicateListenerAddress = {
         code: "XDS108",
         name: "duplicate-listener-address",
         severity: Severity::Error,
@@ -19,7 +19,7 @@ declare_rule! {
     }
 }
 
-pub struct DuplicateListenerAddress;
+pub(crate) struct DuplicateListenerAddress;
 
 /// What Envoy compares: socket type, the address as it prints it (IP literals canonical), and
 /// the network namespace.

@@ -7,7 +7,7 @@ use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
-    pub static RULE for DuplicateListenerInUpdate = {
+    pub(crate) static RULE for DuplicateListenerInUpdate = {
         code: "XDS109",
         name: "duplicate-listener-in-update",
         severity: Severity::Error,
@@ -16,7 +16,7 @@ declare_rule! {
     }
 }
 
-pub struct DuplicateListenerInUpdate;
+pub(crate) struct DuplicateListenerInUpdate;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, first: &ListenerCx<'_, '_>, cec: bool) -> Diagnostic {
     let name = &l.listener.name;

@@ -8,7 +8,7 @@ use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
-    pub static RULE for DuplicateStaticListener = {
+    pub(crate) static RULE for DuplicateStaticListener = {
         code: "XDS207",
         name: "duplicate-static-listener",
         severity: Severity::Warning,
@@ -17,7 +17,7 @@ declare_rule! {
     }
 }
 
-pub struct DuplicateStaticListener;
+pub(crate) struct DuplicateStaticListener;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, first: &ListenerCx<'_, '_>) -> Diagnostic {
     let name = &l.listener.name;

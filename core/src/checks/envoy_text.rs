@@ -8,17 +8,17 @@ use crate::model::{ChainIndex, FilterChain, Listener};
 
 /// `error adding listener '<addresses>': <reason>`: the listener manager's prefix, with the
 /// addresses as Envoy lists them.
-pub fn adding_listener(listener: &Listener<'_>, reason: impl Display) -> String {
+pub(crate) fn adding_listener(listener: &Listener<'_>, reason: impl Display) -> String {
     format!("error adding listener '{}': {reason}", listener.envoy_address_list())
 }
 
 /// A listener without an address: Envoy names it before it has addresses to print.
-pub fn address_is_necessary(name: &str) -> String {
+pub(crate) fn address_is_necessary(name: &str) -> String {
     format!("error adding listener named '{name}': address is necessary")
 }
 
 /// A listener whose address an earlier listener already has.
-pub fn duplicate_address(listener: &Listener<'_>) -> String {
+pub(crate) fn duplicate_address(listener: &Listener<'_>) -> String {
     format!(
         "error adding listener: '{}' has duplicate address '{}' as existing listener, to check if the listener has duplicated addresses with other listeners or 'enable_reuse_port' is set to 'false' for the listener",
         listener.name,
@@ -30,7 +30,7 @@ pub fn duplicate_address(listener: &Listener<'_>) -> String {
 /// "Proto constraint validation failed" on, as for a Listener resource (LDS). A bootstrap adds the
 /// path from the Bootstrap down to the listener in front of `ListenerValidationError`; both put a
 /// text dump of the message first. `cause` is what follows `FilterChainMatchValidationError.`.
-pub fn pgv_filter_chain_match(chain: &FilterChain<'_>, cause: impl Display) -> String {
+pub(crate) fn pgv_filter_chain_match(chain: &FilterChain<'_>, cause: impl Display) -> String {
     let chain_field = match chain.index {
         ChainIndex::Listed(i) => format!("FilterChains[{i}]"),
         ChainIndex::Default => "DefaultFilterChain".to_owned(),

@@ -8,7 +8,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE for InvalidCidr = {
+    pub(crate) static RULE for InvalidCidr = {
         code: "XDS104",
         name: "invalid-cidr",
         severity: Severity::Error,
@@ -17,7 +17,7 @@ declare_rule! {
     }
 }
 
-pub struct InvalidCidr;
+pub(crate) struct InvalidCidr;
 
 /// PGV's message for one range: the part from "Proto constraint validation failed" on, as a
 /// Listener resource (LDS) reports it. A bootstrap adds the path from the Bootstrap down to the

@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE for InvalidPort = {
+    pub(crate) static RULE for InvalidPort = {
         code: "XDS112",
         name: "invalid-port",
         severity: Severity::Error,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct InvalidPort;
+pub(crate) struct InvalidPort;
 
 /// PGV's message from "Proto constraint validation failed" on, as for a Listener resource (a
 /// bootstrap prefixes the path from the Bootstrap down to the listener).

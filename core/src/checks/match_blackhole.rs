@@ -19,7 +19,7 @@ use crate::graph::{Key, Level, MatchGraph, Node, NodeIndex};
 use crate::model::{Address, SourceType};
 
 declare_rule! {
-    pub static RULE for MatchBlackhole = {
+    pub(crate) static RULE for MatchBlackhole = {
         code: "XDS201",
         name: "match-blackhole",
         severity: Severity::Warning,
@@ -28,7 +28,7 @@ declare_rule! {
     }
 }
 
-pub struct MatchBlackhole;
+pub(crate) struct MatchBlackhole;
 
 impl Check for MatchBlackhole {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {

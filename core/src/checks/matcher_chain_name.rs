@@ -9,7 +9,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE for MatcherChainName = {
+    pub(crate) static RULE for MatcherChainName = {
         code: "XDS107",
         name: "matcher-chain-name",
         severity: Severity::Error,
@@ -18,7 +18,7 @@ declare_rule! {
     }
 }
 
-pub struct MatcherChainName;
+pub(crate) struct MatcherChainName;
 
 fn unnamed(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
     Diagnostic::new(&RULE, format!("{} has no name, which filter_chain_matcher requires", chain.display_name()))

@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{FilterChain, FilterChainMatch};
 
 declare_rule! {
-    pub static RULE for MatcherIgnoredMatch = {
+    pub(crate) static RULE for MatcherIgnoredMatch = {
         code: "XDS209",
         name: "matcher-ignored-match",
         severity: Severity::Warning,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct MatcherIgnoredMatch;
+pub(crate) struct MatcherIgnoredMatch;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
     Diagnostic::new(

@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::source::Location;
 
 declare_rule! {
-    pub static RULE for MatcherMissingChain = {
+    pub(crate) static RULE for MatcherMissingChain = {
         code: "XDS204",
         name: "matcher-missing-chain",
         severity: Severity::Warning,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct MatcherMissingChain;
+pub(crate) struct MatcherMissingChain;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, name: &str) -> Diagnostic {
     let default_named = l.listener.default_filter_chain.as_ref().is_some_and(|d| d.name == name);

@@ -7,7 +7,7 @@ use crate::graph::matcher::{DomainError, server_name_errors_at};
 use crate::source::Location;
 
 declare_rule! {
-    pub static RULE for MatcherServerNameDomain = {
+    pub(crate) static RULE for MatcherServerNameDomain = {
         code: "XDS111",
         name: "matcher-server-name-domain",
         severity: Severity::Error,
@@ -16,7 +16,7 @@ declare_rule! {
     }
 }
 
-pub struct MatcherServerNameDomain;
+pub(crate) struct MatcherServerNameDomain;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, first: Option<Location>, err: &DomainError) -> Diagnostic {
     let message = match err {

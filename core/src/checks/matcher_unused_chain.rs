@@ -9,7 +9,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE for MatcherUnusedChain = {
+    pub(crate) static RULE for MatcherUnusedChain = {
         code: "XDS208",
         name: "matcher-unused-chain",
         severity: Severity::Warning,
@@ -18,7 +18,7 @@ declare_rule! {
     }
 }
 
-pub struct MatcherUnusedChain;
+pub(crate) struct MatcherUnusedChain;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
     Diagnostic::new(

@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::source::Location;
 
 declare_rule! {
-    pub static RULE for MatcherUpperCaseDomain = {
+    pub(crate) static RULE for MatcherUpperCaseDomain = {
         code: "XDS210",
         name: "matcher-upper-case-domain",
         severity: Severity::Warning,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct MatcherUpperCaseDomain;
+pub(crate) struct MatcherUpperCaseDomain;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, domain: &str) -> Diagnostic {
     Diagnostic::new(&RULE, format!("ServerNameMatcher domain '{domain}' has upper-case letters and never matches"))

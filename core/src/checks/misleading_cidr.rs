@@ -7,7 +7,7 @@ use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
-    pub static RULE for MisleadingCidr = {
+    pub(crate) static RULE for MisleadingCidr = {
         code: "XDS206",
         name: "misleading-cidr",
         severity: Severity::Warning,
@@ -16,7 +16,7 @@ declare_rule! {
     }
 }
 
-pub struct MisleadingCidr;
+pub(crate) struct MisleadingCidr;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Accepted) -> Diagnostic {
     let Range { chain, list: (list, _), index, range } = *r;

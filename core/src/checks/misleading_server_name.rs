@@ -7,7 +7,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE for MisleadingServerName = {
+    pub(crate) static RULE for MisleadingServerName = {
         code: "XDS205",
         name: "misleading-server-name",
         severity: Severity::Warning,
@@ -16,7 +16,7 @@ declare_rule! {
     }
 }
 
-pub struct MisleadingServerName;
+pub(crate) struct MisleadingServerName;
 
 /// What is wrong with one name.
 enum Problem {

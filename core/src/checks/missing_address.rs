@@ -4,7 +4,7 @@ use crate::checks::{Check, Context, ListenerCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
-    pub static RULE for MissingAddress = {
+    pub(crate) static RULE for MissingAddress = {
         code: "XDS113",
         name: "missing-address",
         severity: Severity::Error,
@@ -13,7 +13,7 @@ declare_rule! {
     }
 }
 
-pub struct MissingAddress;
+pub(crate) struct MissingAddress;
 
 fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
     let name = &l.listener.name;

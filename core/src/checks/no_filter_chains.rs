@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Casing, Protocol};
 
 declare_rule! {
-    pub static RULE for NoFilterChains = {
+    pub(crate) static RULE for NoFilterChains = {
         code: "XDS106",
         name: "no-filter-chains",
         severity: Severity::Error,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct NoFilterChains;
+pub(crate) struct NoFilterChains;
 
 fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
     Diagnostic::new(&RULE, format!("listener '{}' has no filter chains", l.listener.name))

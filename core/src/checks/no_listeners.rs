@@ -6,7 +6,7 @@ use crate::model::{Input, InputKind};
 use crate::source::Location;
 
 declare_rule! {
-    pub static RULE for NoListeners = {
+    pub(crate) static RULE for NoListeners = {
         code: "XDS303",
         name: "no-listeners",
         severity: Severity::Info,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct NoListeners;
+pub(crate) struct NoListeners;
 
 fn what(input: &Input<'_>) -> &'static str {
     match input.kind {

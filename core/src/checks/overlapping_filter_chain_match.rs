@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, Overlap};
 
 declare_rule! {
-    pub static RULE for OverlappingFilterChainMatch = {
+    pub(crate) static RULE for OverlappingFilterChainMatch = {
         code: "XDS102",
         name: "overlapping-filter-chain-match",
         severity: Severity::Error,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct OverlappingFilterChainMatch;
+pub(crate) struct OverlappingFilterChainMatch;
 
 fn describe(tuple: &[Key<'_>]) -> String {
     let parts: Vec<String> = Level::ALL

@@ -7,7 +7,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE for PartialWildcardServerName = {
+    pub(crate) static RULE for PartialWildcardServerName = {
         code: "XDS103",
         name: "partial-wildcard-server-name",
         severity: Severity::Error,
@@ -16,7 +16,7 @@ declare_rule! {
     }
 }
 
-pub struct PartialWildcardServerName;
+pub(crate) struct PartialWildcardServerName;
 
 /// Envoy supports a wildcard only as a whole leading `*.` label.
 fn is_partial_wildcard(name: &str) -> bool {

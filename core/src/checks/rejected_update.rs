@@ -6,7 +6,7 @@ use crate::model::ErrorState;
 use crate::source::{Location, SourceFile, SourceId};
 
 declare_rule! {
-    pub static RULE for RejectedUpdate = {
+    pub(crate) static RULE for RejectedUpdate = {
         code: "XDS110",
         name: "rejected-update",
         severity: Severity::Error,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct RejectedUpdate;
+pub(crate) struct RejectedUpdate;
 
 fn diagnostic(e: &ErrorState<'_>, source: SourceId, file: &SourceFile) -> Diagnostic {
     let what = if e.has_active_state {

@@ -7,7 +7,7 @@ use crate::model::{Skipped, SkippedKind};
 use crate::source::{Location, SourceFile, SourceId};
 
 declare_rule! {
-    pub static RULE for SkippedDocument = {
+    pub(crate) static RULE for SkippedDocument = {
         code: "XDS302",
         name: "skipped-document",
         severity: Severity::Info,
@@ -16,7 +16,7 @@ declare_rule! {
     }
 }
 
-pub struct SkippedDocument;
+pub(crate) struct SkippedDocument;
 
 fn diagnostic(s: &Skipped, source: SourceId, file: &SourceFile) -> Diagnostic {
     Diagnostic::new(&RULE, format!("not checked: {} is not Envoy configuration", s.what)).at(Location::new(

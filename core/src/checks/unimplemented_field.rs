@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
 declare_rule! {
-    pub static RULE for UnimplementedField = {
+    pub(crate) static RULE for UnimplementedField = {
         code: "XDS105",
         name: "unimplemented-field",
         severity: Severity::Error,
@@ -15,7 +15,7 @@ declare_rule! {
     }
 }
 
-pub struct UnimplementedField;
+pub(crate) struct UnimplementedField;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, fields: &[&str]) -> Diagnostic {
     let chain_name = chain.display_name();

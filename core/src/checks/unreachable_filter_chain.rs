@@ -12,7 +12,7 @@ use crate::graph::key;
 use crate::model::{Address, FilterChain, Listener};
 
 declare_rule! {
-    pub static RULE for UnreachableFilterChain = {
+    pub(crate) static RULE for UnreachableFilterChain = {
         code: "XDS202",
         name: "unreachable-filter-chain",
         severity: Severity::Warning,
@@ -21,7 +21,7 @@ declare_rule! {
     }
 }
 
-pub struct UnreachableFilterChain;
+pub(crate) struct UnreachableFilterChain;
 
 impl Check for UnreachableFilterChain {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {

@@ -10,7 +10,7 @@ use crate::graph::{Key, Level, NodeIndex};
 use crate::parallel::par_map;
 
 declare_rule! {
-    pub static RULE for WildcardOverlap = {
+    pub(crate) static RULE for WildcardOverlap = {
         code: "XDS301",
         name: "wildcard-overlap",
         severity: Severity::Info,
@@ -19,7 +19,7 @@ declare_rule! {
     }
 }
 
-pub struct WildcardOverlap;
+pub(crate) struct WildcardOverlap;
 
 impl Check for WildcardOverlap {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
