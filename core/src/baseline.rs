@@ -20,8 +20,10 @@ const VERSION: u32 = 1;
 /// A baseline file that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
+    /// The file is not JSON in the baseline's shape.
     #[error("not an xdsck baseline: {0}")]
     Syntax(#[from] serde_json::Error),
+    /// A baseline written by an xdsck whose format this one does not read.
     #[error("baseline version {0}; this xdsck reads version {VERSION}")]
     Version(u32),
 }
@@ -29,18 +31,26 @@ pub enum BaselineError {
 /// The accepted findings.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Baseline {
+    /// The format's version, so a later xdsck can tell an old file from a new one.
     pub version: u32,
+    /// The accepted findings, sorted so the file diffs well.
     pub findings: Vec<Entry>,
 }
 
 /// One accepted finding. Only `fingerprint` is matched; the rest tells a reader what it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
+    /// The rule's code, for a reader.
     pub code: String,
+    /// The rule's name, for a reader.
     pub rule: String,
+    /// The listener, for a reader.
     pub listener: Option<String>,
+    /// The chains, for a reader.
     #[serde(default)]
     pub filter_chains: Vec<String>,
+    /// What is matched: [`crate::Diagnostic::fingerprint`], stable across reformatting and
+    /// reordering.
     pub fingerprint: String,
 }
 
@@ -71,6 +81,7 @@ impl Baseline {
         Self { version: VERSION, findings }
     }
 
+    /// Reads a baseline written by `--write-baseline`.
     pub fn from_json(text: &str) -> Result<Self, BaselineError> {
         let baseline: Self = serde_json::from_str(text)?;
         if baseline.version != VERSION {

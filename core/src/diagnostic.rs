@@ -12,12 +12,16 @@ use crate::source::Location;
 /// `Info` — legal and deliberate-looking, worth knowing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// Legal and deliberate-looking, worth knowing.
     Info,
+    /// Envoy accepts it, but connections are lost or misrouted.
     Warning,
+    /// Envoy rejects the listener or configuration.
     Error,
 }
 
 impl Severity {
+    /// The lower-case name the outputs and `--severity` use.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -41,6 +45,8 @@ pub struct Rule {
     pub code: &'static str,
     /// Stable kebab-case name, e.g. `duplicate-filter-chain-match`.
     pub name: &'static str,
+    /// What every finding of the rule is reported as, unless a `--severity` override says
+    /// otherwise.
     pub severity: Severity,
     /// One line.
     pub summary: &'static str,
@@ -101,22 +107,31 @@ pub(crate) use declare_rule;
 /// A secondary place: "first defined here", "the wildcard chain".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Related {
+    /// What this place is to the finding, e.g. "the first listener with this name".
     pub message: String,
+    /// Where it is.
     pub location: Location,
 }
 
 /// One thing xdsck says about an input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The rule that found it.
     pub rule: &'static Rule,
     /// The severity of this finding; the rule's default unless the check decided otherwise.
     pub severity: Severity,
+    /// One sentence that stands on its own (JSON, SARIF and GitHub show it without the other
+    /// fields).
     pub message: String,
     /// The message Envoy prints when it rejects this (severity `Error` only).
     pub envoy_error: Option<String>,
+    /// The listener it is about, when there is one (input problems have none).
     pub listener: Option<String>,
+    /// The chains it is about, by name (or `filter_chains[i]` for an unnamed one).
     pub filter_chains: Vec<String>,
+    /// Where it is; `None` only for a place no input has (a failure reported before loading).
     pub location: Option<Location>,
+    /// Other places that explain it: the earlier duplicate, the chain that wins.
     pub related: Vec<Related>,
     /// A concrete connection that shows the problem (`dst_ip`, `dst_port`, `sni`, ...).
     pub example: BTreeMap<&'static str, serde_json::Value>,
@@ -125,6 +140,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A finding of `rule` at the rule's severity, to be completed with the builder methods below.
     pub fn new(rule: &'static Rule, message: impl Into<String>) -> Self {
         Self {
             rule,
@@ -140,46 +156,57 @@ impl Diagnostic {
         }
     }
 
+    /// Where the finding is.
     pub fn at(mut self, location: Location) -> Self {
         self.location = Some(location);
         self
     }
 
+    /// Overrides the rule's severity (selection settings do this; checks do not, since each rule
+    /// has one).
     pub fn severity(mut self, severity: Severity) -> Self {
         self.severity = severity;
         self
     }
 
+    /// The text Envoy prints when it rejects this, verbatim, so the conformance test can compare
+    /// it.
     pub fn envoy_error(mut self, text: impl Into<String>) -> Self {
         self.envoy_error = Some(text.into());
         self
     }
 
+    /// The listener the finding is about.
     pub fn listener(mut self, name: impl Into<String>) -> Self {
         self.listener = Some(name.into());
         self
     }
 
+    /// Adds a chain the finding is about.
     pub fn chain(mut self, name: impl Into<String>) -> Self {
         self.filter_chains.push(name.into());
         self
     }
 
+    /// Adds a secondary place.
     pub fn related(mut self, message: impl Into<String>, location: Location) -> Self {
         self.related.push(Related { message: message.into(), location });
         self
     }
 
+    /// Adds a line shown under the message.
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self
     }
 
+    /// Adds one attribute of the connection that shows the problem (`sni`, `dst_port`, ...).
     pub fn example(mut self, key: &'static str, value: impl Into<serde_json::Value>) -> Self {
         self.example.insert(key, value.into());
         self
     }
 
+    /// The rule's code, e.g. `XDS101`.
     pub fn code(&self) -> &'static str {
         self.rule.code
     }

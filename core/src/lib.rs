@@ -28,19 +28,26 @@
 //! );
 //! ```
 
-// Nothing public is public by accident: what core's users see is what it means to offer.
-#![warn(unreachable_pub)]
+// Nothing public is public by accident, and what is public says what it promises where it is
+// declared.
+#![warn(unreachable_pub, missing_docs)]
 
 pub mod baseline;
 pub mod checks;
 pub mod diagnostic;
+// graph, load, source and trace are being reworked in parallel (issue 13, items 1 and 2):
+// their public items get their docs there, and these allows go when that lands.
+#[allow(missing_docs)]
 pub mod graph;
+#[allow(missing_docs)]
 pub mod load;
 pub mod model;
 mod parallel;
 pub mod report;
 pub mod settings;
+#[allow(missing_docs)]
 pub mod source;
+#[allow(missing_docs)]
 pub mod trace;
 
 pub use diagnostic::{Diagnostic, Related, Rule, Severity};
@@ -57,6 +64,7 @@ pub const ENVOY_VERSION: &str = "1.40";
 /// Options for [`analyze`].
 #[derive(Debug, Clone, Default)]
 pub struct Options {
+    /// How much input the loaders accept before refusing it (`XDS009`).
     pub limits: Limits,
     /// Which findings to report, at which severity.
     pub settings: settings::Settings,

@@ -14,6 +14,7 @@ use crate::source::{Location, SourceFile, SourceId, join_field, join_index};
 /// Every input of a run, loaded.
 #[derive(Debug, Default)]
 pub struct Snapshot<'a> {
+    /// In the order they were given: findings and the report follow it.
     pub inputs: Vec<Input<'a>>,
 }
 
@@ -33,9 +34,11 @@ pub enum InputKind {
     DynamicListenersDump,
     /// `/config_dump?resource=static_listeners`.
     StaticListenersDump,
+    /// An Envoy bootstrap; its `static_resources.listeners` are checked.
     Bootstrap,
     /// One Listener, a list of them, or a YAML stream of them.
     Listeners,
+    /// An xDS (SotW) DiscoveryResponse of Listeners, as an LDS server sends it.
     DiscoveryResponse,
     /// An xDS DeltaDiscoveryResponse (`system_version_info`, `removed_resources`).
     DeltaDiscoveryResponse,
@@ -46,6 +49,7 @@ pub enum InputKind {
 }
 
 impl InputKind {
+    /// How the report names the kind.
     pub fn as_str(self) -> &'static str {
         match self {
             InputKind::ConfigDump => "config_dump",
@@ -64,7 +68,9 @@ impl InputKind {
 /// One loaded input.
 #[derive(Debug)]
 pub struct Input<'a> {
+    /// The source it was loaded from.
     pub source: SourceId,
+    /// What it was recognised as.
     pub kind: InputKind,
     /// Every listener found, in document order, whatever its state.
     pub listeners: Vec<Listener<'a>>,
@@ -78,9 +84,11 @@ pub struct Input<'a> {
 /// A part of an input that is not a listener, so xdsck does not check it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
+    /// Whether it is reported (a document) or only counted (a resource of another type).
     pub kind: SkippedKind,
     /// What it is: `a Kubernetes \`Service\``, or the resource's type (`Cluster`).
     pub what: String,
+    /// Where it is in the input.
     pub pointer: String,
     /// Byte offset in the source's JSON text.
     pub offset: Option<usize>,
@@ -109,6 +117,7 @@ impl Input<'_> {
         set.into_iter().map(str::to_owned).collect()
     }
 
+    /// What the input holds, counted.
     pub fn inventory(&self) -> Inventory {
         let mut inv = Inventory { failed: self.error_states.len(), ..Inventory::default() };
         for s in &self.skipped {
@@ -139,7 +148,9 @@ pub struct Inventory {
     pub listeners: usize,
     /// Filter chains in the live listeners (the default chain not counted).
     pub filter_chains: usize,
+    /// Listeners Envoy is still warming (not serving yet, not checked).
     pub warming: usize,
+    /// Listeners Envoy is draining (on their way out, not checked).
     pub draining: usize,
     /// Rejected updates (`error_state`).
     pub failed: usize,
@@ -167,10 +178,12 @@ pub enum ListenerState {
 }
 
 impl ListenerState {
+    /// Whether Envoy serves (or would serve) the listener: the states the checks look at.
     pub fn is_live(self) -> bool {
         matches!(self, ListenerState::Static | ListenerState::Active | ListenerState::Declared)
     }
 
+    /// How the report names the state.
     pub fn as_str(self) -> &'static str {
         match self {
             ListenerState::Static => "static",
@@ -189,9 +202,11 @@ pub struct ErrorState<'a> {
     pub listener_name: Cow<'a, str>,
     /// Envoy's own error text.
     pub details: Cow<'a, str>,
+    /// When Envoy tried the update, as the dump says (RFC 3339).
     pub last_update_attempt: Option<Cow<'a, str>>,
     /// Pointer and offset of the `error_state` object.
     pub pointer: String,
+    /// Byte offset of the `error_state` object.
     pub offset: Option<usize>,
     /// Whether the same entry also has an active state (an update to a running listener was
     /// refused) or not (a new listener was refused; the entry holds only the error).
@@ -207,6 +222,7 @@ pub use crate::source::Casing;
 pub struct Listener<'a> {
     /// As Envoy names it (for CECs: `<namespace>/<cec>/<listener>` as the Cilium agent does).
     pub name: Cow<'a, str>,
+    /// Whether it is served, warming, draining or only declared.
     pub state: ListenerState,
     /// `version_info` of the dump entry, when there is one.
     pub version_info: Option<Cow<'a, str>>,
@@ -214,14 +230,26 @@ pub struct Listener<'a> {
     pub pointer: String,
     /// Byte offset of the Listener object in the source's JSON text.
     pub offset: Option<usize>,
+    /// Whether the listener's fields are snake_case or camelCase, to build pointers as the input
+    /// spells them.
     pub casing: Casing,
+    /// `address`; `None` for listeners Envoy gives one itself (internal, CEC) and for those it
+    /// rejects.
     pub address: Option<Address<'a>>,
+    /// `additional_addresses`: each is served by the same chains and collides like the primary.
     pub additional_addresses: Vec<Address<'a>>,
+    /// `bind_to_port`; unset is `true`. A listener that does not bind only takes connections handed
+    /// to it (`use_original_dst`).
     pub bind_to_port: Option<bool>,
+    /// `use_original_dst`: connections are handed to the listener of their original destination.
     pub use_original_dst: bool,
+    /// `enable_reuse_port`; decides whether two listeners on one address are an error.
     pub enable_reuse_port: Option<bool>,
+    /// In order: which of them run decides what a chain can match on (SNI needs `tls_inspector`).
     pub listener_filters: Vec<ListenerFilter<'a>>,
+    /// In order.
     pub filter_chains: Vec<FilterChain<'a>>,
+    /// What takes connections no chain matches; without it they are closed.
     pub default_filter_chain: Option<FilterChain<'a>>,
     /// The unified matcher, typed by the loader.
     pub filter_chain_matcher: Option<matcher::FilterChainMatcher>,
@@ -242,7 +270,9 @@ pub struct Listener<'a> {
 /// written, and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IgnoreAnnotation<'a> {
+    /// The annotation's value: selectors separated by commas.
     pub value: Cow<'a, str>,
+    /// Where it is, for a finding about an entry that is not a rule.
     pub pointer: String,
 }
 
@@ -330,26 +360,50 @@ impl<'a> Listener<'a> {
 /// A listener or upstream address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Address<'a> {
+    /// An IP (or DNS) address and port.
     Socket(SocketAddress<'a>),
-    Pipe { path: Cow<'a, str>, mode: Option<u32> },
-    EnvoyInternal { server_listener_name: Cow<'a, str>, endpoint_id: Cow<'a, str> },
+    /// A Unix domain socket.
+    Pipe {
+        /// The socket's path (`@` first for an abstract socket).
+        path: Cow<'a, str>,
+        /// Its file mode.
+        mode: Option<u32>,
+    },
+    /// An Envoy internal address: another listener of the same Envoy, no socket.
+    EnvoyInternal {
+        /// The internal listener it reaches.
+        server_listener_name: Cow<'a, str>,
+        /// Tells apart connections to the same internal listener.
+        endpoint_id: Cow<'a, str>,
+    },
 }
 
+/// `config.core.v3.SocketAddress`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SocketAddress<'a> {
+    /// As written: an IP literal, or a name Envoy resolves.
     pub address: Cow<'a, str>,
+    /// `port_value`; unset is 0 (any port, chosen by the kernel).
     pub port_value: Option<u32>,
+    /// `named_port`, which Envoy does not support for listeners.
     pub named_port: Option<Cow<'a, str>>,
+    /// TCP or UDP: two listeners on one address and port collide only with the same protocol.
     pub protocol: Protocol,
+    /// `ipv4_compat`: an IPv6 listener on `::` takes IPv4 connections too.
     pub ipv4_compat: bool,
+    /// `resolver_name`, a custom resolver (the address is then not an IP literal).
     pub resolver_name: Option<Cow<'a, str>>,
+    /// `network_namespace_filepath`: the same address in two namespaces is two sockets.
     pub network_namespace_filepath: Option<Cow<'a, str>>,
 }
 
+/// A socket address's protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum Protocol {
+    /// `TCP`, the default.
     #[default]
     Tcp,
+    /// `UDP` (and QUIC, which runs over it).
     Udp,
 }
 
@@ -395,6 +449,7 @@ impl std::fmt::Display for CanonicalIpv6 {
 /// A listener filter (`tls_inspector`, `http_inspector`, `original_dst`, `proxy_protocol`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerFilter<'a> {
+    /// As written, e.g. `envoy.filters.listener.tls_inspector`; matched when there is no `@type`.
     pub name: Cow<'a, str>,
     /// `typed_config["@type"]`, when given.
     pub type_url: Option<Cow<'a, str>>,
@@ -403,7 +458,9 @@ pub struct ListenerFilter<'a> {
 /// Which chain of a listener: one of `filter_chains`, or `default_filter_chain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ChainIndex {
+    /// `filter_chains[i]`.
     Listed(usize),
+    /// `default_filter_chain`.
     Default,
 }
 
@@ -412,15 +469,19 @@ pub enum ChainIndex {
 pub struct FilterChain<'a> {
     /// As written; may be empty (Cilium emits unnamed chains).
     pub name: Cow<'a, str>,
+    /// Which chain of its listener it is.
     pub index: ChainIndex,
     /// Byte offset of the chain object in the JSON text.
     pub offset: Option<usize>,
     /// Byte offset of its `name` value in the JSON text: where findings about the chain point.
     pub name_offset: Option<usize>,
+    /// The chain's own field casing (a listener may mix them).
     pub casing: Casing,
     /// `None` when the chain has no `filter_chain_match` (which Envoy treats as `{}`).
     pub filter_chain_match: Option<FilterChainMatch<'a>>,
+    /// Its network filters, in order.
     pub filters: Vec<NetworkFilter<'a>>,
+    /// Its transport socket: whether it terminates TLS.
     pub transport_socket: Option<TransportSocket<'a>>,
 }
 
@@ -450,24 +511,38 @@ impl FilterChain<'_> {
 /// `FilterChainMatch`, every field, as written (normalisation happens in the graph).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FilterChainMatch<'a> {
+    /// Byte offset of the `filter_chain_match` object in the JSON text.
     pub offset: Option<usize>,
+    /// The match object's own field casing.
     pub casing: Casing,
+    /// `destination_port`.
     pub destination_port: Option<u32>,
+    /// `prefix_ranges` (destination address).
     pub prefix_ranges: Vec<CidrRange<'a>>,
+    /// `address_suffix`: Envoy does not implement it and rejects a chain that sets it.
     pub address_suffix: Cow<'a, str>,
+    /// `suffix_len`: not implemented either.
     pub suffix_len: Option<u32>,
+    /// `direct_source_prefix_ranges` (the peer's address, before any PROXY protocol).
     pub direct_source_prefix_ranges: Vec<CidrRange<'a>>,
+    /// `source_type`.
     pub source_type: SourceType,
+    /// `source_prefix_ranges` (the source address, after PROXY protocol).
     pub source_prefix_ranges: Vec<CidrRange<'a>>,
+    /// `source_ports`.
     pub source_ports: Vec<u32>,
+    /// `server_names`, as written (Envoy lower-cases them).
     pub server_names: Vec<Cow<'a, str>>,
+    /// `transport_protocol`; empty when unset.
     pub transport_protocol: Cow<'a, str>,
+    /// `application_protocols` (ALPN).
     pub application_protocols: Vec<Cow<'a, str>>,
 }
 
 /// `config.core.v3.CidrRange`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CidrRange<'a> {
+    /// As written; may not be an IP literal (which Envoy rejects).
     pub address_prefix: Cow<'a, str>,
     /// Unset means 0 (so an address without a length matches the whole family).
     pub prefix_len: Option<u32>,
@@ -476,13 +551,17 @@ pub struct CidrRange<'a> {
 /// `FilterChainMatch.ConnectionSourceType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
 pub enum SourceType {
+    /// `ANY`, the default.
     #[default]
     Any,
+    /// `SAME_IP_OR_LOOPBACK`: the source is the destination's own address or a loopback address.
     SameIpOrLoopback,
+    /// `EXTERNAL`: any other source.
     External,
 }
 
 impl SourceType {
+    /// The enum's name in Envoy's API.
     pub fn as_str(self) -> &'static str {
         match self {
             SourceType::Any => "ANY",
@@ -495,49 +574,76 @@ impl SourceType {
 /// A network filter of a chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkFilter<'a> {
+    /// As written; matched when there is no `@type`.
     pub name: Cow<'a, str>,
+    /// `typed_config["@type"]`, when given: what Envoy goes by.
     pub type_url: Option<Cow<'a, str>>,
+    /// What xdsck read of it.
     pub kind: NetworkFilterKind<'a>,
 }
 
 /// What xdsck knows about the filters it reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NetworkFilterKind<'a> {
+    /// `tcp_proxy`: the chain passes the connection through to a cluster.
     TcpProxy {
         /// `cluster`, or the weighted clusters' names.
         clusters: Vec<Cow<'a, str>>,
+        /// `stat_prefix`.
         stat_prefix: Option<Cow<'a, str>>,
     },
+    /// `http_connection_manager`: the chain speaks HTTP and routes by route configuration.
     HttpConnectionManager {
+        /// `stat_prefix`.
         stat_prefix: Option<Cow<'a, str>>,
+        /// Where its routes come from.
         routes: RouteSource<'a>,
     },
+    /// Any other filter: named, not read.
     Other,
 }
 
 /// Where an http_connection_manager gets its routes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteSource<'a> {
-    Rds { route_config_name: Cow<'a, str> },
-    Inline { name: Option<Cow<'a, str>>, virtual_hosts: Vec<VirtualHost<'a>> },
+    /// `rds`: fetched by name over xDS.
+    Rds {
+        /// The route configuration's name.
+        route_config_name: Cow<'a, str>,
+    },
+    /// `route_config`, inline.
+    Inline {
+        /// Its `name`, when given.
+        name: Option<Cow<'a, str>>,
+        /// Its virtual hosts, in order.
+        virtual_hosts: Vec<VirtualHost<'a>>,
+    },
+    /// `scoped_routes`: routes chosen per request by a scope key.
     Scoped,
+    /// No routes given (Envoy rejects such a manager).
     None,
 }
 
+/// A virtual host of an inline route configuration: which `Host`s it serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VirtualHost<'a> {
+    /// As written.
     pub name: Cow<'a, str>,
+    /// As written, wildcards included.
     pub domains: Vec<Cow<'a, str>>,
 }
 
 /// A chain's transport socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransportSocket<'a> {
+    /// As written; matched when there is no `@type`.
     pub name: Cow<'a, str>,
+    /// `typed_config["@type"]`, when given.
     pub type_url: Option<Cow<'a, str>>,
 }
 
 impl TransportSocket<'_> {
+    /// Whether it is a downstream TLS or QUIC transport, by `@type` or, without one, by name.
     pub fn terminates_tls(&self) -> bool {
         match self.type_url.as_deref() {
             Some(t) => t.ends_with(".DownstreamTlsContext") || t.ends_with(".QuicDownstreamTransport"),

@@ -44,25 +44,44 @@ pub fn is_input_problem(rule: &Rule) -> bool {
 /// severity, a config file that is not the TOML xdsck reads.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SettingsError {
+    /// A selector that names no rule; the text as given.
     #[error("`{0}` is not a rule code, code prefix (`XDS3`), rule name or `ALL` (see `xdsck rules`)")]
     UnknownRule(String),
+    /// A selector that names only input problems, which cannot be selected away; as given.
     #[error("`{0}` selects input problems (XDS0xx), which are always reported: they mean an input was not read")]
     InputProblem(String),
+    /// A severity override that is not `RULE=LEVEL`; as given.
     #[error("`{0}`: give a severity override as RULE=LEVEL, LEVEL one of error, warning, info")]
     BadSeverity(String),
+    /// A listener or path glob that does not parse.
     #[error("`{pattern}` is not a glob: {reason}")]
-    BadGlob { pattern: String, reason: String },
+    BadGlob {
+        /// The glob as given.
+        pattern: String,
+        /// What the glob crate found wrong with it.
+        reason: String,
+    },
+    /// `xdsck.toml` is not TOML, or not in the shape xdsck reads; located in the file.
     #[error("line {line}, column {column}: {message}")]
-    Config { line: usize, column: usize, message: String },
+    Config {
+        /// 1-based line of the config file.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+        /// What is wrong there.
+        message: String,
+    },
 }
 
 /// A rule selector: `ALL`, a code (`XDS301`), a code prefix (`XDS3`), a name
 /// (`wildcard-overlap`) or a rule's old name (`malformed-cidr`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selector {
+    /// Every rule.
     All,
     /// Upper case; matches at least one rule's code.
     Prefix(String),
+    /// One rule, by code or name.
     Rule(&'static Rule),
     /// An old rule name: the rules that now carry its meaning ([`crate::checks::aliases`]).
     Alias(&'static Alias),
@@ -97,6 +116,7 @@ impl Selector {
         Ok(selector)
     }
 
+    /// Whether the selector covers `rule`.
     pub fn matches(&self, rule: &Rule) -> bool {
         match self {
             Self::All => true,
@@ -178,10 +198,12 @@ impl Pattern {
         Ok(Self { text: text.to_owned(), pattern, literal_separator })
     }
 
+    /// The glob as written, for messages.
     pub fn as_str(&self) -> &str {
         &self.text
     }
 
+    /// Whether `candidate` (a listener name, or a path relative to the config file) matches.
     pub fn is_match(&self, candidate: &str) -> bool {
         let options = MatchOptions {
             case_sensitive: true,
@@ -197,8 +219,11 @@ impl Pattern {
 /// listener.
 #[derive(Debug, Clone)]
 pub struct ScopedIgnore {
+    /// The rules it ignores.
     pub rules: Vec<Selector>,
+    /// Only on listeners whose name matches.
     pub listener: Option<Pattern>,
+    /// Only in inputs whose path matches.
     pub path: Option<Pattern>,
 }
 
@@ -216,7 +241,10 @@ impl ScopedIgnore {
 /// loses `root` (the config's directory).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PathBase {
+    /// The config file's directory, absolute; `None` without a config file (absolute input paths
+    /// then match nothing).
     pub root: Option<String>,
+    /// The working directory relative to `root`, ending in `/` (empty when they are the same).
     pub prefix: String,
 }
 
@@ -247,10 +275,13 @@ pub struct Settings {
     pub select: Option<Vec<Selector>>,
     /// Added to `select` (or to the config file's, for a CLI that overrides one).
     pub extend_select: Vec<Selector>,
+    /// Taken out of the selection; where a select and an ignore both match, the more specific wins.
     pub ignore: Vec<Selector>,
     /// Severity overrides; the most specific selector wins, the later one among equals.
     pub severity: Vec<(Selector, Severity)>,
+    /// Ignores limited to some listeners or paths.
     pub scoped: Vec<ScopedIgnore>,
+    /// How path globs see input names.
     pub path_base: PathBase,
 }
 

@@ -44,7 +44,10 @@ use crate::source::{Location, SourceFile, SourceId, Sources};
 /// What a check is given.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'s, 'a> {
+    /// Every input of the run, for the checks that look past live listeners (rejected updates,
+    /// skipped documents, inputs without listeners).
     pub snapshot: &'s Snapshot<'a>,
+    /// The texts the inputs were loaded from, to locate what a check reports.
     pub sources: &'s Sources,
     listeners: &'s [ListenerCx<'s, 'a>],
 }
@@ -53,9 +56,14 @@ pub struct Context<'s, 'a> {
 /// check that asks it.
 #[derive(Debug, Clone, Copy)]
 pub struct ListenerCx<'s, 'a> {
+    /// The input the listener is in.
     pub source: SourceId,
+    /// That input's text, read again to locate a finding below the listener.
     pub file: &'s SourceFile,
+    /// The listener as the loader read it.
     pub listener: &'s Listener<'a>,
+    /// Envoy's match index for the listener, shared by every check instead of each building its
+    /// own.
     pub graph: &'s MatchGraph<'s, 'a>,
 }
 
@@ -120,11 +128,14 @@ impl ListenerCx<'_, '_> {
 /// The rule a check reports under. `declare_rule! { pub static RULE for TheCheck = { ... } }`
 /// implements it, so each check names its rule once, where it declares it.
 pub trait HasRule {
+    /// The rule every finding of this check carries.
     fn rule(&self) -> &'static Rule;
 }
 
 /// One check.
 pub trait Check: HasRule + Sync {
+    /// Appends this check's findings for the run to `out`, in input order (the report sorts them
+    /// afterwards).
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>);
 }
 

@@ -27,7 +27,9 @@ pub struct FilterChainMatcher {
 /// An action's chain name and the pointer of its `value`, relative to the matcher.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatcherAction {
+    /// The filter chain it names.
     pub name: String,
+    /// Where its `value` is, relative to the matcher.
     pub pointer: String,
 }
 
@@ -37,20 +39,30 @@ pub struct MatcherAction {
 pub struct ServerNameMatcherParts {
     /// Whether its input is `ServerNameInput` (lower-cased by Envoy).
     pub reads_server_name: bool,
+    /// Per domain matcher, each domain with its pointer relative to the matcher.
     pub domain_matchers: Vec<Vec<(String, String)>>,
 }
 
 /// A matcher input of `envoy.extensions.matching.common_inputs.network.v3`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Input {
+    /// `DestinationIPInput`.
     DestinationIp,
+    /// `DestinationPortInput`.
     DestinationPort,
+    /// `SourceIPInput`.
     SourceIp,
+    /// `SourcePortInput`.
     SourcePort,
+    /// `DirectSourceIPInput`: the peer's address, before any PROXY protocol.
     DirectSourceIp,
+    /// `SourceTypeInput`: `local` for a same-host source, else empty.
     SourceType,
+    /// `ServerNameInput`: the SNI, lower-cased.
     ServerName,
+    /// `TransportProtocolInput`.
     TransportProtocol,
+    /// `ApplicationProtocolInput`: the ALPN list, joined with commas.
     ApplicationProtocol,
 }
 
@@ -81,51 +93,73 @@ impl Input {
 /// `xds.type.matcher.v3.Matcher`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Matcher {
+    /// What it matches on.
     pub tree: Tree,
+    /// What happens when nothing in `tree` matches; without it the connection gets no chain
+    /// from this matcher.
     pub on_no_match: Option<Box<OnMatch>>,
 }
 
 /// The matcher's `matcher_list` or `matcher_tree`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tree {
+    /// `matcher_list`: the first predicate that holds wins.
     List(Vec<(Predicate, OnMatch)>),
+    /// `matcher_tree.exact_match_map`.
     Exact {
+        /// What it reads.
         input: Input,
+        /// Value to what follows, in document order.
         map: Vec<(String, OnMatch)>,
     },
+    /// `matcher_tree.prefix_match_map`: the longest matching prefix wins.
     Prefix {
+        /// What it reads.
         input: Input,
+        /// Prefix to what follows, in document order.
         map: Vec<(String, OnMatch)>,
     },
     /// `xds.type.matcher.v3.ServerNameMatcher`: `(domains, on_match)` per domain matcher.
     ServerName {
+        /// What it reads.
         input: Input,
+        /// Per domain matcher, its domains and what follows; the most specific domain wins.
         domain_matchers: Vec<(Vec<String>, OnMatch)>,
     },
     /// `xds.type.matcher.v3.IPMatcher`.
     Ip {
+        /// What it reads.
         input: Input,
+        /// Its range matchers; the longest matching range wins.
         range_matchers: Vec<RangeMatcher>,
     },
 }
 
+/// One range matcher of an `IPMatcher`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RangeMatcher {
     /// Truncated to their prefix length, as Envoy's `CidrRange` does.
     pub ranges: Vec<IpNet>,
+    /// `exclusive`: tried only as the longest matching range, never as a fallback after a
+    /// longer one led nowhere.
     pub exclusive: bool,
+    /// What follows a match.
     pub on_match: OnMatch,
 }
 
 /// `Matcher.OnMatch`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OnMatch {
+    /// What it leads to.
     pub then: Then,
+    /// `keep_matching`, which Envoy rejects for filter chain matchers.
     pub keep_matching: bool,
 }
 
+/// What an `OnMatch` leads to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Then {
+    /// A nested matcher.
     Matcher(Box<Matcher>),
     /// The chain name a `google.protobuf.StringValue` action holds.
     Action(String),
@@ -134,29 +168,47 @@ pub enum Then {
 /// A `matcher_list` predicate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Predicate {
-    Single { input: Input, matcher: StringMatcher },
+    /// `single_predicate`: one input compared with one string matcher.
+    Single {
+        /// What it reads.
+        input: Input,
+        /// How the value is compared.
+        matcher: StringMatcher,
+    },
+    /// `or_matcher`: any holds.
     Or(Vec<Predicate>),
+    /// `and_matcher`: all hold.
     And(Vec<Predicate>),
+    /// `not_matcher`.
     Not(Box<Predicate>),
 }
 
 /// `xds.type.matcher.v3.StringMatcher` (no `safe_regex`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StringMatcher {
+    /// How the pattern is compared.
     pub kind: StringMatch,
+    /// The pattern.
     pub pattern: String,
+    /// `ignore_case` (ASCII only, as in Envoy).
     pub ignore_case: bool,
 }
 
+/// Which comparison a `StringMatcher` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StringMatch {
+    /// `exact`.
     Exact,
+    /// `prefix`.
     Prefix,
+    /// `suffix`.
     Suffix,
+    /// `contains`.
     Contains,
 }
 
 impl StringMatcher {
+    /// Whether `value` matches, as Envoy compares.
     pub fn matches(&self, value: &str) -> bool {
         let (v, p) = if self.ignore_case {
             (value.to_ascii_lowercase(), self.pattern.to_ascii_lowercase())

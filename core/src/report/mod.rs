@@ -18,6 +18,7 @@ use crate::source::{LineColumn, Location, SourceId, Sources};
 /// Everything one run found, ready to render.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// One line per input, in the order the inputs were given.
     pub inputs: Vec<InputSummary>,
     /// Sorted with [`Diagnostic::sort_key`].
     pub findings: Vec<Diagnostic>,
@@ -41,6 +42,7 @@ pub struct Suppressed {
 }
 
 impl Suppressed {
+    /// Every finding left out, for whatever reason: what the tally says was suppressed.
     pub fn total(&self) -> usize {
         self.not_selected + self.annotation + self.ignored + self.baseline
     }
@@ -67,9 +69,11 @@ impl Suppressed {
 /// One input's line in the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputSummary {
+    /// The input.
     pub source: SourceId,
     /// e.g. `config_dump`, `CiliumEnvoyConfig`; `None` when the input could not be loaded.
     pub kind: Option<&'static str>,
+    /// What it holds (listeners, chains, ...), so a clean input still shows it was read.
     pub inventory: Inventory,
     /// The distinct `version_info`s of its live listeners (a config_dump's dynamic listeners),
     /// sorted: what `attach --watch` calls the version of a dump.
@@ -105,8 +109,11 @@ pub struct RenderOptions {
 /// How many findings one rule has at one severity: a line of `--statistics`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleCount {
+    /// The rule counted.
     pub rule: &'static crate::diagnostic::Rule,
+    /// The severity its findings were reported at (an override can make one rule count at two).
     pub severity: Severity,
+    /// How many findings.
     pub count: usize,
 }
 
@@ -143,15 +150,20 @@ pub fn write_statistics(
 /// its sources, so the CLI and the web page print the same bytes for the same input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// For people: rustc-style snippets with the finding's place.
     Text,
+    /// The stable JSON report (`version` 1) for scripts and the web page.
     Json,
+    /// SARIF 2.1.0, for code-scanning upload.
     Sarif,
+    /// GitHub Actions workflow commands (`::error file=...`), one line per finding.
     Github,
     /// OpenReports `Report`s (Kubernetes), in a `v1` `List`.
     OpenReports,
 }
 
 impl Format {
+    /// The name `--format` takes.
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Text => "text",

@@ -123,6 +123,8 @@ fn outcome(d: &Diagnostic) -> (&'static str, &'static str) {
     }
 }
 
+/// Writes the report as OpenReports `Report`s, one per input (a clean input too: "nothing found" is
+/// worth publishing), in one `v1` `List`.
 pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let cec_input = |id: SourceId| report.inputs.iter().any(|i| i.source == id && i.kind == Some("CiliumEnvoyConfig"));
     let first_input = report.inputs.first().map(|i| i.source);
