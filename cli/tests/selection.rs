@@ -49,6 +49,34 @@ fn codes(report: &Value) -> Vec<String> {
 const DUMP: &str = "testdata/envoy/config_dump.json";
 const CEC: &str = "testdata/cilium/cec-tenant-gateway.yaml";
 
+/// A rule's old name still selects: `malformed-cidr` was split into invalid-cidr (XDS104, the
+/// ranges Envoy rejects) and misleading-cidr (XDS206, those it accepts), and names both, on the
+/// command line and in `xdsck.toml`; `xdsck explain` says where the name went.
+#[test]
+fn an_old_rule_name_selects_the_rules_that_carry_it() {
+    let both = "testdata/checks/invalid-cidr/bad-not-an-ip.yaml";
+    let widening = "testdata/checks/misleading-cidr/bad-accepted-widening.yaml";
+    let report = json(&run(&["check", "--format", "json", both, widening]));
+    let all = codes(&report);
+    assert!(all.contains(&"XDS104".to_owned()) && all.contains(&"XDS206".to_owned()), "{all:?}");
+
+    let out = run(&["check", "--format", "json", "--select", "malformed-cidr", both, widening]);
+    let selected = codes(&json(&out));
+    assert!(!selected.is_empty() && selected.iter().all(|c| c == "XDS104" || c == "XDS206"), "{selected:?}");
+    assert_eq!(selected.len(), all.iter().filter(|c| *c == "XDS104" || *c == "XDS206").count());
+
+    let dir = project("[rules]\nignore = [\"malformed-cidr\"]\n");
+    std::fs::copy(workspace().join(widening), dir.path().join("w.yaml")).unwrap();
+    let out = run_in(dir.path(), &["check", "--format", "json", "w.yaml"]);
+    let left = codes(&json(&out));
+    assert!(!left.iter().any(|c| c == "XDS206"), "{left:?}");
+    assert!(json(&out)["summary"]["suppressed_by"]["not_selected"].as_u64().unwrap() > 0);
+
+    let out = run_in(&workspace(), &["explain", "malformed-cidr"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("# XDS104 invalid-cidr") && stdout(&out).contains("# XDS206 misleading-cidr"));
+}
+
 #[test]
 fn ignore_by_code_prefix_or_name_is_counted_as_suppressed() {
     let out = run(&["check", "--ignore", "XDS301", DUMP, "--format", "json"]);
