@@ -216,8 +216,9 @@ impl Diagnostic {
     /// the chain it names (`/filter_chain_match/server_names/2`). Line numbers and where the
     /// listener sits in its input (`/configs/2/dynamic_listeners/7`) are left out, so
     /// reformatting, reordering listeners or moving them to another file keeps it; a finding
-    /// that names no listener (an input problem) is identified by its pointer. FNV-1a, spelled
-    /// out, because std's hasher may change between Rust releases.
+    /// that names no listener (an input problem) is identified by its pointer. A rule split off
+    /// another fingerprints under the code it left, so an accepted finding stays accepted.
+    /// FNV-1a, spelled out, because std's hasher may change between Rust releases.
     pub fn fingerprint(&self) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let mut feed = |s: &str| {
@@ -226,7 +227,8 @@ impl Diagnostic {
                 h = h.wrapping_mul(0x0000_0100_0000_01b3);
             }
         };
-        feed(self.rule.code);
+        // A finding that moved to a rule split off another keeps the fingerprint it had.
+        feed(crate::checks::aliases::fingerprint_code(self.rule));
         let pointer = self.location.as_ref().map_or("", |l| l.pointer.as_str());
         match &self.listener {
             Some(listener) => {

@@ -20,7 +20,8 @@ pub struct Alias {
     pub why: &'static str,
 }
 
-/// Every old name, sorted by name.
+/// Every old name, sorted by name. The first rule of a split is the one that kept the old
+/// code.
 pub static ALL: &[Alias] = &[
     Alias {
         name: "duplicate-listener-name",
@@ -54,6 +55,16 @@ pub static ALL: &[Alias] = &[
     },
 ];
 
+/// The code a rule's findings were reported under before it was split off another, so that
+/// [`crate::Diagnostic::fingerprint`] (and so baselines and SARIF fingerprints) stays the same
+/// for a finding that only changed rules. A rule that was never split off is its own code.
+pub fn fingerprint_code(rule: &Rule) -> &'static str {
+    ALL.iter()
+        .filter(|a| a.rules.len() > 1)
+        .find(|a| a.rules.iter().any(|r| r.code == rule.code))
+        .map_or(rule.code, |a| a.rules[0].code)
+}
+
 /// The alias with this name, if any (names are matched exactly, like rule names).
 pub fn find(name: &str) -> Option<&'static Alias> {
     ALL.iter().find(|a| a.name == name)
@@ -67,3 +78,28 @@ impl PartialEq for Alias {
 }
 
 impl Eq for Alias {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_off_rule_fingerprints_under_the_code_it_left() {
+        assert_eq!(fingerprint_code(&misleading_cidr::RULE), "XDS104");
+        assert_eq!(fingerprint_code(&invalid_cidr::RULE), "XDS104");
+        assert_eq!(fingerprint_code(&matcher_upper_case_domain::RULE), "XDS204");
+        assert_eq!(fingerprint_code(&duplicate_static_listener::RULE), "XDS109");
+        // Renamed only: the code never changed.
+        assert_eq!(fingerprint_code(&match_blackhole::RULE), "XDS201");
+        // Each alias lists the rule that kept the code first, then the rest in code order.
+        for a in ALL {
+            let codes: Vec<&str> = a.rules.iter().map(|r| r.code).collect();
+            assert!(codes.is_sorted(), "{}: {codes:?}", a.name);
+        }
+        let names: Vec<&str> = ALL.iter().map(|a| a.name).collect();
+        assert!(names.is_sorted(), "{names:?}");
+        for a in ALL {
+            assert!(crate::rule(a.name).is_none(), "`{}` is both a rule and an alias", a.name);
+        }
+    }
+}
