@@ -4,6 +4,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use crate::graph::matcher::MatcherStep;
 use crate::graph::select::{ListenerMatch, SelectError};
 use crate::graph::trace::{Client, Connection, Outcome, Trace};
 use crate::model::{Address, Listener, ListenerState, Snapshot};
@@ -58,6 +59,9 @@ pub struct Answer {
     /// The chain reached: its name (`filter_chains[N]` when unnamed; the default chain's name),
     /// `None` when Envoy closes the connection.
     pub filter_chain: Option<String>,
+    /// For a listener with `filter_chain_matcher`: the matcher's decisions, each at the pointer
+    /// (from the document's root) of the node it was taken at. The notes say the same in words.
+    pub matcher_steps: Vec<MatcherStep>,
     pub notes: Vec<String>,
 }
 
@@ -188,6 +192,7 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
         connection,
         trace: selection.trace,
         filter_chain,
+        matcher_steps: selection.matcher_steps,
         notes,
     })
 }

@@ -13,6 +13,7 @@ use super::matcher::{MatcherStep, NeedsInput};
 use super::trace::{Connection, Outcome, Trace};
 use crate::model::matcher::{FilterChainMatcher, Input};
 use crate::model::{FilterChain, Listener};
+use crate::source::{Pointer, join_field};
 
 /// How one listener picks a filter chain.
 #[derive(Debug)]
@@ -128,7 +129,13 @@ impl<'l, 'a> ListenerMatch<'l, 'a> {
             }
             Ok(eval) => {
                 notes.extend(eval.steps.iter().map(|s| format!("matcher: {s}")));
-                matcher_steps = eval.steps;
+                // The steps' places, from the document's root: the listener's matcher, then the node.
+                let base = join_field(&listener.pointer, listener.casing, "filter_chain_matcher");
+                matcher_steps = eval
+                    .steps
+                    .into_iter()
+                    .map(|s| MatcherStep { at: Pointer::from(format!("{base}{}", s.at)), ..s })
+                    .collect();
                 match eval.action {
                     Some(name) => match listener.filter_chains.iter().position(|c| c.name == name) {
                         Some(i) => Outcome::Chain(i),
@@ -262,6 +269,21 @@ filter_chain_matcher:
         assert_eq!(chain.as_deref(), Some("a"));
         assert!(s.trace.steps.is_empty() && s.trace.path.is_empty());
         assert_eq!(s.matcher_steps.len(), 1);
+        assert_eq!(
+            s.matcher_steps[0].at.as_str(),
+            "/filter_chain_matcher/matcher_tree/exact_match_map/map/a.example.com"
+        );
+        // A nested matcher's steps name its own nodes; a miss below a key names the key again.
+        let (_, nested) = answer(&yaml, &conn("s.example.com", Some("192.0.2.2:7"))).unwrap();
+        let at: Vec<&str> = nested.matcher_steps.iter().map(|s| s.at.as_str()).collect();
+        assert_eq!(
+            at,
+            [
+                "/filter_chain_matcher/matcher_tree/exact_match_map/map/s.example.com",
+                "/filter_chain_matcher/matcher_tree/exact_match_map/map/s.example.com/matcher",
+                "/filter_chain_matcher/matcher_tree/exact_match_map/map/s.example.com",
+            ]
+        );
         assert_eq!(
             s.notes,
             ["matcher: ServerNameInput = \"a.example.com\": exact key \"a.example.com\": action \"a\""]

@@ -9,6 +9,8 @@ use std::fmt;
 
 use ipnet::IpNet;
 
+use crate::source::Pointer;
+
 /// A listener's `filter_chain_matcher`, as the loader read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterChainMatcher {
@@ -28,7 +30,7 @@ pub struct FilterChainMatcher {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatcherAction {
     pub name: String,
-    pub pointer: String,
+    pub pointer: Pointer,
 }
 
 /// A `ServerNameMatcher`: per domain matcher, its domains with their pointers (relative to the
@@ -37,7 +39,7 @@ pub struct MatcherAction {
 pub struct ServerNameMatcherParts {
     /// Whether its input is `ServerNameInput` (lower-cased by Envoy).
     pub reads_server_name: bool,
-    pub domain_matchers: Vec<Vec<(String, String)>>,
+    pub domain_matchers: Vec<Vec<(String, Pointer)>>,
 }
 
 /// A matcher input of `envoy.extensions.matching.common_inputs.network.v3`.
@@ -79,10 +81,16 @@ impl Input {
 }
 
 /// `xds.type.matcher.v3.Matcher`.
+///
+/// Every node keeps its place: `at` is the pointer of the matcher object (an [`OnMatch`] the
+/// pointer of its `on_match`, map entry or domain matcher's `on_match`), relative to the
+/// listener's `filter_chain_matcher` and spelled as the input spells its keys (snake_case for a
+/// protobuf), so a finding or a trace step about a node can name where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Matcher {
     pub tree: Tree,
     pub on_no_match: Option<Box<OnMatch>>,
+    pub at: Pointer,
 }
 
 /// The matcher's `matcher_list` or `matcher_tree`.
@@ -122,6 +130,8 @@ pub struct RangeMatcher {
 pub struct OnMatch {
     pub then: Then,
     pub keep_matching: bool,
+    /// Where it is, relative to the `filter_chain_matcher` (see [`Matcher`]).
+    pub at: Pointer,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
