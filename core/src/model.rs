@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 pub mod matcher;
 
-use crate::source::{Location, SourceFile, SourceId, join_field, join_index};
+use crate::source::{Location, Pointer, SourceFile, SourceId, join_field, join_index};
 
 /// Every input of a run, loaded.
 #[derive(Debug, Default)]
@@ -81,7 +81,7 @@ pub struct Skipped {
     pub kind: SkippedKind,
     /// What it is: `a Kubernetes \`Service\``, or the resource's type (`Cluster`).
     pub what: String,
-    pub pointer: String,
+    pub pointer: Pointer,
     /// Byte offset in the source's JSON text.
     pub offset: Option<usize>,
 }
@@ -191,7 +191,7 @@ pub struct ErrorState<'a> {
     pub details: Cow<'a, str>,
     pub last_update_attempt: Option<Cow<'a, str>>,
     /// Pointer and offset of the `error_state` object.
-    pub pointer: String,
+    pub pointer: Pointer,
     pub offset: Option<usize>,
     /// Whether the same entry also has an active state (an update to a running listener was
     /// refused) or not (a new listener was refused; the entry holds only the error).
@@ -211,7 +211,7 @@ pub struct Listener<'a> {
     /// `version_info` of the dump entry, when there is one.
     pub version_info: Option<Cow<'a, str>>,
     /// RFC 6901 pointer of the Listener object in the source.
-    pub pointer: String,
+    pub pointer: Pointer,
     /// Byte offset of the Listener object in the source's JSON text.
     pub offset: Option<usize>,
     pub casing: Casing,
@@ -243,7 +243,7 @@ pub struct Listener<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IgnoreAnnotation<'a> {
     pub value: Cow<'a, str>,
-    pub pointer: String,
+    pub pointer: Pointer,
 }
 
 impl<'a> Listener<'a> {

@@ -64,7 +64,7 @@ pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<D
         let any = wrapped.as_ref().unwrap_or(any);
         if !is::<listener::Listener>(any) {
             let what = any.type_url.rsplit(['/', '.']).next().unwrap_or(&any.type_url).to_owned();
-            input.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer, offset: None });
+            input.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer: pointer.into(), offset: None });
             continue;
         }
         match listener::Listener::decode(any.value.as_slice()) {
@@ -105,7 +105,7 @@ fn own(s: &str) -> Cow<'static, str> {
 pub fn from_listener(l: &listener::Listener, pointer: String) -> Listener<'static> {
     Listener {
         name: own(&l.name),
-        pointer,
+        pointer: pointer.into(),
         offset: None,
         casing: Casing::Snake,
         address: l.address.as_ref().and_then(address),
