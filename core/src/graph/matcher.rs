@@ -189,6 +189,30 @@ impl Matcher {
         })
     }
 
+    /// Why Envoy refuses to build this matcher (a ServerNameMatcher domain it rejects): the
+    /// first in the order Envoy builds the tree (a node's `on_no_match`, then its branches, a
+    /// ServerNameMatcher after its own branches); `None` when it builds. The loaders type what
+    /// is written; whether Envoy accepts it is decided here, with the evaluation.
+    pub fn rejection(&self) -> Option<String> {
+        let on = |o: &OnMatch| match &o.then {
+            Then::Matcher(m) => m.rejection(),
+            Then::Action(_) => None,
+        };
+        if let Some(r) = self.on_no_match.as_deref().and_then(on) {
+            return Some(r);
+        }
+        match &self.tree {
+            Tree::List(l) => l.iter().find_map(|(_, o)| on(o)),
+            Tree::Exact { map, .. } | Tree::Prefix { map, .. } => map.iter().find_map(|(_, o)| on(o)),
+            Tree::ServerName { domain_matchers, .. } => domain_matchers.iter().find_map(|(_, o)| on(o)).or_else(|| {
+                let domains: Vec<Vec<String>> = domain_matchers.iter().map(|(d, _)| d.clone()).collect();
+                let first = server_name_errors(&domains).into_iter().next()?;
+                Some(format!("Envoy rejects this ServerNameMatcher: {}", first.envoy_text()))
+            }),
+            Tree::Ip { range_matchers, .. } => range_matchers.iter().find_map(|r| on(&r.on_match)),
+        }
+    }
+
     /// Every action's chain name, in document order (repeats kept).
     pub fn actions(&self) -> Vec<&str> {
         let mut out = Vec::new();
@@ -555,7 +579,26 @@ mod tests {
         );
         assert_eq!(d(&[&["*."], &["*x.com"]]).len(), 2);
         assert_eq!(d(&[&[""]]), ["Empty domain in ServerNameMatcher"]);
-        assert!(typed(&sni_matcher(json!([{"domains": ["*.*.a"], "on_match": action("a")}]), None)).tree.is_err());
+        // The loader types what is written; the engine says Envoy refuses it, and trace does not
+        // evaluate it.
+        let rejected = typed(&sni_matcher(json!([{"domains": ["*.*.a"], "on_match": action("a")}]), None));
+        assert_eq!(
+            rejected.tree.unwrap().rejection().as_deref(),
+            Some(
+                "Envoy rejects this ServerNameMatcher: Invalid wildcard domain format: *.*.a. Multiple wildcards are not supported"
+            )
+        );
+        // Nested below another ServerNameMatcher's branch, the inner one is built (and refused) first.
+        let inner = sni_matcher(json!([{"domains": ["a", "a"], "on_match": action("x")}]), None);
+        let outer = sni_matcher(json!([{"domains": ["", "b"], "on_match": {"matcher": inner}}]), None);
+        assert_eq!(
+            typed(&outer).tree.unwrap().rejection().as_deref(),
+            Some("Envoy rejects this ServerNameMatcher: Duplicate domain in ServerNameMatcher: a")
+        );
+        assert_eq!(
+            typed(&sni_matcher(json!([{"domains": ["a"], "on_match": action("a")}]), None)).tree.unwrap().rejection(),
+            None
+        );
     }
 
     #[test]

@@ -117,6 +117,9 @@ impl<'l, 'a> ListenerMatch<'l, 'a> {
     fn select_matcher(&self, m: &FilterChainMatcher, c: &Connection) -> Result<Selection, SelectError> {
         let listener = self.listener();
         let tree = m.tree.as_ref().map_err(|why| SelectError::Unmodelled(why.clone()))?;
+        if let Some(why) = tree.rejection() {
+            return Err(SelectError::Unmodelled(why));
+        }
         let mut notes = Vec::new();
         let mut matcher_steps = Vec::new();
         let outcome = match tree.evaluate_traced(c) {

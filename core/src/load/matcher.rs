@@ -7,7 +7,6 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use serde_json::{Map, Value};
 
-use crate::graph::matcher::server_name_errors;
 use crate::model::Casing;
 use crate::model::matcher::{
     FilterChainMatcher, Input, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher, ServerNameMatcherParts,
@@ -117,12 +116,6 @@ fn tree(t: &Map<String, Value>, at: &Pointer) -> Result<Tree, String> {
                     .collect::<Result<Vec<_>, _>>()?;
                 let (m, m_at) = field_at(dm, "on_match", &dm_at).ok_or("a domain matcher has no on_match")?;
                 domain_matchers.push((domains, on_match(m, &m_at)?));
-            }
-            if let Some(err) = server_name_errors(&domain_matchers.iter().map(|(d, _)| d.clone()).collect::<Vec<_>>())
-                .into_iter()
-                .next()
-            {
-                return Err(format!("Envoy rejects this ServerNameMatcher: {}", err.envoy_text()));
             }
             Ok(Tree::ServerName { input, domain_matchers })
         }

@@ -20,7 +20,6 @@ use prost::{Message, Name};
 
 use super::codes;
 use crate::diagnostic::Diagnostic;
-use crate::graph::matcher::server_name_errors;
 use crate::model::matcher::{
     FilterChainMatcher, Input as MatcherInput, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher,
     ServerNameMatcherParts, StringMatch, StringMatcher, Then, Tree,
@@ -391,10 +390,6 @@ fn typed_tree(t: &xm::matcher::MatcherTree, at: &Pointer) -> Result<Tree, String
                 let om = dm.on_match.as_ref().ok_or("a domain matcher has no on_match")?;
                 let on_match = typed_on_match(om, &config_at.join("domain_matchers").join_index(i).join("on_match"))?;
                 domain_matchers.push((dm.domains, on_match));
-            }
-            let domains: Vec<Vec<String>> = domain_matchers.iter().map(|(d, _)| d.clone()).collect();
-            if let Some(err) = server_name_errors(&domains).into_iter().next() {
-                return Err(format!("Envoy rejects this ServerNameMatcher: {}", err.envoy_text()));
             }
             Ok(Tree::ServerName { input, domain_matchers })
         }

@@ -14,8 +14,9 @@ use crate::source::Pointer;
 /// A listener's `filter_chain_matcher`, as the loader read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterChainMatcher {
-    /// The typed tree, or why xdsck cannot model it (the first thing it does not know, or a
-    /// ServerNameMatcher Envoy rejects).
+    /// The typed tree as written, or why xdsck cannot model it (the first thing it does not
+    /// know). Whether Envoy accepts what is written is `graph::matcher`'s to say
+    /// (`Matcher::rejection`).
     pub tree: Result<Matcher, String>,
     /// Every action naming a filter chain (`google.protobuf.StringValue`), in document order,
     /// also those in branches the tree could not type.
