@@ -199,7 +199,7 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
 
 /// The traced listener's match graph as SVG, the connection's path drawn in colour level by
 /// level; `None` for a listener that selects chains with `filter_chain_matcher` (no index) or
-/// whose graph is too big to draw (see [`MatchGraph::to_svg`]).
+/// whose graph is too big to draw (see [`ListenerMatch::to_svg`]).
 pub fn graph_svg(snapshot: &Snapshot<'_>, answer: &Answer) -> Option<String> {
     let (_, listener) = select_listener(snapshot, Some(&answer.listener), None).ok()?;
     // The graph is built the same way every time, so the trace's node indices are this one's.
