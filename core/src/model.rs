@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 pub mod matcher;
 
-use crate::source::{Location, SourceFile, SourceId, join_field, join_index};
+use crate::source::{Location, Pointer, SourceFile, SourceId, join_field, join_index};
 
 /// Every input of a run, loaded.
 #[derive(Debug, Default)]
@@ -89,7 +89,7 @@ pub struct Skipped {
     /// What it is: `a Kubernetes \`Service\``, or the resource's type (`Cluster`).
     pub what: String,
     /// Where it is in the input.
-    pub pointer: String,
+    pub pointer: Pointer,
     /// Byte offset in the source's JSON text.
     pub offset: Option<usize>,
 }
@@ -205,7 +205,7 @@ pub struct ErrorState<'a> {
     /// When Envoy tried the update, as the dump says (RFC 3339).
     pub last_update_attempt: Option<Cow<'a, str>>,
     /// Pointer and offset of the `error_state` object.
-    pub pointer: String,
+    pub pointer: Pointer,
     /// Byte offset of the `error_state` object.
     pub offset: Option<usize>,
     /// Whether the same entry also has an active state (an update to a running listener was
@@ -227,7 +227,7 @@ pub struct Listener<'a> {
     /// `version_info` of the dump entry, when there is one.
     pub version_info: Option<Cow<'a, str>>,
     /// RFC 6901 pointer of the Listener object in the source.
-    pub pointer: String,
+    pub pointer: Pointer,
     /// Byte offset of the Listener object in the source's JSON text.
     pub offset: Option<usize>,
     /// Whether the listener's fields are snake_case or camelCase, to build pointers as the input
@@ -273,7 +273,7 @@ pub struct IgnoreAnnotation<'a> {
     /// The annotation's value: selectors separated by commas.
     pub value: Cow<'a, str>,
     /// Where it is, for a finding about an entry that is not a rule.
-    pub pointer: String,
+    pub pointer: Pointer,
 }
 
 impl<'a> Listener<'a> {

@@ -1,9 +1,11 @@
 //! `xdsck trace`: which listener a connection reaches, what Envoy's matcher sees, and the chain
-//! it lands on — asked of the same [`MatchGraph`] the checks use.
+//! it lands on — asked of the same [`ListenerMatch`] the checks use, whichever engine (the
+//! filter-chain index or `filter_chain_matcher`) the listener selects with.
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::graph::MatchGraph;
+use crate::graph::matcher::MatcherStep;
+use crate::graph::select::{ListenerMatch, SelectError};
 use crate::graph::trace::{Client, Connection, Outcome, Trace};
 use crate::model::{Address, Listener, ListenerState, Snapshot};
 use crate::source::Sources;
@@ -57,6 +59,9 @@ pub struct Answer {
     /// The chain reached: its name (`filter_chains[N]` when unnamed; the default chain's name),
     /// `None` when Envoy closes the connection.
     pub filter_chain: Option<String>,
+    /// For a listener with `filter_chain_matcher`: the matcher's decisions, each at the pointer
+    /// (from the document's root) of the node it was taken at. The notes say the same in words.
+    pub matcher_steps: Vec<MatcherStep>,
     pub notes: Vec<String>,
 }
 
@@ -174,104 +179,31 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
         )),
         _ => {}
     }
-    if let Some(fcm) = &listener.filter_chain_matcher {
-        return trace_matcher(input, listener, sources, fcm, connection, notes);
-    }
-    let graph = MatchGraph::build(listener);
-    if !graph.overlaps.is_empty() || graph.excluded.iter().any(Option::is_some) {
-        notes.push(
-            "Envoy rejects this listener (see `xdsck check`): this is where the connection would go if it did not"
-                .to_owned(),
-        );
-    }
-    let trace = graph.trace(&connection);
-    let filter_chain = match trace.outcome {
-        Outcome::Chain(i) => Some(listener.filter_chains[i].display_name().into_owned()),
-        Outcome::Default => listener.default_filter_chain.as_ref().map(|c| c.display_name().into_owned()),
-        Outcome::Closed | Outcome::NeedsInput(_) => None,
-    };
-    if let Outcome::NeedsInput(level) = trace.outcome {
-        notes.push(format!("the listener matches on {}: give --src (and --direct-src) to trace it", level.as_str()));
-    }
+    // One engine for both kinds of listener: the index, or the filter_chain_matcher.
+    let matching = ListenerMatch::build(listener);
+    let selection = matching
+        .select(&connection)
+        .map_err(|SelectError::Unmodelled(why)| TraceError::MatcherNotSupported(listener.name.to_string(), why))?;
+    notes.extend(selection.notes);
+    let filter_chain = matching.chain(selection.trace.outcome).map(|c| c.display_name().into_owned());
     Ok(Answer {
         source: sources.get(input.source).name().to_owned(),
         listener: listener.name.to_string(),
         connection,
-        trace,
+        trace: selection.trace,
         filter_chain,
-        notes,
-    })
-}
-
-/// A listener with `filter_chain_matcher`: Envoy evaluates the matcher tree, not the index
-/// (envoy-matching.md §3). The matcher's steps are given as notes.
-fn trace_matcher(
-    input: &crate::model::Input<'_>,
-    listener: &Listener<'_>,
-    sources: &Sources,
-    fcm: &crate::model::matcher::FilterChainMatcher,
-    connection: Connection,
-    mut notes: Vec<String>,
-) -> Result<Answer, TraceError> {
-    use crate::graph::matcher::NeedsInput;
-    let matcher =
-        fcm.tree.as_ref().map_err(|why| TraceError::MatcherNotSupported(listener.name.to_string(), why.clone()))?;
-    let (outcome, filter_chain) = match matcher.evaluate_traced(&connection) {
-        Err(NeedsInput(i)) => {
-            notes.push(format!(
-                "the listener's filter_chain_matcher reads {}: give --src (and --direct-src) to trace it",
-                i.as_str()
-            ));
-            let level = match i {
-                crate::graph::matcher::Input::SourcePort => crate::graph::Level::SourcePort,
-                crate::graph::matcher::Input::DirectSourceIp => crate::graph::Level::DirectSourceIp,
-                crate::graph::matcher::Input::SourceType => crate::graph::Level::SourceType,
-                _ => crate::graph::Level::SourceIp,
-            };
-            (Outcome::NeedsInput(level), None)
-        }
-        Ok(eval) => {
-            notes.extend(eval.steps.iter().map(|s| format!("matcher: {s}")));
-            match eval.action {
-                Some(name) => match listener.filter_chains.iter().position(|c| c.name == name) {
-                    Some(i) => (Outcome::Chain(i), Some(listener.filter_chains[i].display_name().into_owned())),
-                    None => {
-                        notes.push(format!(
-                            "the matcher's action names filter chain '{name}', which the listener does not have: Envoy closes the connection (it does not use default_filter_chain)"
-                        ));
-                        (Outcome::Closed, None)
-                    }
-                },
-                None => {
-                    notes.push("the matcher does not match: Envoy uses default_filter_chain, if any".to_owned());
-                    match &listener.default_filter_chain {
-                        Some(d) => (Outcome::Default, Some(d.display_name().into_owned())),
-                        None => (Outcome::Closed, None),
-                    }
-                }
-            }
-        }
-    };
-    Ok(Answer {
-        source: sources.get(input.source).name().to_owned(),
-        listener: listener.name.to_string(),
-        connection,
-        trace: Trace { steps: Vec::new(), outcome, path: Vec::new() },
-        filter_chain,
+        matcher_steps: selection.matcher_steps,
         notes,
     })
 }
 
 /// The traced listener's match graph as SVG, the connection's path drawn in colour level by
 /// level; `None` for a listener that selects chains with `filter_chain_matcher` (no index) or
-/// whose graph is too big to draw (see [`MatchGraph::to_svg`]).
+/// whose graph is too big to draw (see [`ListenerMatch::to_svg`]).
 pub fn graph_svg(snapshot: &Snapshot<'_>, answer: &Answer) -> Option<String> {
     let (_, listener) = select_listener(snapshot, Some(&answer.listener), None).ok()?;
-    if listener.filter_chain_matcher.is_some() {
-        return None;
-    }
     // The graph is built the same way every time, so the trace's node indices are this one's.
-    MatchGraph::build(listener).to_svg(&answer.trace.path)
+    ListenerMatch::build(listener).to_svg(&answer.trace.path)
 }
 
 impl Answer {

@@ -360,9 +360,9 @@ fn no_listener_is_lost() {
                 }
                 doc => top(doc, "", &mut found),
             }
-            let mut read: Vec<String> = input.listeners.iter().map(|l| l.pointer.clone()).collect();
+            let mut read: Vec<String> = input.listeners.iter().map(|l| l.pointer.to_string()).collect();
             read.extend(
-                input.error_states.iter().filter_map(|e| Some(e.failed_configuration.as_ref()?.pointer.clone())),
+                input.error_states.iter().filter_map(|e| Some(e.failed_configuration.as_ref()?.pointer.to_string())),
             );
             // Envoy repeats each rejected update in a nameless entry; the model keeps one copy.
             let repeated = |p: &str| {

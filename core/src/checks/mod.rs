@@ -37,6 +37,7 @@ mod wildcard_overlap;
 
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::graph::MatchGraph;
+use crate::graph::select::ListenerMatch;
 use crate::model::{FilterChain, Listener, Snapshot};
 use crate::parallel::par_map;
 use crate::source::{Location, SourceFile, SourceId, Sources};
@@ -52,8 +53,8 @@ pub struct Context<'s, 'a> {
     listeners: &'s [ListenerCx<'s, 'a>],
 }
 
-/// One live listener with the source it came from and its match graph, built once for every
-/// check that asks it.
+/// One live listener with the source it came from and how it selects chains, built once for
+/// every check that asks it.
 #[derive(Debug, Clone, Copy)]
 pub struct ListenerCx<'s, 'a> {
     /// The input the listener is in.
@@ -62,8 +63,9 @@ pub struct ListenerCx<'s, 'a> {
     pub file: &'s SourceFile,
     /// The listener as the loader read it.
     pub listener: &'s Listener<'a>,
-    /// Envoy's match index for the listener, shared by every check instead of each building its
-    /// own.
+    /// The engine `xdsck trace` asks too: the index or the `filter_chain_matcher`.
+    pub matching: &'s ListenerMatch<'s, 'a>,
+    /// The filter-chain index, `matching.graph()`: empty when the matcher selects.
     pub graph: &'s MatchGraph<'s, 'a>,
 }
 
@@ -188,11 +190,17 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, file, l))
         })
         .collect();
-    let graphs: Vec<MatchGraph<'_, '_>> = par_map(&live, |(_, _, l)| MatchGraph::build(l));
+    let matchings: Vec<ListenerMatch<'_, '_>> = par_map(&live, |(_, _, l)| ListenerMatch::build(l));
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
-        .zip(&graphs)
-        .map(|(&(source, file, listener), graph)| ListenerCx { source, file, listener, graph })
+        .zip(&matchings)
+        .map(|(&(source, file, listener), matching)| ListenerCx {
+            source,
+            file,
+            listener,
+            matching,
+            graph: matching.graph(),
+        })
         .collect();
     let cx = Context { snapshot, sources, listeners: &listeners };
     // Checks are independent readers of the same graphs; their findings are concatenated in

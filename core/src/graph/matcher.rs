@@ -19,6 +19,7 @@ pub use crate::model::matcher::{
     FilterChainMatcher, Input, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher, ServerNameMatcherParts,
     StringMatch, StringMatcher, Then, Tree,
 };
+use crate::source::Pointer;
 
 impl Input {
     /// What Envoy's input yields for `c`: `Ok(None)` is "no data"; an error when the question
@@ -125,6 +126,10 @@ pub fn server_name_errors_at(domain_matchers: &[Vec<String>]) -> Vec<(usize, usi
 /// One decision the matcher took, for `xdsck trace`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatcherStep {
+    /// The node the decision was taken at: the branch taken, or the matcher that did not match.
+    /// Relative to the `filter_chain_matcher` as [`Matcher::evaluate_traced`] gives it; from
+    /// the document's root in a [`super::select::Selection`].
+    pub at: Pointer,
     /// The input read (`ServerNameInput`), or `on_no_match`.
     pub input: &'static str,
     /// What the input yielded, `(no data)` when nothing.
@@ -184,6 +189,30 @@ impl Matcher {
         })
     }
 
+    /// Why Envoy refuses to build this matcher (a ServerNameMatcher domain it rejects): the
+    /// first in the order Envoy builds the tree (a node's `on_no_match`, then its branches, a
+    /// ServerNameMatcher after its own branches); `None` when it builds. The loaders type what
+    /// is written; whether Envoy accepts it is decided here, with the evaluation.
+    pub fn rejection(&self) -> Option<String> {
+        let on = |o: &OnMatch| match &o.then {
+            Then::Matcher(m) => m.rejection(),
+            Then::Action(_) => None,
+        };
+        if let Some(r) = self.on_no_match.as_deref().and_then(on) {
+            return Some(r);
+        }
+        match &self.tree {
+            Tree::List(l) => l.iter().find_map(|(_, o)| on(o)),
+            Tree::Exact { map, .. } | Tree::Prefix { map, .. } => map.iter().find_map(|(_, o)| on(o)),
+            Tree::ServerName { domain_matchers, .. } => domain_matchers.iter().find_map(|(_, o)| on(o)).or_else(|| {
+                let domains: Vec<Vec<String>> = domain_matchers.iter().map(|(d, _)| d.clone()).collect();
+                let first = server_name_errors(&domains).into_iter().next()?;
+                Some(format!("Envoy rejects this ServerNameMatcher: {}", first.envoy_text()))
+            }),
+            Tree::Ip { range_matchers, .. } => range_matchers.iter().find_map(|r| on(&r.on_match)),
+        }
+    }
+
     /// Every action's chain name, in document order (repeats kept).
     pub fn actions(&self) -> Vec<&str> {
         let mut out = Vec::new();
@@ -217,8 +246,8 @@ impl Walk<'_> {
         i.value(self.c)
     }
 
-    fn step(&mut self, input: &'static str, value: &Option<String>, chosen: String) {
-        self.steps.push(MatcherStep { input, value: shown(value), chosen });
+    fn step(&mut self, at: &Pointer, input: &'static str, value: &Option<String>, chosen: String) {
+        self.steps.push(MatcherStep { at: at.clone(), input, value: shown(value), chosen });
     }
 
     /// Envoy's `handleRecursionAndSkips`.
@@ -229,6 +258,7 @@ impl Walk<'_> {
         };
         if m.keep_matching && res != Res::NoMatch {
             self.steps.push(MatcherStep {
+                at: m.at.clone(),
                 input: "keep_matching",
                 value: "-".to_owned(),
                 chosen: "the match is skipped: matching goes on".to_owned(),
@@ -241,7 +271,12 @@ impl Walk<'_> {
     fn no_match(&mut self, m: &Matcher) -> Result<Res, NeedsInput> {
         match &m.on_no_match {
             Some(o) => {
-                self.steps.push(MatcherStep { input: "on_no_match", value: "-".to_owned(), chosen: describe(o) });
+                self.steps.push(MatcherStep {
+                    at: o.at.clone(),
+                    input: "on_no_match",
+                    value: "-".to_owned(),
+                    chosen: describe(o),
+                });
                 self.on_match(o)
             }
             None => Ok(Res::NoMatch),
@@ -254,6 +289,7 @@ impl Walk<'_> {
                 for (i, (pred, on)) in list.iter().enumerate() {
                     if self.predicate(pred)? {
                         self.steps.push(MatcherStep {
+                            at: on.at.clone(),
                             input: "matcher_list",
                             value: format!("matchers[{i}]"),
                             chosen: format!("predicate matches: {}", describe(on)),
@@ -269,39 +305,39 @@ impl Walk<'_> {
             Tree::Exact { input, map } => {
                 let v = self.input(*input)?;
                 let Some(key) = &v else {
-                    self.step(input.as_str(), &v, "no data: on_no_match".to_owned());
+                    self.step(&m.at, input.as_str(), &v, "no data: on_no_match".to_owned());
                     return self.no_match(m);
                 };
                 match map.iter().find(|(k, _)| k == key) {
                     Some((k, on)) => {
-                        self.step(input.as_str(), &v, format!("exact key {k:?}: {}", describe(on)));
+                        self.step(&on.at, input.as_str(), &v, format!("exact key {k:?}: {}", describe(on)));
                         let r = self.on_match(on)?;
                         if r != Res::NoMatch {
                             return Ok(r);
                         }
-                        self.step(input.as_str(), &v, format!("key {k:?} did not match: on_no_match"));
+                        self.step(&on.at, input.as_str(), &v, format!("key {k:?} did not match: on_no_match"));
                     }
-                    None => self.step(input.as_str(), &v, "no exact key: on_no_match".to_owned()),
+                    None => self.step(&m.at, input.as_str(), &v, "no exact key: on_no_match".to_owned()),
                 }
                 self.no_match(m)
             }
             Tree::Prefix { input, map } => {
                 let v = self.input(*input)?;
                 let Some(key) = &v else {
-                    self.step(input.as_str(), &v, "no data: on_no_match".to_owned());
+                    self.step(&m.at, input.as_str(), &v, "no data: on_no_match".to_owned());
                     return self.no_match(m);
                 };
                 let mut hits: Vec<&(String, OnMatch)> =
                     map.iter().filter(|(k, _)| key.starts_with(k.as_str())).collect();
                 hits.sort_by_key(|(k, _)| std::cmp::Reverse(k.len()));
                 for (k, on) in hits {
-                    self.step(input.as_str(), &v, format!("prefix {k:?}: {}", describe(on)));
+                    self.step(&on.at, input.as_str(), &v, format!("prefix {k:?}: {}", describe(on)));
                     let r = self.on_match(on)?;
                     if r != Res::NoMatch {
                         return Ok(r);
                     }
                 }
-                self.step(input.as_str(), &v, "no prefix matched: on_no_match".to_owned());
+                self.step(&m.at, input.as_str(), &v, "no prefix matched: on_no_match".to_owned());
                 self.no_match(m)
             }
             Tree::ServerName { input, domain_matchers } => {
@@ -309,7 +345,7 @@ impl Walk<'_> {
                 let name = match &v {
                     Some(n) if !n.is_empty() => n.clone(),
                     _ => {
-                        self.step(input.as_str(), &v, "no server name: on_no_match".to_owned());
+                        self.step(&m.at, input.as_str(), &v, "no server name: on_no_match".to_owned());
                         return self.no_match(m);
                     }
                 };
@@ -329,19 +365,19 @@ impl Walk<'_> {
                     candidates.push(("*".to_owned(), on));
                 }
                 for (d, on) in candidates {
-                    self.step(input.as_str(), &v, format!("domain {d:?}: {}", describe(on)));
+                    self.step(&on.at, input.as_str(), &v, format!("domain {d:?}: {}", describe(on)));
                     let r = self.on_match(on)?;
                     if r != Res::NoMatch {
                         return Ok(r);
                     }
                 }
-                self.step(input.as_str(), &v, "no domain matched: on_no_match".to_owned());
+                self.step(&m.at, input.as_str(), &v, "no domain matched: on_no_match".to_owned());
                 self.no_match(m)
             }
             Tree::Ip { input, range_matchers } => {
                 let v = self.input(*input)?;
                 let Some(ip) = v.as_deref().and_then(|s| s.parse::<IpAddr>().ok()) else {
-                    self.step(input.as_str(), &v, "not an IP address: on_no_match".to_owned());
+                    self.step(&m.at, input.as_str(), &v, "not an IP address: on_no_match".to_owned());
                     return self.no_match(m);
                 };
                 // Every (range, matcher) containing the address, longest prefix first, then in
@@ -358,17 +394,22 @@ impl Walk<'_> {
                 let mut first = true;
                 for (_, _, net, rm) in hits {
                     if !first && rm.exclusive {
-                        self.step(input.as_str(), &v, format!("range {net} is exclusive and not the longest: skipped"));
+                        self.step(
+                            &rm.on_match.at,
+                            input.as_str(),
+                            &v,
+                            format!("range {net} is exclusive and not the longest: skipped"),
+                        );
                         continue;
                     }
-                    self.step(input.as_str(), &v, format!("range {net}: {}", describe(&rm.on_match)));
+                    self.step(&rm.on_match.at, input.as_str(), &v, format!("range {net}: {}", describe(&rm.on_match)));
                     let r = self.on_match(&rm.on_match)?;
                     if r != Res::NoMatch {
                         return Ok(r);
                     }
                     first = false;
                 }
-                self.step(input.as_str(), &v, "no range matched: on_no_match".to_owned());
+                self.step(&m.at, input.as_str(), &v, "no range matched: on_no_match".to_owned());
                 self.no_match(m)
             }
         }
@@ -538,7 +579,26 @@ mod tests {
         );
         assert_eq!(d(&[&["*."], &["*x.com"]]).len(), 2);
         assert_eq!(d(&[&[""]]), ["Empty domain in ServerNameMatcher"]);
-        assert!(typed(&sni_matcher(json!([{"domains": ["*.*.a"], "on_match": action("a")}]), None)).tree.is_err());
+        // The loader types what is written; the engine says Envoy refuses it, and trace does not
+        // evaluate it.
+        let rejected = typed(&sni_matcher(json!([{"domains": ["*.*.a"], "on_match": action("a")}]), None));
+        assert_eq!(
+            rejected.tree.unwrap().rejection().as_deref(),
+            Some(
+                "Envoy rejects this ServerNameMatcher: Invalid wildcard domain format: *.*.a. Multiple wildcards are not supported"
+            )
+        );
+        // Nested below another ServerNameMatcher's branch, the inner one is built (and refused) first.
+        let inner = sni_matcher(json!([{"domains": ["a", "a"], "on_match": action("x")}]), None);
+        let outer = sni_matcher(json!([{"domains": ["", "b"], "on_match": {"matcher": inner}}]), None);
+        assert_eq!(
+            typed(&outer).tree.unwrap().rejection().as_deref(),
+            Some("Envoy rejects this ServerNameMatcher: Duplicate domain in ServerNameMatcher: a")
+        );
+        assert_eq!(
+            typed(&sni_matcher(json!([{"domains": ["a"], "on_match": action("a")}]), None)).tree.unwrap().rejection(),
+            None
+        );
     }
 
     #[test]
@@ -637,7 +697,7 @@ mod tests {
         assert!(parts.server_name_matchers[0].reads_server_name);
         assert_eq!(
             parts.server_name_matchers[0].domain_matchers[0][1],
-            ("*.B.com".to_owned(), "/matcher_tree/custom_match/typed_config/domain_matchers/0/domains/1".to_owned())
+            ("*.B.com".to_owned(), "/matcher_tree/custom_match/typed_config/domain_matchers/0/domains/1".into())
         );
     }
 
@@ -648,5 +708,32 @@ mod tests {
         assert_eq!(eval(&m, &conn("a")).as_deref(), Some("a"));
         assert_eq!(eval(&m, &conn("c")).as_deref(), Some("b"));
         assert_eq!(typed(&m).tree.unwrap().actions(), ["a", "b"]);
+    }
+
+    /// Every typed node keeps its place, spelled as the input spells its keys.
+    #[test]
+    fn typed_nodes_carry_their_pointers() {
+        let m = json!({"matcherTree": {"input": input("ServerNameInput"), "exactMatchMap": {"map": {
+            "a/b": {"matcher": {"matcher_list": {"matchers": [
+                {"predicate": {"single_predicate": {"input": input("ServerNameInput"), "value_match": {"exact": "x"}}},
+                 "onMatch": action("x")}]}}}}}},
+            "onNoMatch": action("b")});
+        let tree = typed(&m).tree.unwrap();
+        assert_eq!(tree.at.as_str(), "");
+        assert_eq!(tree.on_no_match.as_ref().unwrap().at.as_str(), "/onNoMatch");
+        let Tree::Exact { map, .. } = &tree.tree else { panic!("an exact map") };
+        assert_eq!(map[0].1.at.as_str(), "/matcherTree/exactMatchMap/map/a~1b");
+        let Then::Matcher(nested) = &map[0].1.then else { panic!("a nested matcher") };
+        assert_eq!(nested.at.as_str(), "/matcherTree/exactMatchMap/map/a~1b/matcher");
+        let Tree::List(list) = &nested.tree else { panic!("a matcher list") };
+        assert_eq!(
+            list[0].1.at.as_str(),
+            "/matcherTree/exactMatchMap/map/a~1b/matcher/matcher_list/matchers/0/onMatch"
+        );
+        let mut c = conn("a/b");
+        c.server_name = "a/b".to_owned();
+        let steps = tree.evaluate_traced(&c).unwrap().steps;
+        assert_eq!(steps[0].at.as_str(), "/matcherTree/exactMatchMap/map/a~1b");
+        assert_eq!(steps.last().unwrap().at.as_str(), "/onNoMatch");
     }
 }

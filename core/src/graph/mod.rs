@@ -15,6 +15,7 @@
 pub mod key;
 pub mod matcher;
 pub mod render;
+pub mod select;
 pub mod trace;
 
 #[cfg(test)]

@@ -274,7 +274,7 @@ impl<'a> Walk<'a> {
                 None => "resource without `@type`".to_owned(),
             };
             let offset = object_offset(r.first_key);
-            self.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer, offset });
+            self.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer: pointer.into(), offset });
             return;
         }
         let start = self.listeners.len();
@@ -284,7 +284,7 @@ impl<'a> Walk<'a> {
 
     fn skip_document(&mut self, pointer: String, refused: Refused<'a>) {
         let offset = refused.obj.as_ref().and_then(|o| object_offset(o.first_key));
-        self.skipped.push(Skipped { kind: SkippedKind::Document, what: refused.what, pointer, offset });
+        self.skipped.push(Skipped { kind: SkippedKind::Document, what: refused.what, pointer: pointer.into(), offset });
     }
 
     fn dynamic(&mut self, d: Dynamic<'a>, pointer: &str) {
@@ -330,7 +330,7 @@ impl<'a> Walk<'a> {
             details,
             last_update_attempt: e.last_update_attempt.map(|t| t.0),
             offset: e.first_key.and_then(super::protojson::offset_of).map(|o| o.saturating_sub(1)),
-            pointer,
+            pointer: pointer.into(),
             has_active_state: has_active,
             failed_configuration: failed,
         });
@@ -369,7 +369,7 @@ impl<'a> Walk<'a> {
                     let at = join_field(&join_field(pointer, Casing::Snake, "metadata"), Casing::Snake, "annotations");
                     IgnoreAnnotation {
                         value: value.into_cow(),
-                        pointer: join_token(&at, crate::settings::IGNORE_ANNOTATION),
+                        pointer: join_token(&at, crate::settings::IGNORE_ANNOTATION).into(),
                     }
                 },
             );

@@ -1,13 +1,12 @@
 //! `filter_chain_matcher` from proto3 JSON (snake_case or lowerCamelCase) into the typed model
 //! ([`crate::model::matcher`]), read once per listener.
 
-use crate::source::{join_index, join_token};
+use crate::source::{Pointer, join_index, join_token};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
 use serde_json::{Map, Value};
 
-use crate::graph::matcher::server_name_errors;
 use crate::model::Casing;
 use crate::model::matcher::{
     FilterChainMatcher, Input, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher, ServerNameMatcherParts,
@@ -19,7 +18,7 @@ pub(crate) fn read(value: &Value, offset: Option<usize>) -> FilterChainMatcher {
     let mut parts = Parts::default();
     parts.scan(value, String::new(), None);
     FilterChainMatcher {
-        tree: matcher(value),
+        tree: matcher(value, &Pointer::root()),
         actions: parts.actions,
         server_name_matchers: parts.server_name_matchers,
         offset,
@@ -49,52 +48,65 @@ fn boolean(obj: &Map<String, Value>, snake: &str) -> bool {
     }
 }
 
-fn matcher(v: &Value) -> Result<Matcher, String> {
+/// A field's value, spelled either way, and its pointer below `at` as the input spells it.
+fn field_at<'v>(obj: &'v Map<String, Value>, snake: &str, at: &Pointer) -> Option<(&'v Value, Pointer)> {
+    keyed(obj, snake).map(|(k, v)| (v, at.join(k)))
+}
+
+/// The items of a list field, each with its pointer.
+fn items_at<'v>(obj: &'v Map<String, Value>, snake: &str, at: &Pointer) -> Option<Vec<(&'v Value, Pointer)>> {
+    let (list, at) = field_at(obj, snake, at)?;
+    Some(list.as_array()?.iter().enumerate().map(|(i, v)| (v, at.join_index(i))).collect())
+}
+
+fn matcher(v: &Value, at: &Pointer) -> Result<Matcher, String> {
     let obj = object(v, "a matcher")?;
-    let on_no_match = match field(obj, "on_no_match") {
-        Some(m) => Some(Box::new(on_match(m)?)),
+    let on_no_match = match field_at(obj, "on_no_match", at) {
+        Some((m, at)) => Some(Box::new(on_match(m, &at)?)),
         None => None,
     };
-    let tree = if let Some(list) = field(obj, "matcher_list") {
+    let tree = if let Some((list, list_at)) = field_at(obj, "matcher_list", at) {
         let list = object(list, "matcher_list")?;
-        let items = field(list, "matchers").and_then(Value::as_array).ok_or("matcher_list has no matchers")?;
+        let items = items_at(list, "matchers", &list_at).ok_or("matcher_list has no matchers")?;
         let mut out = Vec::with_capacity(items.len());
-        for item in items {
+        for (item, item_at) in items {
             let item = object(item, "a field matcher")?;
             let p = field(item, "predicate").ok_or("a field matcher has no predicate")?;
-            let m = field(item, "on_match").ok_or("a field matcher has no on_match")?;
-            out.push((predicate(p)?, on_match(m)?));
+            let (m, m_at) = field_at(item, "on_match", &item_at).ok_or("a field matcher has no on_match")?;
+            out.push((predicate(p)?, on_match(m, &m_at)?));
         }
         Tree::List(out)
-    } else if let Some(t) = field(obj, "matcher_tree") {
-        tree(object(t, "matcher_tree")?)?
+    } else if let Some((t, t_at)) = field_at(obj, "matcher_tree", at) {
+        tree(object(t, "matcher_tree")?, &t_at)?
     } else {
         return Err("a matcher has neither matcher_list nor matcher_tree".to_owned());
     };
-    Ok(Matcher { tree, on_no_match })
+    Ok(Matcher { tree, on_no_match, at: at.clone() })
 }
 
-fn tree(t: &Map<String, Value>) -> Result<Tree, String> {
+fn tree(t: &Map<String, Value>, at: &Pointer) -> Result<Tree, String> {
     let input = input(field(t, "input").ok_or("matcher_tree has no input")?)?;
-    let map = |m: &Value| -> Result<Vec<(String, OnMatch)>, String> {
+    let map = |m: &Value, at: &Pointer| -> Result<Vec<(String, OnMatch)>, String> {
         let m = object(m, "a match map")?;
-        let entries = field(m, "map").and_then(Value::as_object).ok_or("a match map has no map")?;
-        entries.iter().map(|(k, v)| Ok((k.clone(), on_match(v)?))).collect()
+        let (entries, at) = field_at(m, "map", at).ok_or("a match map has no map")?;
+        let entries = entries.as_object().ok_or("a match map has no map")?;
+        entries.iter().map(|(k, v)| Ok((k.clone(), on_match(v, &at.join(k))?))).collect()
     };
-    if let Some(m) = field(t, "exact_match_map") {
-        return Ok(Tree::Exact { input, map: map(m)? });
+    if let Some((m, m_at)) = field_at(t, "exact_match_map", at) {
+        return Ok(Tree::Exact { input, map: map(m, &m_at)? });
     }
-    if let Some(m) = field(t, "prefix_match_map") {
-        return Ok(Tree::Prefix { input, map: map(m)? });
+    if let Some((m, m_at)) = field_at(t, "prefix_match_map", at) {
+        return Ok(Tree::Prefix { input, map: map(m, &m_at)? });
     }
-    let custom =
-        field(t, "custom_match").ok_or("matcher_tree has no exact_match_map, prefix_match_map or custom_match")?;
-    let config = field(object(custom, "custom_match")?, "typed_config").ok_or("custom_match has no typed_config")?;
+    let (custom, custom_at) = field_at(t, "custom_match", at)
+        .ok_or("matcher_tree has no exact_match_map, prefix_match_map or custom_match")?;
+    let (config, config_at) = field_at(object(custom, "custom_match")?, "typed_config", &custom_at)
+        .ok_or("custom_match has no typed_config")?;
     let cfg = object(config, "custom_match typed_config")?;
     match type_name(config) {
         Some("xds.type.matcher.v3.ServerNameMatcher") => {
             let mut domain_matchers = Vec::new();
-            for dm in field(cfg, "domain_matchers").and_then(Value::as_array).into_iter().flatten() {
+            for (dm, dm_at) in items_at(cfg, "domain_matchers", &config_at).into_iter().flatten() {
                 let dm = object(dm, "a domain matcher")?;
                 let domains = field(dm, "domains")
                     .and_then(Value::as_array)
@@ -102,26 +114,21 @@ fn tree(t: &Map<String, Value>) -> Result<Tree, String> {
                     .flatten()
                     .map(|d| d.as_str().map(str::to_owned).ok_or("a domain is not a string"))
                     .collect::<Result<Vec<_>, _>>()?;
-                let on_match = on_match(field(dm, "on_match").ok_or("a domain matcher has no on_match")?)?;
-                domain_matchers.push((domains, on_match));
-            }
-            if let Some(err) = server_name_errors(&domain_matchers.iter().map(|(d, _)| d.clone()).collect::<Vec<_>>())
-                .into_iter()
-                .next()
-            {
-                return Err(format!("Envoy rejects this ServerNameMatcher: {}", err.envoy_text()));
+                let (m, m_at) = field_at(dm, "on_match", &dm_at).ok_or("a domain matcher has no on_match")?;
+                domain_matchers.push((domains, on_match(m, &m_at)?));
             }
             Ok(Tree::ServerName { input, domain_matchers })
         }
         Some("xds.type.matcher.v3.IPMatcher") => {
             let mut range_matchers = Vec::new();
-            for rm in field(cfg, "range_matchers").and_then(Value::as_array).into_iter().flatten() {
+            for (rm, rm_at) in items_at(cfg, "range_matchers", &config_at).into_iter().flatten() {
                 let rm = object(rm, "a range matcher")?;
                 let mut ranges = Vec::new();
                 for r in field(rm, "ranges").and_then(Value::as_array).into_iter().flatten() {
                     ranges.push(cidr(object(r, "a range")?)?);
                 }
-                let on_match = on_match(field(rm, "on_match").ok_or("a range matcher has no on_match")?)?;
+                let (m, m_at) = field_at(rm, "on_match", &rm_at).ok_or("a range matcher has no on_match")?;
+                let on_match = on_match(m, &m_at)?;
                 range_matchers.push(RangeMatcher { ranges, exclusive: boolean(rm, "exclusive"), on_match });
             }
             Ok(Tree::Ip { input, range_matchers })
@@ -157,18 +164,18 @@ fn input(v: &Value) -> Result<Input, String> {
         .ok_or_else(|| format!("input {name} is not supported"))
 }
 
-fn on_match(v: &Value) -> Result<OnMatch, String> {
+fn on_match(v: &Value, at: &Pointer) -> Result<OnMatch, String> {
     let obj = object(v, "on_match")?;
     let keep_matching = boolean(obj, "keep_matching");
-    if let Some(m) = field(obj, "matcher") {
-        return Ok(OnMatch { then: Then::Matcher(Box::new(matcher(m)?)), keep_matching });
+    if let Some((m, m_at)) = field_at(obj, "matcher", at) {
+        return Ok(OnMatch { then: Then::Matcher(Box::new(matcher(m, &m_at)?)), keep_matching, at: at.clone() });
     }
     let action = field(obj, "action").ok_or("on_match has neither matcher nor action")?;
     let config = field(object(action, "action")?, "typed_config").ok_or("an action has no typed_config")?;
     match type_name(config) {
         Some("google.protobuf.StringValue") => {
             let name = config.get("value").and_then(Value::as_str).unwrap_or_default();
-            Ok(OnMatch { then: Then::Action(name.to_owned()), keep_matching })
+            Ok(OnMatch { then: Then::Action(name.to_owned()), keep_matching, at: at.clone() })
         }
         other => Err(format!(
             "action {} is not a filter chain name (google.protobuf.StringValue)",
@@ -251,7 +258,7 @@ impl Parts {
                             let name = config.get("value").and_then(Value::as_str).unwrap_or_default();
                             self.actions.push(MatcherAction {
                                 name: name.to_owned(),
-                                pointer: join_token(&join_token(&pointer, k), "value"),
+                                pointer: join_token(&join_token(&pointer, k), "value").into(),
                             });
                         }
                     }
@@ -277,8 +284,10 @@ impl Parts {
                                 {
                                     for (j, d) in ds.iter().enumerate() {
                                         if let Some(d) = d.as_str() {
-                                            domains
-                                                .push((d.to_owned(), format!("{}/{j}", join_token(&dm_pointer, dsk))));
+                                            domains.push((
+                                                d.to_owned(),
+                                                format!("{}/{j}", join_token(&dm_pointer, dsk)).into(),
+                                            ));
                                         }
                                     }
                                 }

@@ -20,7 +20,6 @@ use prost::{Message, Name};
 
 use super::codes;
 use crate::diagnostic::Diagnostic;
-use crate::graph::matcher::server_name_errors;
 use crate::model::matcher::{
     FilterChainMatcher, Input as MatcherInput, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher,
     ServerNameMatcherParts, StringMatch, StringMatcher, Then, Tree,
@@ -30,7 +29,7 @@ use crate::model::{
     NetworkFilter, NetworkFilterKind, Protocol, RouteSource, Skipped, SkippedKind, SocketAddress, SourceType,
     TransportSocket, VirtualHost,
 };
-use crate::source::{Location, SourceId};
+use crate::source::{Location, Pointer, SourceId};
 
 /// Whether `any` holds a `T`: the type URL's last segment is `T`'s full name (the prefix is
 /// free-form, as the Any spec says).
@@ -64,7 +63,7 @@ pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<D
         let any = wrapped.as_ref().unwrap_or(any);
         if !is::<listener::Listener>(any) {
             let what = any.type_url.rsplit(['/', '.']).next().unwrap_or(&any.type_url).to_owned();
-            input.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer, offset: None });
+            input.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer: pointer.into(), offset: None });
             continue;
         }
         match listener::Listener::decode(any.value.as_slice()) {
@@ -105,7 +104,7 @@ fn own(s: &str) -> Cow<'static, str> {
 pub fn from_listener(l: &listener::Listener, pointer: String) -> Listener<'static> {
     Listener {
         name: own(&l.name),
-        pointer,
+        pointer: pointer.into(),
         offset: None,
         casing: Casing::Snake,
         address: l.address.as_ref().and_then(address),
@@ -328,7 +327,7 @@ fn filter_chain_matcher(m: &xm::Matcher) -> FilterChainMatcher {
     let mut parts = ProtoParts::default();
     parts.matcher(m, String::new());
     FilterChainMatcher {
-        tree: typed_matcher(m),
+        tree: typed_matcher(m, &Pointer::root()),
         actions: parts.actions,
         server_name_matchers: parts.server_name_matchers,
         offset: None,
@@ -337,65 +336,73 @@ fn filter_chain_matcher(m: &xm::Matcher) -> FilterChainMatcher {
 
 // The typed tree. Its errors are the JSON reader's (`load::matcher`), for the same message.
 
-fn typed_matcher(m: &xm::Matcher) -> Result<Matcher, String> {
+// Each node's pointer is the one the resource's proto3 JSON gives it (snake_case, as
+// `ProtoParts` below spells them), so a protobuf matcher is located like its JSON.
+
+fn typed_matcher(m: &xm::Matcher, at: &Pointer) -> Result<Matcher, String> {
     use xm::matcher::MatcherType as T;
     let on_no_match = match &m.on_no_match {
-        Some(n) => Some(Box::new(typed_on_match(n)?)),
+        Some(n) => Some(Box::new(typed_on_match(n, &at.join("on_no_match"))?)),
         None => None,
     };
     let tree = match &m.matcher_type {
         Some(T::MatcherList(l)) => {
+            let list_at = at.join("matcher_list").join("matchers");
             let mut out = Vec::with_capacity(l.matchers.len());
-            for f in &l.matchers {
+            for (i, f) in l.matchers.iter().enumerate() {
                 let p = f.predicate.as_ref().ok_or("a field matcher has no predicate")?;
                 let o = f.on_match.as_ref().ok_or("a field matcher has no on_match")?;
-                out.push((typed_predicate(p)?, typed_on_match(o)?));
+                out.push((typed_predicate(p)?, typed_on_match(o, &list_at.join_index(i).join("on_match"))?));
             }
             Tree::List(out)
         }
-        Some(T::MatcherTree(t)) => typed_tree(t)?,
+        Some(T::MatcherTree(t)) => typed_tree(t, &at.join("matcher_tree"))?,
         None => return Err("a matcher has neither matcher_list nor matcher_tree".to_owned()),
     };
-    Ok(Matcher { tree, on_no_match })
+    Ok(Matcher { tree, on_no_match, at: at.clone() })
 }
 
-fn typed_tree(t: &xm::matcher::MatcherTree) -> Result<Tree, String> {
+fn typed_tree(t: &xm::matcher::MatcherTree, at: &Pointer) -> Result<Tree, String> {
     use xm::matcher::matcher_tree::TreeType as TT;
     let input = typed_input(t.input.as_ref().ok_or("matcher_tree has no input")?)?;
-    let map = |mm: &xm::matcher::matcher_tree::MatchMap| -> Result<Vec<(String, OnMatch)>, String> {
+    let map = |mm: &xm::matcher::matcher_tree::MatchMap, at: Pointer| -> Result<Vec<(String, OnMatch)>, String> {
         // A protobuf map has no order; sorted keys keep the output the same run to run.
         let mut entries: Vec<(&String, &xm::matcher::OnMatch)> = mm.map.iter().collect();
         entries.sort_by(|a, b| a.0.cmp(b.0));
-        entries.into_iter().map(|(k, v)| Ok((k.clone(), typed_on_match(v)?))).collect()
+        let at = at.join("map");
+        entries.into_iter().map(|(k, v)| Ok((k.clone(), typed_on_match(v, &at.join(k))?))).collect()
     };
     let custom = match &t.tree_type {
-        Some(TT::ExactMatchMap(mm)) => return Ok(Tree::Exact { input, map: map(mm)? }),
-        Some(TT::PrefixMatchMap(mm)) => return Ok(Tree::Prefix { input, map: map(mm)? }),
+        Some(TT::ExactMatchMap(mm)) => return Ok(Tree::Exact { input, map: map(mm, at.join("exact_match_map"))? }),
+        Some(TT::PrefixMatchMap(mm)) => {
+            return Ok(Tree::Prefix { input, map: map(mm, at.join("prefix_match_map"))? });
+        }
         Some(TT::CustomMatch(c)) => c,
         None => return Err("matcher_tree has no exact_match_map, prefix_match_map or custom_match".to_owned()),
     };
     let config = custom.typed_config.as_ref().ok_or("custom_match has no typed_config")?;
+    let config_at = at.join("custom_match").join("typed_config");
     match last_segment(&config.type_url) {
         "xds.type.matcher.v3.ServerNameMatcher" => {
             let mut domain_matchers = Vec::new();
-            for dm in ServerNameMatcher::decode(config.value.as_slice()).unwrap_or_default().domain_matchers {
-                let on_match = typed_on_match(dm.on_match.as_ref().ok_or("a domain matcher has no on_match")?)?;
+            let dms = ServerNameMatcher::decode(config.value.as_slice()).unwrap_or_default().domain_matchers;
+            for (i, dm) in dms.into_iter().enumerate() {
+                let om = dm.on_match.as_ref().ok_or("a domain matcher has no on_match")?;
+                let on_match = typed_on_match(om, &config_at.join("domain_matchers").join_index(i).join("on_match"))?;
                 domain_matchers.push((dm.domains, on_match));
-            }
-            let domains: Vec<Vec<String>> = domain_matchers.iter().map(|(d, _)| d.clone()).collect();
-            if let Some(err) = server_name_errors(&domains).into_iter().next() {
-                return Err(format!("Envoy rejects this ServerNameMatcher: {}", err.envoy_text()));
             }
             Ok(Tree::ServerName { input, domain_matchers })
         }
         "xds.type.matcher.v3.IPMatcher" => {
             let mut range_matchers = Vec::new();
-            for rm in IpMatcher::decode(config.value.as_slice()).unwrap_or_default().range_matchers {
+            let rms = IpMatcher::decode(config.value.as_slice()).unwrap_or_default().range_matchers;
+            for (i, rm) in rms.into_iter().enumerate() {
                 let mut ranges = Vec::new();
                 for r in &rm.ranges {
                     ranges.push(typed_cidr(r)?);
                 }
-                let on_match = typed_on_match(rm.on_match.as_ref().ok_or("a range matcher has no on_match")?)?;
+                let om = rm.on_match.as_ref().ok_or("a range matcher has no on_match")?;
+                let on_match = typed_on_match(om, &config_at.join("range_matchers").join_index(i).join("on_match"))?;
                 range_matchers.push(RangeMatcher { ranges, exclusive: rm.exclusive, on_match });
             }
             Ok(Tree::Ip { input, range_matchers })
@@ -425,16 +432,20 @@ fn typed_input(e: &Extension) -> Result<MatcherInput, String> {
         .ok_or_else(|| format!("input {name} is not supported"))
 }
 
-fn typed_on_match(m: &xm::matcher::OnMatch) -> Result<OnMatch, String> {
+fn typed_on_match(m: &xm::matcher::OnMatch, at: &Pointer) -> Result<OnMatch, String> {
     use xm::matcher::on_match::OnMatch as O;
     let keep_matching = m.keep_matching;
     match &m.on_match {
-        Some(O::Matcher(inner)) => Ok(OnMatch { then: Then::Matcher(Box::new(typed_matcher(inner)?)), keep_matching }),
+        Some(O::Matcher(inner)) => Ok(OnMatch {
+            then: Then::Matcher(Box::new(typed_matcher(inner, &at.join("matcher"))?)),
+            keep_matching,
+            at: at.clone(),
+        }),
         Some(O::Action(a)) => {
             let config = a.typed_config.as_ref().ok_or("an action has no typed_config")?;
             match last_segment(&config.type_url) {
                 "google.protobuf.StringValue" => {
-                    Ok(OnMatch { then: Then::Action(string_value(config)), keep_matching })
+                    Ok(OnMatch { then: Then::Action(string_value(config)), keep_matching, at: at.clone() })
                 }
                 other => Err(format!("action {other} is not a filter chain name (google.protobuf.StringValue)")),
             }
@@ -537,7 +548,7 @@ impl ProtoParts {
                 {
                     self.actions.push(MatcherAction {
                         name: string_value(config),
-                        pointer: format!("{at}/typed_config/value"),
+                        pointer: format!("{at}/typed_config/value").into(),
                     });
                 }
                 self.extension(a, at);
@@ -599,7 +610,7 @@ impl ProtoParts {
             .into_iter()
             .enumerate()
             .map(|(i, dm)| {
-                dm.domains.into_iter().enumerate().map(|(j, d)| (d, format!("{base}/{i}/domains/{j}"))).collect()
+                dm.domains.into_iter().enumerate().map(|(j, d)| (d, format!("{base}/{i}/domains/{j}").into())).collect()
             })
             .collect();
         self.server_name_matchers.push(ServerNameMatcherParts { reads_server_name, domain_matchers });

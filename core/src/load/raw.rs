@@ -157,7 +157,7 @@ impl<'a> RawObject<'a> {
         let casing = Casing::from_camel(self.camel);
         Listener {
             name: cow(self.name),
-            pointer,
+            pointer: pointer.into(),
             offset: object_offset(self.first_key),
             casing,
             address: self.address.and_then(RawAddress::into_model),

@@ -9,11 +9,14 @@ use std::fmt;
 
 use ipnet::IpNet;
 
+use crate::source::Pointer;
+
 /// A listener's `filter_chain_matcher`, as the loader read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterChainMatcher {
-    /// The typed tree, or why xdsck cannot model it (the first thing it does not know, or a
-    /// ServerNameMatcher Envoy rejects).
+    /// The typed tree as written, or why xdsck cannot model it (the first thing it does not
+    /// know). Whether Envoy accepts what is written is `graph::matcher`'s to say
+    /// (`Matcher::rejection`).
     pub tree: Result<Matcher, String>,
     /// Every action naming a filter chain (`google.protobuf.StringValue`), in document order,
     /// also those in branches the tree could not type.
@@ -30,7 +33,7 @@ pub struct MatcherAction {
     /// The filter chain it names.
     pub name: String,
     /// Where its `value` is, relative to the matcher.
-    pub pointer: String,
+    pub pointer: Pointer,
 }
 
 /// A `ServerNameMatcher`: per domain matcher, its domains with their pointers (relative to the
@@ -40,7 +43,7 @@ pub struct ServerNameMatcherParts {
     /// Whether its input is `ServerNameInput` (lower-cased by Envoy).
     pub reads_server_name: bool,
     /// Per domain matcher, each domain with its pointer relative to the matcher.
-    pub domain_matchers: Vec<Vec<(String, String)>>,
+    pub domain_matchers: Vec<Vec<(String, Pointer)>>,
 }
 
 /// A matcher input of `envoy.extensions.matching.common_inputs.network.v3`.
@@ -91,6 +94,11 @@ impl Input {
 }
 
 /// `xds.type.matcher.v3.Matcher`.
+///
+/// Every node keeps its place: `at` is the pointer of the matcher object (an [`OnMatch`] the
+/// pointer of its `on_match`, map entry or domain matcher's `on_match`), relative to the
+/// listener's `filter_chain_matcher` and spelled as the input spells its keys (snake_case for a
+/// protobuf), so a finding or a trace step about a node can name where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Matcher {
     /// What it matches on.
@@ -98,6 +106,8 @@ pub struct Matcher {
     /// What happens when nothing in `tree` matches; without it the connection gets no chain
     /// from this matcher.
     pub on_no_match: Option<Box<OnMatch>>,
+    /// Where it is, relative to the `filter_chain_matcher`.
+    pub at: Pointer,
 }
 
 /// The matcher's `matcher_list` or `matcher_tree`.
@@ -154,6 +164,8 @@ pub struct OnMatch {
     pub then: Then,
     /// `keep_matching`, which Envoy rejects for filter chain matchers.
     pub keep_matching: bool,
+    /// Where it is, relative to the `filter_chain_matcher` (see [`Matcher`]).
+    pub at: Pointer,
 }
 
 /// What an `OnMatch` leads to.
