@@ -31,6 +31,7 @@
 pub mod baseline;
 pub mod checks;
 pub mod diagnostic;
+pub mod gateway;
 pub mod graph;
 pub mod load;
 pub mod model;
@@ -178,7 +179,12 @@ pub fn load_all<'s>(sources: &'s Sources, options: &Options) -> (Snapshot<'s>, V
 
 /// Every rule xdsck knows: the input problems (`XDS0xx`), then the checks, in code order.
 pub fn rules() -> impl Iterator<Item = &'static Rule> {
-    load::codes::ALL.iter().copied().chain([&settings::INVALID_SUPPRESSION]).chain(checks::ALL.iter().map(|c| c.rule()))
+    load::codes::ALL
+        .iter()
+        .copied()
+        .chain([&settings::INVALID_SUPPRESSION])
+        .chain(checks::ALL.iter().map(|c| c.rule()))
+        .chain(gateway::rules::ALL.iter().copied())
 }
 
 /// A rule by code (`XDS101`, any case) or name (`duplicate-filter-chain-match`).
