@@ -223,7 +223,8 @@ pub fn render(owner: Owner<'_>, model: &Model, b: Behaviour) -> Option<Value> {
     let mut services = Vec::new();
     let cleartext: Vec<&HttpEntry> = model.http.iter().filter(|e| e.secrets.is_empty()).collect();
     if b.per_port_listeners && needs_per_port(model) {
-        let base_clear: Vec<&HttpEntry> = cleartext.iter().copied().filter(|e| !routed.contains(&e.port)).collect();
+        let base_clear: Vec<&HttpEntry> =
+            cleartext.iter().copied().filter(|e| !e.tls_listener && !routed.contains(&e.port)).collect();
         let https_ports: BTreeSet<u32> = model.http.iter().filter(|e| !e.secrets.is_empty()).map(|e| e.port).collect();
         let mut listeners = Vec::new();
         let mut routes = Vec::new();
@@ -280,7 +281,7 @@ pub fn render(owner: Owner<'_>, model: &Model, b: Behaviour) -> Option<Value> {
         chains.extend(pass_chains(&entries));
         resources.push(listener("listener", chains));
         resources.extend(routes);
-        let mut ports: BTreeSet<u32> = model.http.iter().map(|e| e.port).collect();
+        let mut ports: BTreeSet<u32> = model.http.iter().filter(|e| !e.tls_listener).map(|e| e.port).collect();
         ports.extend(pass_ports.iter().copied());
         services.push(svc(None, ports.into_iter().collect()));
     }

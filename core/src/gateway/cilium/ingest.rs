@@ -36,6 +36,8 @@ pub struct HttpEntry {
     /// `(namespace, name)` of the TLS Secrets, empty for cleartext.
     pub secrets: Vec<(String, String)>,
     pub routes: Vec<HttpRoute>,
+    /// The entry of a `protocol: TLS` listener: it gives the cleartext chain but no Service port.
+    pub tls_listener: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -143,6 +145,7 @@ pub fn ingest(gw: &Gateway, objects: &Objects, keep: &dyn Fn(usize) -> bool) -> 
             hostname: l.host().to_owned(),
             secrets,
             routes: Vec::new(),
+            tls_listener: l.protocol == "TLS",
         };
         let mut pass =
             PassEntry { listener: l.name.clone(), port: l.port, hostname: l.host().to_owned(), routes: Vec::new() };
