@@ -350,11 +350,22 @@ pub struct Secret {
     pub metadata: Meta,
     #[serde(default)]
     pub data: BTreeMap<String, String>,
+    #[serde(default)]
+    pub string_data: BTreeMap<String, String>,
 }
 
+/// `-----BEGIN` in base64, as every base64-encoded PEM document starts (the encoding is aligned
+/// at the start, so the prefix is fixed).
+const PEM_BASE64: &str = "LS0tLS1CRUdJT";
+
 impl Secret {
+    /// Whether `tls.crt` and `tls.key` are both PEM, the first thing Cilium's
+    /// `validateTLSSecret` asks (it then parses them; xdsck does not).
     pub fn has_tls_pair(&self) -> bool {
-        ["tls.crt", "tls.key"].iter().all(|k| self.data.get(*k).is_some_and(|v| !v.is_empty()))
+        ["tls.crt", "tls.key"].iter().all(|k| {
+            self.data.get(*k).is_some_and(|v| v.trim_start().starts_with(PEM_BASE64))
+                || self.string_data.get(*k).is_some_and(|v| v.trim_start().starts_with("-----BEGIN"))
+        })
     }
 }
 

@@ -214,17 +214,11 @@ pub fn render(owner: Owner<'_>, model: &Model, b: Behaviour) -> Option<Value> {
         s
     };
     let routed: BTreeSet<u32> = model.passthrough.iter().filter(|e| !e.routes.is_empty()).map(|e| e.port).collect();
-    let pass_ports: BTreeSet<u32> = if b.only_routed_passthrough_ports {
-        routed.clone()
-    } else {
-        model.passthrough.iter().map(|e| e.port).collect()
-    };
     let mut resources = Vec::new();
     let mut services = Vec::new();
     let cleartext: Vec<&HttpEntry> = model.http.iter().filter(|e| e.secrets.is_empty()).collect();
     if b.per_port_listeners && needs_per_port(model) {
-        let base_clear: Vec<&HttpEntry> =
-            cleartext.iter().copied().filter(|e| !e.tls_listener && !routed.contains(&e.port)).collect();
+        let base_clear: Vec<&HttpEntry> = cleartext.iter().copied().filter(|e| !routed.contains(&e.port)).collect();
         let https_ports: BTreeSet<u32> = model.http.iter().filter(|e| !e.secrets.is_empty()).map(|e| e.port).collect();
         let mut listeners = Vec::new();
         let mut routes = Vec::new();
@@ -281,8 +275,9 @@ pub fn render(owner: Owner<'_>, model: &Model, b: Behaviour) -> Option<Value> {
         chains.extend(pass_chains(&entries));
         resources.push(listener("listener", chains));
         resources.extend(routes);
-        let mut ports: BTreeSet<u32> = model.http.iter().filter(|e| !e.tls_listener).map(|e| e.port).collect();
-        ports.extend(pass_ports.iter().copied());
+        // Every HTTP entry's port, and TLS listeners have HTTP entries too: a passthrough port
+        // is listed whether or not a route reaches it.
+        let ports: BTreeSet<u32> = model.http.iter().map(|e| e.port).collect();
         services.push(svc(None, ports.into_iter().collect()));
     }
     // Every backend: an EDS cluster and a backendServices entry.

@@ -36,8 +36,6 @@ pub struct HttpEntry {
     /// `(namespace, name)` of the TLS Secrets, empty for cleartext.
     pub secrets: Vec<(String, String)>,
     pub routes: Vec<HttpRoute>,
-    /// The entry of a `protocol: TLS` listener: it gives the cleartext chain but no Service port.
-    pub tls_listener: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -120,6 +118,18 @@ fn backends(route: &Route, refs: &[BackendRef], objects: &Objects) -> Vec<Backen
         .collect()
 }
 
+/// Whether the operator hands a certificate ref to Envoy as an SDS secret: whenever the
+/// reference is allowed (same namespace or a ReferenceGrant). Cilium's own test data renders
+/// refs of the wrong kind and to missing or malformed Secrets too (the listener is still
+/// marked invalid); only a ref not permitted leaves the chain cleartext.
+fn secret_usable(gw: &Gateway, ns: &str, name: &str, objects: &Objects) -> bool {
+    ns == gw.metadata.ns()
+        || objects
+            .grants
+            .iter()
+            .any(|g| g.metadata.ns() == ns && g.permits(GROUP, "Gateway", gw.metadata.ns(), "Secret", name))
+}
+
 /// The model of `gw` built from the listeners `keep` admits.
 pub fn ingest(gw: &Gateway, objects: &Objects, keep: &dyn Fn(usize) -> bool) -> Model {
     let listeners: Vec<&Listener> =
@@ -133,8 +143,8 @@ pub fn ingest(gw: &Gateway, objects: &Objects, keep: &dyn Fn(usize) -> bool) -> 
         let secrets = if l.protocol == "HTTPS" {
             l.certificate_refs()
                 .iter()
-                .filter(|r| r.is_core_secret())
                 .map(|r| (r.namespace.clone().unwrap_or_else(|| gw.metadata.ns().to_owned()), r.name.clone()))
+                .filter(|(ns, name)| secret_usable(gw, ns, name, objects))
                 .collect()
         } else {
             Vec::new()
@@ -145,7 +155,6 @@ pub fn ingest(gw: &Gateway, objects: &Objects, keep: &dyn Fn(usize) -> bool) -> 
             hostname: l.host().to_owned(),
             secrets,
             routes: Vec::new(),
-            tls_listener: l.protocol == "TLS",
         };
         let mut pass =
             PassEntry { listener: l.name.clone(), port: l.port, hostname: l.host().to_owned(), routes: Vec::new() };

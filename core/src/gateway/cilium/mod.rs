@@ -30,15 +30,13 @@ pub fn reconcile(gw: &Gateway, objects: &Objects, version: Version) -> Outcome {
     let b = Behaviour::of(version);
     let listeners = conditions::listener_statuses(gw, objects, b);
     let conditions = conditions::gateway_conditions(&listeners);
+    // 1.20 filters the conflicted and invalid listeners out before translating, but only when
+    // some listener is valid: Cilium's own test data has a CiliumEnvoyConfig built from every
+    // listener of a Gateway that has no accepted listener, on every snapshot.
     let any_valid = listeners.iter().any(|l| l.accepted);
-    // No valid listener: the operator returns before translating (and leaves any old CEC).
     let translated: Vec<bool> =
-        listeners.iter().map(|l| any_valid && (!b.drop_invalid_before_translation || l.accepted)).collect();
-    let cec = if any_valid {
-        let model = ingest::ingest(gw, objects, &|i| translated[i]);
-        render(Owner { namespace: gw.metadata.ns(), name: &gw.metadata.name }, &model, b)
-    } else {
-        None
-    };
+        listeners.iter().map(|l| !b.drop_invalid_before_translation || !any_valid || l.accepted).collect();
+    let model = ingest::ingest(gw, objects, &|i| translated[i]);
+    let cec = render(Owner { namespace: gw.metadata.ns(), name: &gw.metadata.name }, &model, b);
     Outcome { conditions, listeners, translated, cec }
 }

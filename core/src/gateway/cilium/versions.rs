@@ -82,8 +82,6 @@ pub struct Behaviour {
     /// `NeedsPerPortListeners`: more than one HTTPS port, more than one routed passthrough
     /// port, or a cross-port HTTPS/passthrough overlap renders one Envoy listener per port.
     pub per_port_listeners: bool,
-    /// `spec.services` lists only passthrough ports that have a route.
-    pub only_routed_passthrough_ports: bool,
     /// An unsupported listener protocol gives Accepted reason `UnsupportedProtocol` (else
     /// `Invalid`).
     pub unsupported_protocol_reason: bool,
@@ -91,24 +89,21 @@ pub struct Behaviour {
 
 impl Behaviour {
     pub fn of(version: Version) -> Self {
-        // v1.19.5: one combined listener `listener`; no conflict check; every TLS listener's
-        // port is in spec.services.
+        // v1.19.5: one combined listener `listener`; no conflict check.
         let mut b = Behaviour {
             conflicts: ConflictRule::None,
             drop_invalid_before_translation: false,
             per_port_listeners: false,
-            only_routed_passthrough_ports: false,
             unsupported_protocol_reason: false,
         };
         if version >= Version::V1_19_6 {
             // v1.19.6 (cilium#46826, backporting #44889, #44962, #45693, #45949):
             // - samePortCrossProtocolConflictedListeners marks HTTPS + TLS/Passthrough pairs
             //   Conflicted/ProtocolConflict and Accepted=False, but they are still rendered;
-            // - per-port Envoy listeners `listener-<port>` when a Gateway needs them;
-            // - passthrough ports without a route leave spec.services.
+            // - per-port Envoy listeners `listener-<port>` when a Gateway needs them (only
+            //   passthrough ports with a route count, see render::needs_per_port).
             b.conflicts = ConflictRule::SamePortCrossProtocol;
             b.per_port_listeners = true;
-            b.only_routed_passthrough_ports = true;
         }
         if version >= Version::V1_20 {
             // v1.20 (#47306, #47457): listenerPairConflict (HostnameConflict, L4 protocol
@@ -124,5 +119,31 @@ impl Behaviour {
         // main: otherwise as v1.20 for listeners and chains. Not modelled: the hashed SDS secret names
         // (36ad4fb681) and the shortened CEC names (12d31d310b).
         b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_with_their_aliases() {
+        assert_eq!("1.19.7".parse(), Ok(Version::V1_19_6));
+        assert_eq!("v1.19.5".parse(), Ok(Version::V1_19_5));
+        assert_eq!("1.20.1".parse(), Ok(Version::V1_20));
+        assert_eq!("main".parse(), Ok(Version::Main));
+        assert!("1.18.0".parse::<Version>().is_err());
+    }
+
+    #[test]
+    fn each_version_changes_what_its_changelog_says() {
+        let [a, b, c, d] = Version::ALL.map(Behaviour::of);
+        assert_eq!((a.conflicts, a.per_port_listeners), (ConflictRule::None, false));
+        assert_eq!(
+            (b.conflicts, b.per_port_listeners, b.drop_invalid_before_translation),
+            (ConflictRule::SamePortCrossProtocol, true, false)
+        );
+        assert_eq!((c.conflicts, c.drop_invalid_before_translation), (ConflictRule::ListenerPair, true));
+        assert!(d.unsupported_protocol_reason && !c.unsupported_protocol_reason);
     }
 }
