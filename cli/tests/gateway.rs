@@ -206,9 +206,10 @@ fn listener_pair_conflicts_since_1_20() {
             "HostnameConflict".into()
         )));
         assert_eq!(r["gateways"][0]["conditions"][0]["reason"], "ListenersNotValid");
-        // No listener is valid, so none is filtered out: the CEC is built from all of them, as
-        // on 1.19.6.
-        assert_eq!(chains(&r), chains(&json("1.19.6", "protocol-conflicts.yaml")), "{v}");
+        // The conflicted listeners are filtered out; the only other one is invalid but, with no
+        // valid listener left, not filtered: an unsupported protocol renders nothing either.
+        assert_eq!(r["rendered"], json!([]), "{v}");
+        assert_eq!(listener(&r, "sctp")["translated"], true);
     }
     let reason = |v: &str| conditions(listener(&json(v, "protocol-conflicts.yaml"), "sctp"))[0].2.clone();
     assert_eq!(reason("1.20"), "Invalid");

@@ -3,12 +3,28 @@
 
 use super::ListenerVerdict;
 use super::api::{Gateway, Objects};
-use super::cilium::{self, Behaviour, Version, hostnames::sni_intersect};
+use super::cilium::{self, Version, hostnames::sni_intersect};
 use super::rules;
 use crate::diagnostic::Diagnostic;
 
-fn versions_where(f: impl Fn(Version) -> bool) -> Vec<&'static str> {
-    Version::ALL.iter().copied().filter(|v| f(*v)).map(Version::as_str).collect()
+/// What each version does with listener `i`: "1.19.5 accepted, served; 1.19.6 Conflicted, served; …".
+fn across_versions(outcomes: &[(Version, cilium::Outcome)], i: usize) -> String {
+    outcomes
+        .iter()
+        .map(|(v, o)| {
+            let l = &o.listeners[i];
+            let state = if l.conflict.is_some() {
+                "Conflicted"
+            } else if l.accepted {
+                "accepted"
+            } else {
+                "not accepted"
+            };
+            let served = if o.translated[i] && o.cec.is_some() { "rendered" } else { "dropped" };
+            format!("{v} {state}, {served}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 pub(super) fn conflicts(
@@ -18,22 +34,15 @@ pub(super) fn conflicts(
     objects: &Objects,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let per_version: Vec<(Version, Vec<cilium::ListenerStatus>)> = Version::ALL
-        .iter()
-        .map(|v| (*v, cilium::conditions::listener_statuses(gw, objects, Behaviour::of(*v))))
-        .collect();
+    let outcomes: Vec<(Version, cilium::Outcome)> =
+        Version::ALL.iter().map(|v| (*v, cilium::reconcile(gw, objects, *v))).collect();
     for (i, l) in listeners.iter().enumerate() {
         let Some(c) = &l.status.conflict else { continue };
-        let marked = versions_where(|v| per_version.iter().any(|(pv, s)| *pv == v && s[i].conflict.is_some()));
         let served = if l.translated {
-            format!("Cilium {version} still programs it into Envoy")
+            format!("Cilium {version} still renders it into the CiliumEnvoyConfig")
         } else {
-            format!("Cilium {version} drops it from Envoy: its routes are not served")
+            format!("Cilium {version} drops it from the CiliumEnvoyConfig: its routes are not served")
         };
-        let dropped = versions_where(|v| {
-            Behaviour::of(v).drop_invalid_before_translation
-                && per_version.iter().any(|(pv, s)| *pv == v && s[i].conflict.is_some())
-        });
         let mut d = Diagnostic::new(
             &rules::LISTENER_CONFLICTED,
             format!(
@@ -47,10 +56,8 @@ pub(super) fn conflicts(
         )
         .at(l.location.clone())
         .listener(l.status.name.clone())
-        .note(format!("marked on {}; {served}", marked.join(", ")));
-        if !dropped.is_empty() {
-            d = d.note(format!("dropped from Envoy on {}; still served on the versions before", dropped.join(", ")));
-        }
+        .note(served)
+        .note(across_versions(&outcomes, i));
         for p in &c.partners {
             if let Some(o) = listeners.iter().find(|o| &o.status.name == p) {
                 d = d.related(format!("conflicts with listener `{p}`"), o.location.clone());
@@ -87,7 +94,8 @@ pub(super) fn conflicts(
             )
             .at(listeners[https].location.clone())
             .related(format!("passthrough listener `{}`", p.name), listeners[pass].location.clone())
-            .note("1.19.5: both accepted and served; 1.19.6/1.19.7: both Conflicted, Accepted=False, still served; 1.20/main: both dropped from Envoy");
+            .note(format!("`{}`: {}", h.name, across_versions(&outcomes, https)))
+            .note(format!("`{}`: {}", p.name, across_versions(&outcomes, pass)));
             if equal {
                 d = d.note("the hostnames are equal: on 1.19.x the rendered listener has two chains with the same match, which Envoy rejects");
             }
@@ -100,6 +108,5 @@ pub(super) fn conflicts(
             out.push(d);
         }
     }
-    let _ = version;
     out
 }

@@ -30,12 +30,15 @@ pub fn reconcile(gw: &Gateway, objects: &Objects, version: Version) -> Outcome {
     let b = Behaviour::of(version);
     let listeners = conditions::listener_statuses(gw, objects, b);
     let conditions = conditions::gateway_conditions(&listeners);
-    // 1.20 filters the conflicted and invalid listeners out before translating, but only when
-    // some listener is valid: Cilium's own test data has a CiliumEnvoyConfig built from every
-    // listener of a Gateway that has no accepted listener, on every snapshot.
+    // 1.20 filters the conflicted listeners out before translating (filterOutConflictedListeners),
+    // then the invalid ones, but those only when some listener is valid: Cilium's own test data
+    // has a CiliumEnvoyConfig built from every listener of a Gateway whose listeners are all
+    // invalid for their certificate refs, on every snapshot.
     let any_valid = listeners.iter().any(|l| l.accepted);
-    let translated: Vec<bool> =
-        listeners.iter().map(|l| !b.drop_invalid_before_translation || !any_valid || l.accepted).collect();
+    let translated: Vec<bool> = listeners
+        .iter()
+        .map(|l| !b.drop_invalid_before_translation || (l.conflict.is_none() && (!any_valid || l.accepted)))
+        .collect();
     let model = ingest::ingest(gw, objects, &|i| translated[i]);
     let cec = render(Owner { namespace: gw.metadata.ns(), name: &gw.metadata.name }, &model, b);
     Outcome { conditions, listeners, translated, cec }
