@@ -4,7 +4,6 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
-use serde_json::{Value, json};
 use xdsck_core::Sources;
 use xdsck_core::gateway::cilium::{Condition, Version};
 use xdsck_core::gateway::{self, Evaluation};
@@ -18,11 +17,13 @@ pub fn run(args: &GatewayArgs) -> Result<u8> {
     let limits = xdsck_core::load::Limits { max_bytes: args.max_bytes, ..Default::default() };
     let eval = gateway::evaluate_except(&mut sources, version, &limits, failed);
     if args.render {
-        crate::print(&rendered_list(&eval))?;
+        crate::print(&gateway::json::rendered_list(&eval))?;
         return Ok(if eval.report.failed_inputs > 0 { crate::FAILED } else { crate::CLEAN });
     }
     match args.format {
-        crate::args::GatewayFormat::Json => crate::print(&json_output(&eval, &sources)?)?,
+        crate::args::GatewayFormat::Json => {
+            crate::print(&format!("{}\n", serde_json::to_string_pretty(&gateway::json::to_json(&eval, &sources))?))?
+        }
         crate::args::GatewayFormat::Text => {
             crate::print(&text(&eval, &sources))?;
             let options = RenderOptions { color: crate::use_color(args.color), quiet: false };
@@ -32,48 +33,6 @@ pub fn run(args: &GatewayArgs) -> Result<u8> {
         }
     }
     Ok(crate::exit_code(&eval.report, args.fail_on))
-}
-
-/// Every rendered CiliumEnvoyConfig in one `v1` `List`: JSON, which is YAML too, so it pipes
-/// into `xdsck -` and `kubectl apply -f -`.
-fn rendered_list(eval: &Evaluation) -> String {
-    let items: Vec<&Value> = eval.gateways.iter().filter_map(|g| g.rendered.as_ref().map(|r| &r.0)).collect();
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
-    format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default())
-}
-
-fn condition_json(c: &Condition) -> Value {
-    json!({"type": c.kind, "status": if c.status { "True" } else { "False" }, "reason": c.reason, "message": c.message})
-}
-
-fn json_output(eval: &Evaluation, sources: &Sources) -> Result<String> {
-    let gateways: Vec<Value> = eval
-        .gateways
-        .iter()
-        .map(|g| {
-            json!({
-                "namespace": g.namespace,
-                "name": g.name,
-                "conditions": g.conditions.iter().map(condition_json).collect::<Vec<_>>(),
-                "listeners": g.listeners.iter().map(|l| json!({
-                    "name": l.status.name,
-                    "conditions": l.status.conditions.iter().map(condition_json).collect::<Vec<_>>(),
-                    "translated": l.translated,
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let rendered: Vec<&Value> = eval.gateways.iter().filter_map(|g| g.rendered.as_ref().map(|r| &r.0)).collect();
-    let mut out = Vec::new();
-    report::write(report::Format::Json, &eval.report, sources, RenderOptions::default(), &mut out)?;
-    let report: Value = serde_json::from_slice(&out)?;
-    let all = json!({
-        "cilium": eval.version.as_str(),
-        "gateways": gateways,
-        "rendered": rendered,
-        "findings": report.get("findings").cloned().unwrap_or(Value::Null),
-    });
-    Ok(format!("{}\n", serde_json::to_string_pretty(&all)?))
 }
 
 fn place(sources: &Sources, loc: &xdsck_core::Location) -> String {

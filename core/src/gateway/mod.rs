@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod cilium;
+pub mod json;
 pub mod load;
 pub mod render;
 pub mod rules;
