@@ -400,3 +400,18 @@ fn rendered_configs_through_the_real_envoy() {
     );
     assert_eq!(rejected.len(), 2, "only http01 on 1.19.x is rejected: {rejected:#?}");
 }
+
+/// cilium#48269: with two routed passthrough ports, one of them an HTTPS port too, the per-port
+/// layout has two Envoy listeners `listener-443`; the existing checks find the duplicate name.
+#[test]
+fn per_port_duplicate_listener_name_since_1_19_6() {
+    let duplicate = |v: &str| {
+        json(v, "per-port-duplicate-name.yaml")["findings"].as_array().unwrap().iter().any(|f| {
+            f["code"] == "XDS109" && f["message"].as_str().unwrap().contains("cilium-gateway-dual/listener-443")
+        })
+    };
+    assert!(!duplicate("1.19.5"), "one combined listener on 1.19.5");
+    for v in ["1.19.6", "1.20", "main"] {
+        assert!(duplicate(v), "{v}");
+    }
+}
