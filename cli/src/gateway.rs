@@ -114,5 +114,8 @@ fn text(eval: &Evaluation, sources: &Sources) -> String {
         }
         out.push('\n');
     }
+    if eval.not_modelled > 0 {
+        let _ = writeln!(out, "{} object(s) of the input not modelled (XDS401 below)\n", eval.not_modelled);
+    }
     out
 }

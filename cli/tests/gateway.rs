@@ -223,6 +223,7 @@ fn kubectl_lists_namespaces_selectors_and_unmodelled_objects() {
         let f = r["findings"].as_array().unwrap();
         let unmodelled: Vec<&Value> = f.iter().filter(|f| f["code"] == "XDS401").collect();
         assert_eq!(unmodelled.len(), 1, "{v}");
+        assert_eq!(r["not_modelled"], 1, "{v}");
         assert!(unmodelled[0]["message"].as_str().unwrap().contains("`Deployment` `frontend`"));
         assert_eq!(unmodelled[0]["location"]["pointer"], "/items/4");
         assert_eq!(unmodelled[0]["location"]["line"], 59);

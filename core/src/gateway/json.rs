@@ -49,6 +49,7 @@ pub fn to_json(eval: &Evaluation, sources: &Sources) -> Value {
         "cilium": eval.version.as_str(),
         "gateways": gateways,
         "rendered": rendered(eval),
+        "not_modelled": eval.not_modelled,
         "findings": report.get("findings").cloned().unwrap_or(Value::Null),
         "inputs": report.get("inputs").cloned().unwrap_or(Value::Null),
         "summary": report.get("summary").cloned().unwrap_or(Value::Null),

@@ -51,6 +51,8 @@ pub struct GatewayVerdict {
 pub struct Evaluation {
     pub version: Version,
     pub gateways: Vec<GatewayVerdict>,
+    /// How many objects of the input the model does not read (each is an `XDS401` finding).
+    pub not_modelled: usize,
     /// Load problems, the `XDS4xx` findings and the Envoy-level findings on the rendered
     /// CiliumEnvoyConfigs, sorted.
     pub report: Report,
@@ -97,6 +99,7 @@ pub fn evaluate_except(
                 .at(location(sources, &u.at, &u.at.pointer)),
         );
     }
+    let not_modelled = objects.unmodelled.len();
     let mut gateways = Vec::new();
     let mut rendered_texts = Vec::new();
     for gw in objects.gateways.iter().filter(|g| is_cilium(g, &objects)) {
@@ -150,7 +153,7 @@ pub fn evaluate_except(
     }
     let mut report = crate::analyze_inputs(sources, inputs, problems);
     report.failed_inputs += failed_count;
-    Evaluation { version, gateways, report }
+    Evaluation { version, gateways, not_modelled, report }
 }
 
 /// A Gateway of a class whose controller is not Cilium's is not Cilium's to reconcile; without
