@@ -55,6 +55,9 @@ pub enum Command {
     /// CiliumEnvoyConfig and CiliumClusterwideEnvoyConfig: what Envoy would reject comes back
     /// as warnings, or is denied with --strict; everything else as warnings.
     Webhook(WebhookArgs),
+    /// Gateway API YAML in: the listener and Gateway conditions a Cilium version sets, the
+    /// CiliumEnvoyConfig it renders, and the findings of every check on that CiliumEnvoyConfig.
+    Gateway(GatewayArgs),
     /// Print a shell completion script: `xdsck completions bash > /etc/bash_completion.d/xdsck`.
     Completions {
         #[arg(value_enum)]
@@ -62,6 +65,34 @@ pub enum Command {
     },
     /// Print the man page (roff): `xdsck manpage > xdsck.1`.
     Manpage,
+}
+
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    /// The Cilium version to model: 1.19.5, 1.19.6 (= 1.19.7), 1.20 or main.
+    #[arg(long, value_name = "VERSION", default_value = "main")]
+    pub cilium: String,
+    #[arg(long, value_enum, default_value_t = GatewayFormat::Text)]
+    pub format: GatewayFormat,
+    /// Print only the rendered CiliumEnvoyConfigs (a `v1` List, JSON, which is YAML): pipes
+    /// into `xdsck -`.
+    #[arg(long)]
+    pub render: bool,
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    pub fail_on: FailOn,
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
+    pub max_bytes: usize,
+    /// Gateway API YAML or JSON (streams, `kubectl get … -o yaml` Lists); `-` is stdin.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GatewayFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 mod args;
 mod attach;
 mod config;
+mod gateway;
 mod input;
 mod metrics;
 mod rules;
@@ -83,6 +84,7 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Graph(args)) => trace::graph(&args),
         Some(Command::Attach(args)) => attach::run(&args),
         Some(Command::Webhook(args)) => webhook::run(&args),
+        Some(Command::Gateway(args)) => gateway::run(&args),
         Some(Command::Completions { shell }) => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "xdsck", &mut out);

@@ -10,6 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { serve, root, artifacts, cli, openPage, bySeverity, analyzed } from './harness.mjs';
 
@@ -237,3 +238,38 @@ for (const [width, name] of [[1400, 'desktop'], [420, 'narrow']]) {
     await context.close();
   });
 }
+
+test('Gateway API YAML: the chosen Cilium version\'s conditions and the CLI\'s findings', async () => {
+  const { context, page, problems } = await openPage();
+  const file = 'testdata/gateway/tenant-dns01.yaml';
+  const conflicted = (report) => report.gateways[0].listeners
+    .filter((l) => l.conditions.some((c) => c.type === 'Conflicted' && c.status === 'True'))
+    .map((l) => l.name);
+  await page.locator('textarea#input').fill(await readFile(path.join(root, file), 'utf8'));
+  let report = await analyzed(page);
+  assert.equal(report.cilium, 'main', 'the newest version by default');
+  // A version chosen: the same input is checked again.
+  let before = String(await page.evaluate(() => document.body.dataset.analyzed));
+  await page.locator('#cilium').selectOption('1.19.6');
+  report = await analyzed(page, before);
+  assert.deepEqual(conflicted(report), ['https', 'tls-api', 'tls-vm-exportproxy', 'tls-cdi-uploadproxy']);
+  await page.locator('#gateways h3', { hasText: 'Gateway tenant1/tenant1 on Cilium 1.19.6' }).waitFor();
+  assert.equal(await page.locator('#gateways .gateway-listener').count(), 5);
+  // The findings are those of `xdsck gateway --cilium 1.19.6 --format json` on the same file.
+  const bin = process.env.XDSCK_BIN;
+  const [cmd, args] = bin ? [path.resolve(root, bin), []] : ['cargo', ['run', '-q', '--manifest-path', path.join(root, 'Cargo.toml'), '-p', 'xdsck', '--']];
+  let out;
+  try {
+    out = execFileSync(cmd, [...args, 'gateway', '--cilium', '1.19.6', '--format', 'json', file], { cwd: root, encoding: 'utf8' });
+  } catch (e) {
+    out = e.stdout; // exit 1: findings
+  }
+  const fromCli = JSON.parse(out);
+  assert.deepEqual(report.findings.map((f) => [f.code, f.message]), fromCli.findings.map((f) => [f.code, f.message]));
+  before = String(await page.evaluate(() => document.body.dataset.analyzed));
+  await page.locator('#cilium').selectOption('1.19.5');
+  report = await analyzed(page, before);
+  assert.deepEqual(conflicted(report), []);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

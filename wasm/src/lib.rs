@@ -94,6 +94,32 @@ fn options(options_json: &str) -> Result<AnalyzeOptions, String> {
     serde_json::from_str(options_json).map_err(|e| format!("invalid options: {e}"))
 }
 
+/// `gateway`'s options, as JSON: `{"source": "gw.yaml", "cilium": "1.19.6"}` (both optional;
+/// `cilium` defaults to the newest modelled version, as `xdsck gateway` does).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GatewayOptions {
+    pub source: Option<String>,
+    pub cilium: Option<String>,
+}
+
+/// [`gateway`] for Rust callers: `xdsck gateway --format json`.
+pub fn gateway_json(text: &str, options_json: &str) -> Result<String, String> {
+    let options: GatewayOptions = if options_json.trim().is_empty() {
+        GatewayOptions::default()
+    } else {
+        serde_json::from_str(options_json).map_err(|e| format!("invalid options: {e}"))?
+    };
+    let version = match options.cilium.as_deref() {
+        Some(v) => v.parse().map_err(|e: xdsck_core::gateway::cilium::versions::UnknownVersion| e.to_string())?,
+        None => xdsck_core::gateway::cilium::Version::NEWEST,
+    };
+    let mut sources = sources(text, options.source);
+    let eval = xdsck_core::gateway::evaluate(&mut sources, version, &Default::default());
+    let answer = xdsck_core::gateway::json::to_json(&eval, &sources);
+    serde_json::to_string_pretty(&answer).map_err(|e| e.to_string())
+}
+
 /// [`analyze`] for Rust callers.
 pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
     let options = options(options_json)?;
@@ -338,6 +364,15 @@ pub fn trace(text: &str, query_json: &str) -> Result<String, JsError> {
 pub fn trace_graph(text: &str, query_json: &str) -> Result<String, JsError> {
     install_panic_hook();
     trace_graph_json(text, query_json).map_err(|e| JsError::new(&e))
+}
+
+/// Gateway API YAML in: what a Cilium version sets on each Gateway and listener, the
+/// CiliumEnvoyConfigs it renders and every check's findings on them (`xdsck gateway --format
+/// json`, with the report's `inputs` and `summary`).
+#[wasm_bindgen]
+pub fn gateway(text: &str, options_json: &str) -> Result<String, JsError> {
+    install_panic_hook();
+    gateway_json(text, options_json).map_err(|e| JsError::new(&e))
 }
 
 #[wasm_bindgen]

@@ -167,3 +167,35 @@ fn trace_graph_draws_the_path_of_the_connection() {
     assert!(!on_path.iter().any(|l| l.contains("api-h2")), "{on_path:?}");
     assert!(svg.contains("stroke=\"#d97706\" stroke-width=\"2.5\""), "the path's edges are drawn in colour");
 }
+
+const DNS01: &str = include_str!("../../testdata/gateway/tenant-dns01.yaml");
+
+#[cfg(target_arch = "wasm32")]
+fn gateway(text: &str, options: &str) -> Result<String, String> {
+    super::gateway(text, options).map_err(message)
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn gateway(text: &str, options: &str) -> Result<String, String> {
+    super::gateway_json(text, options)
+}
+
+#[test]
+fn gateway_answers_per_cilium_version_as_the_cli_does() {
+    let conflicted = |v: &str| -> Vec<String> {
+        let answer: Value =
+            serde_json::from_str(&gateway(DNS01, &format!(r#"{{"source": "gw.yaml", "cilium": "{v}"}}"#)).unwrap())
+                .unwrap();
+        assert_eq!(answer["inputs"][0]["source"], format!("rendered:tenant1/cilium-gateway-tenant1"), "{answer:#}");
+        answer["gateways"][0]["listeners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["conditions"].as_array().unwrap().iter().any(|c| c["type"] == "Conflicted"))
+            .map(|l| l["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(conflicted("1.19.5").is_empty());
+    assert_eq!(conflicted("1.19.7"), ["https", "tls-api", "tls-vm-exportproxy", "tls-cdi-uploadproxy"]);
+    let err = gateway(DNS01, r#"{"cilium": "1.18"}"#).unwrap_err();
+    assert!(err.contains("unknown Cilium version"), "{err}");
+}

@@ -62,6 +62,7 @@ const handlers = {
     $('#report-json').textContent = report;
     const parsed = JSON.parse(report);
     renderFindings(parsed);
+    renderGateways(parsed.gateways, parsed.cilium);
     renderListeners(JSON.parse(summary));
     const s = parsed.summary;
     setStatus(`Checked in ${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms: ${plural(s.error, 'error')}, ${plural(s.warning, 'warning')}, ${plural(s.info, 'info')}.`);
@@ -118,7 +119,7 @@ function runAnalyze() {
   latest.trace = 0;
   $('#trace-result').replaceChildren();
   setStatus(`Checking ${text.length > 1e6 ? `${(text.length / 1e6).toFixed(1)} MB` : `${text.length} characters`}…`);
-  worker.postMessage({ type: 'analyze', id, text, name: sourceName });
+  worker.postMessage({ type: 'analyze', id, text, name: sourceName, cilium: $('#cilium').value });
 }
 
 async function openFile(file) {
@@ -144,6 +145,7 @@ input.addEventListener('input', () => {
   debounce = setTimeout(runAnalyze, 400);
 });
 $('#check').addEventListener('click', runAnalyze);
+$('#cilium').addEventListener('change', runAnalyze);
 $('#file').addEventListener('change', (e) => openFile(e.target.files[0]));
 
 const drop = $('#drop');
@@ -250,6 +252,24 @@ function renderFindings(report) {
       findingList(items));
   });
   box.replaceChildren(...groups.filter(Boolean));
+}
+
+// Gateway API input: each Gateway's and listener's conditions as the chosen Cilium version sets
+// them, and whether the listener reaches the rendered CiliumEnvoyConfig.
+function renderGateways(gateways, cilium) {
+  const box = $('#gateways');
+  if (!gateways) {
+    box.replaceChildren();
+    return;
+  }
+  const conditions = (cs) => el('ul', { class: 'conditions' },
+    ...cs.map((c) => el('li', {}, el('code', {}, `${c.type}=${c.status}`), ` ${c.reason}: ${c.message}`)));
+  box.replaceChildren(...gateways.map((g) => el('section', { class: 'gateway', 'aria-label': `Gateway ${g.namespace}/${g.name}` },
+    el('h3', {}, `Gateway ${g.namespace}/${g.name} on Cilium ${cilium}`),
+    conditions(g.conditions),
+    ...g.listeners.map((l) => el('div', { class: 'gateway-listener' },
+      el('h4', {}, `listener ${l.name}`, el('span', { class: 'muted' }, l.translated ? ' — rendered into the CiliumEnvoyConfig' : ' — not rendered: no Envoy filter chain')),
+      conditions(l.conditions))))));
 }
 
 // Thousands of findings as DOM would freeze the page: they are shown a page at a time.

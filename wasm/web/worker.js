@@ -1,8 +1,10 @@
 // The checker runs here, off the page's thread, so a 20 MB dump keeps the page responsive.
 // It keeps the last analysed text so a trace does not send the input again.
-import init, { analyze, trace, trace_graph, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
+import init, { analyze, gateway, trace, trace_graph, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
 
 let text = '';
+// A document of the Gateway API group, in YAML or JSON.
+const GATEWAY_API = /["']?apiVersion["']?\s*:\s*["']?gateway\.networking\.k8s\.io\//;
 let name = 'input';
 let memory = null; // the module's linear memory: it only grows, so its size is the peak so far
 
@@ -32,9 +34,13 @@ self.onmessage = async ({ data }) => {
       name = data.name || 'input';
       const options = JSON.stringify({ source: name });
       const t0 = performance.now();
-      const report = analyze(text, options);
+      // Gateway API input: what the chosen Cilium version sets and renders, and the findings on
+      // what it renders (`xdsck gateway --format json`); its listeners are the rendered ones.
+      const isGateway = GATEWAY_API.test(text);
+      const report = isGateway ? gateway(text, JSON.stringify({ source: name, cilium: data.cilium })) : analyze(text, options);
       const t1 = performance.now();
-      const listeners = summary(text, options);
+      const rendered = isGateway ? JSON.stringify({ apiVersion: 'v1', kind: 'List', items: JSON.parse(report).rendered }) : text;
+      const listeners = summary(rendered, options);
       self.postMessage({ type: 'report', id, report, summary: listeners, ms: t1 - t0, memory: memory.buffer.byteLength });
     } else if (data.type === 'trace') {
       const query = JSON.stringify({ ...data.query, source: name });

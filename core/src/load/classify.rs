@@ -452,7 +452,8 @@ fn describe_kind(kind: &str, api_version: &str) -> String {
     if api_version.starts_with(GATEWAY_API_GROUP) {
         format!(
             "a Gateway API `{kind}` ({api_version}). xdsck checks what the controller renders \
-             from it: the CiliumEnvoyConfig (`kubectl get cec -A -o yaml`) or the proxy's /config_dump"
+             from it: the CiliumEnvoyConfig (`kubectl get cec -A -o yaml`) or the proxy's /config_dump; \
+             `xdsck gateway` models what Cilium renders from Gateway API YAML"
         )
     } else if api_version.is_empty() {
         format!("a Kubernetes `{kind}`")

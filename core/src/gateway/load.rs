@@ -1,0 +1,130 @@
+//! Gateway API YAML (a stream, or `kubectl get … -o yaml` Lists) into [`Objects`], detected
+//! from each document's `apiVersion` and `kind`, never from a file name.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::api::{At, Objects, Route, RouteKind, Unmodelled};
+use crate::load::{Limits, LoadError, codes, yaml};
+use crate::source::{Location, SourceFile, SourceId, join_field, join_index, join_token};
+
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io/";
+
+/// Reads one source into `objects`. A document that does not decode as the object its kind
+/// names is an error located at the field that failed.
+pub fn load_into(id: SourceId, file: &SourceFile, limits: &Limits, objects: &mut Objects) -> Result<(), LoadError> {
+    let at = |offset: usize| Location::new(id, "", Some(offset));
+    let text = file.text();
+    if text.len() > limits.max_bytes {
+        return Err(crate::load::size_limit_error(text.len(), limits.max_bytes, false, at(0)));
+    }
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.is_empty() {
+        return Err(LoadError::new(&codes::EMPTY, "the input is empty", at(0)));
+    }
+    let is_json = trimmed.starts_with(['{', '[']);
+    if !is_json && file.yaml().is_none() {
+        match yaml::translate(text, limits) {
+            Ok(y) => {
+                file.set_yaml(Box::new(y));
+            }
+            Err(e) => {
+                let rule = match e.kind {
+                    yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
+                    yaml::YamlErrorKind::DuplicateKey => &codes::DUPLICATE_KEY,
+                    yaml::YamlErrorKind::Limit => &codes::INPUT_LIMIT,
+                    yaml::YamlErrorKind::MergeKey => &codes::INVALID_FIELD,
+                };
+                return Err(LoadError::new(rule, e.message, at(e.offset)));
+            }
+        }
+    }
+    let json = file.json_text();
+    let value: Value = serde_json::from_str(json.trim_start_matches('\u{feff}')).map_err(|e| {
+        let offset = crate::source::SourceFile::line_start(file, e.line()).unwrap_or(0);
+        LoadError::new(&codes::JSON_SYNTAX, e.to_string(), at(offset))
+    })?;
+    let stream = file.yaml().is_some_and(|_| value.is_array()) || value.is_array();
+    match value {
+        Value::Array(docs) if stream => {
+            for (i, doc) in docs.into_iter().enumerate() {
+                document(id, file, doc, join_index("", i), objects)?;
+            }
+        }
+        doc => document(id, file, doc, String::new(), objects)?,
+    }
+    Ok(())
+}
+
+/// Whether a source holds at least one Gateway API object (the CLI's hint for `xdsck check`).
+pub fn is_gateway_api_document(value: &Value) -> bool {
+    value.get("apiVersion").and_then(Value::as_str).is_some_and(|v| v.starts_with(GATEWAY_GROUP))
+}
+
+fn document(
+    id: SourceId,
+    file: &SourceFile,
+    doc: Value,
+    pointer: String,
+    objects: &mut Objects,
+) -> Result<(), LoadError> {
+    if doc.is_null() {
+        return Ok(());
+    }
+    let api_version = doc.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let here = At { source: id, pointer: pointer.clone() };
+    if kind == "List" || kind.ends_with("List") && doc.get("items").is_some_and(Value::is_array) {
+        let base = join_field(&pointer, crate::source::Casing::Snake, "items");
+        if let Some(Value::Array(items)) = doc.get("items").cloned() {
+            for (i, item) in items.into_iter().enumerate() {
+                document(id, file, item, join_index(&base, i), objects)?;
+            }
+        }
+        return Ok(());
+    }
+    let gateway_api = api_version.starts_with(GATEWAY_GROUP);
+    let core = api_version == "v1";
+    match (gateway_api, core, kind.as_str()) {
+        (true, _, "Gateway") => {
+            let mut g: super::api::Gateway = decode(id, file, doc, &pointer)?;
+            g.at = Some(here);
+            objects.gateways.push(g);
+        }
+        (true, _, "HTTPRoute" | "GRPCRoute" | "TLSRoute") => {
+            let mut r: Route = decode(id, file, doc, &pointer)?;
+            r.kind = match kind.as_str() {
+                "HTTPRoute" => RouteKind::Http,
+                "GRPCRoute" => RouteKind::Grpc,
+                _ => RouteKind::Tls,
+            };
+            r.at = Some(here);
+            objects.routes.push(r);
+        }
+        (true, _, "ReferenceGrant") => objects.grants.push(decode(id, file, doc, &pointer)?),
+        (true, _, "GatewayClass") => objects.classes.push(decode(id, file, doc, &pointer)?),
+        (_, true, "Namespace") => objects.namespaces.push(decode(id, file, doc, &pointer)?),
+        (_, true, "Service") => objects.services.push(decode(id, file, doc, &pointer)?),
+        (_, true, "Secret") => objects.secrets.push(decode(id, file, doc, &pointer)?),
+        _ => {
+            let name = doc.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
+            objects.unmodelled.push(Unmodelled { kind, api_version, name, at: here });
+        }
+    }
+    Ok(())
+}
+
+fn decode<T: DeserializeOwned>(id: SourceId, file: &SourceFile, doc: Value, pointer: &str) -> Result<T, LoadError> {
+    serde_path_to_error::deserialize(doc).map_err(|e| {
+        let mut field = pointer.to_owned();
+        for segment in e.path().iter() {
+            field = match segment {
+                serde_path_to_error::Segment::Seq { index } => join_index(&field, *index),
+                serde_path_to_error::Segment::Map { key } => join_token(&field, key),
+                _ => field,
+            };
+        }
+        let offset = file.locate_pointer(&field).or_else(|| file.locate_pointer(pointer));
+        LoadError::new(&codes::INVALID_FIELD, format!("{}: {}", field, e.inner()), Location::new(id, field, offset))
+    })
+}

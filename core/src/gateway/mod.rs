@@ -1,0 +1,169 @@
+//! Gateway API in, Cilium's verdict out: the listener and Gateway conditions a Cilium version
+//! sets, the CiliumEnvoyConfig it renders, and the Envoy-level findings of the existing checks
+//! on that CiliumEnvoyConfig (loaded through the ordinary loader, checked unchanged).
+//!
+//! [`api`] types the objects, [`load`] reads them from YAML or JSON, [`cilium`] is the
+//! versioned model of the operator, [`render`] writes the CiliumEnvoyConfig.
+
+pub mod api;
+pub mod cilium;
+pub mod json;
+pub mod load;
+pub mod render;
+pub mod rules;
+
+use serde_json::Value;
+
+use crate::diagnostic::Diagnostic;
+use crate::load::Limits;
+use crate::report::Report;
+use crate::source::{Location, SourceFile, SourceId, Sources};
+use api::{At, Objects};
+use cilium::{Condition, ListenerStatus, Version};
+
+/// One Gateway listener as a verdict is shown: its spec fields, where it is, what Cilium sets.
+#[derive(Debug, Clone)]
+pub struct ListenerVerdict {
+    pub status: ListenerStatus,
+    pub port: u32,
+    pub protocol: String,
+    pub hostname: String,
+    pub tls_mode: Option<String>,
+    pub location: Location,
+    /// Whether the listener reaches the rendered Envoy configuration.
+    pub translated: bool,
+}
+
+/// What the chosen Cilium version makes of one Gateway.
+#[derive(Debug, Clone)]
+pub struct GatewayVerdict {
+    pub namespace: String,
+    pub name: String,
+    pub location: Location,
+    pub conditions: Vec<Condition>,
+    pub listeners: Vec<ListenerVerdict>,
+    /// The rendered CiliumEnvoyConfig and the source it was added as.
+    pub rendered: Option<(Value, SourceId)>,
+}
+
+/// The whole answer of `xdsck gateway`.
+#[derive(Debug)]
+pub struct Evaluation {
+    pub version: Version,
+    pub gateways: Vec<GatewayVerdict>,
+    /// How many objects of the input the model does not read (each is an `XDS401` finding).
+    pub not_modelled: usize,
+    /// Load problems, the `XDS4xx` findings and the Envoy-level findings on the rendered
+    /// CiliumEnvoyConfigs, sorted.
+    pub report: Report,
+}
+
+fn location(sources: &Sources, at: &At, pointer: &str) -> Location {
+    let offset = sources.get(at.source).locate_pointer(pointer).or(Some(0));
+    Location::new(at.source, pointer, offset)
+}
+
+/// Reads every source of `sources` as Gateway API input, runs `version`'s model, adds one
+/// source per rendered CiliumEnvoyConfig to `sources` (named `rendered:<ns>/<name>`) and runs
+/// every check on them.
+pub fn evaluate(sources: &mut Sources, version: Version, limits: &Limits) -> Evaluation {
+    evaluate_except(sources, version, limits, Vec::new())
+}
+
+/// [`evaluate`] for a caller that already knows some sources cannot be read (see
+/// [`crate::analyze_except`]): each of `failed` is reported and its source is not loaded.
+pub fn evaluate_except(
+    sources: &mut Sources,
+    version: Version,
+    limits: &Limits,
+    failed: Vec<Diagnostic>,
+) -> Evaluation {
+    let mut objects = Objects::default();
+    let skip: Vec<SourceId> = failed.iter().filter_map(|d| d.location.as_ref().map(|l| l.source)).collect();
+    let mut failed_count = failed.len();
+    let mut problems: Vec<Diagnostic> = failed;
+    for (id, file) in sources.iter() {
+        if skip.contains(&id) {
+            continue;
+        }
+        if let Err(e) = load::load_into(id, file, limits, &mut objects) {
+            problems.push(e.to_diagnostic());
+            failed_count += 1;
+        }
+    }
+    for u in &objects.unmodelled {
+        let what = if u.name.is_empty() { format!("a `{}`", u.kind) } else { format!("`{}` `{}`", u.kind, u.name) };
+        let kind = if u.api_version.is_empty() { String::new() } else { format!(" ({})", u.api_version) };
+        problems.push(
+            Diagnostic::new(&rules::NOT_MODELLED, format!("{what}{kind} is not part of the Cilium model; not read"))
+                .at(location(sources, &u.at, &u.at.pointer)),
+        );
+    }
+    let not_modelled = objects.unmodelled.len();
+    let mut gateways = Vec::new();
+    let mut rendered_texts = Vec::new();
+    for gw in objects.gateways.iter().filter(|g| is_cilium(g, &objects)) {
+        let at = gw.at.clone().unwrap_or(At { source: SourceId(0), pointer: String::new() });
+        let outcome = cilium::reconcile(gw, &objects, version);
+        let listeners: Vec<ListenerVerdict> = gw
+            .spec
+            .listeners
+            .iter()
+            .zip(outcome.listeners)
+            .zip(&outcome.translated)
+            .enumerate()
+            .map(|(i, ((l, status), translated))| ListenerVerdict {
+                status,
+                port: l.port,
+                protocol: l.protocol.clone(),
+                hostname: l.host().to_owned(),
+                tls_mode: l.tls.as_ref().map(|_| l.tls_mode().to_owned()),
+                location: location(sources, &at, &format!("{}/spec/listeners/{i}", at.pointer)),
+                translated: *translated,
+            })
+            .collect();
+        problems.extend(findings::conflicts(gw, &listeners, version, &objects));
+        let verdict = GatewayVerdict {
+            namespace: gw.metadata.ns().to_owned(),
+            name: gw.metadata.name.clone(),
+            location: location(sources, &at, &at.pointer),
+            conditions: outcome.conditions,
+            listeners,
+            rendered: None,
+        };
+        rendered_texts.push(outcome.cec);
+        gateways.push(verdict);
+    }
+    for (g, cec) in gateways.iter_mut().zip(rendered_texts) {
+        if let Some(cec) = cec {
+            let name = format!("rendered:{}/cilium-gateway-{}", g.namespace, g.name);
+            let text = serde_json::to_string_pretty(&cec).unwrap_or_default();
+            let id = sources.add(SourceFile::new(name, text));
+            g.rendered = Some((cec, id));
+        }
+    }
+    let rendered: Vec<SourceId> = gateways.iter().filter_map(|g| g.rendered.as_ref().map(|r| r.1)).collect();
+    let sources = &*sources;
+    let mut inputs = Vec::new();
+    for id in rendered {
+        match crate::load::load_with(id, sources.get(id), limits) {
+            Ok(input) => inputs.push(input),
+            Err(e) => problems.push(e.to_diagnostic()),
+        }
+    }
+    let mut report = crate::analyze_inputs(sources, inputs, problems);
+    report.failed_inputs += failed_count;
+    Evaluation { version, gateways, not_modelled, report }
+}
+
+/// A Gateway of a class whose controller is not Cilium's is not Cilium's to reconcile; without
+/// GatewayClass objects in the input every Gateway is taken to be Cilium's.
+fn is_cilium(gw: &api::Gateway, objects: &Objects) -> bool {
+    objects
+        .classes
+        .iter()
+        .find(|c| c.metadata.name == gw.spec.gateway_class_name)
+        .is_none_or(|c| c.spec.controller_name == "io.cilium/gateway-controller")
+}
+
+mod findings;

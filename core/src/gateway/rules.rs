@@ -1,0 +1,37 @@
+//! The rules of `xdsck gateway` (`XDS4xx`): what Cilium's operator will do with Gateway API
+//! input, as findings beside the Envoy-level ones on the CiliumEnvoyConfig it renders.
+
+use crate::diagnostic::{Rule, Severity, declare_rule};
+
+declare_rule! {
+    pub static NOT_MODELLED = {
+        code: "XDS401",
+        name: "gateway-object-not-modelled",
+        severity: Severity::Info,
+        summary: "An object of Gateway API input that xdsck's Cilium model does not read.",
+        explanation: "rules/not_modelled.md",
+    }
+}
+
+declare_rule! {
+    pub static LISTENER_CONFLICTED = {
+        code: "XDS402",
+        name: "cilium-listener-conflicted",
+        severity: Severity::Warning,
+        summary: "Cilium marks a Gateway listener Conflicted and Accepted=False (1.19.6+), and drops it from Envoy (1.20+).",
+        explanation: "rules/listener_conflicted.md",
+    }
+}
+
+declare_rule! {
+    pub static TERMINATE_PASSTHROUGH_PAIR = {
+        code: "XDS403",
+        name: "https-passthrough-same-port",
+        severity: Severity::Warning,
+        summary: "An HTTPS listener and a TLS passthrough listener share a port with overlapping hostnames.",
+        explanation: "rules/terminate_passthrough_pair.md",
+    }
+}
+
+/// The rules, in code order.
+pub static ALL: &[&Rule] = &[&NOT_MODELLED, &LISTENER_CONFLICTED, &TERMINATE_PASSTHROUGH_PAIR];
