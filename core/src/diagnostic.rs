@@ -57,7 +57,7 @@ pub struct Rule {
 /// Declares a [`Rule`] whose explanation is a Markdown file beside the declaring file, so the
 /// prose reads and diffs as Markdown rather than as one escaped line. The path is resolved like
 /// `include_str!` at the call site. `static RULE for TheCheck` also implements
-/// [`crate::checks::HasRule`] for the check.
+/// [`crate::checks::HasRule`] for the check. The summary becomes the static's doc comment.
 ///
 /// ```ignore
 /// declare_rule! {
@@ -92,6 +92,9 @@ macro_rules! declare_rule {
             explanation: $explanation:literal $(,)?
         }
     ) => {
+        // The rule's summary is its doc: a public rule (the loaders' `XDS0xx`) is documented by
+        // what `xdsck rules` says of it, not by a second text that could drift from it.
+        #[doc = concat!("`", $code, "` `", $name, "`: ", $summary)]
         $(#[$meta])*
         $vis static $ident: $crate::diagnostic::Rule = $crate::diagnostic::Rule {
             code: $code,

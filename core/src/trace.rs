@@ -21,30 +21,51 @@ pub enum Attributes {
     /// What the client sends; the listener's own listener filters decide what Envoy sees.
     Client(Client),
     /// The attributes exactly as the matcher sees them.
-    Exact { transport_protocol: String, server_name: String, application_protocols: Vec<String> },
+    Exact {
+        /// What the listener filters set: `tls` from a TLS inspector, `raw_buffer` otherwise
+        /// (or what a filter xdsck does not model would set).
+        transport_protocol: String,
+        /// The SNI as given; lower-cased before matching, as Envoy's socket stores it.
+        server_name: String,
+        /// The ALPN list, in the client's order.
+        application_protocols: Vec<String>,
+    },
 }
 
 /// A trace question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
+    /// The listener to trace, by name (`--listener`); `None`: the live listener bound to
+    /// `destination`. Naming it is how a warming or draining listener is traced.
     pub listener: Option<String>,
+    /// The local address the connection arrives on: picks the listener and is matched against
+    /// `destination_port` and `prefix_ranges`.
     pub destination: SocketAddr,
+    /// The client's address; `None` when not given, so a listener with source criteria answers
+    /// that it needs it instead of guessing.
     pub source: Option<SocketAddr>,
+    /// The TCP peer when it differs from `source` (behind the PROXY protocol); `None`: the same.
     pub direct_source: Option<IpAddr>,
+    /// What the client sends, or what the matcher sees.
     pub attributes: Attributes,
 }
 
 /// Why a question has no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TraceError {
+    /// `--listener` names no listener in the input; the second field lists those there are.
     #[error("no listener named '{0}' (listeners: {1})")]
     NoSuchListener(String, String),
     /// The third field names the warming and draining listeners bound there, which Envoy does
     /// not serve but `--listener` can trace.
     #[error("no listener is bound to {0}; name one with --listener (listeners: {1}){2}")]
     NoListenerOnAddress(SocketAddr, String, String),
+    /// More than one live listener is bound to the address and none binds it exactly (an
+    /// exact address beats a wildcard one): the count, the address, and their names.
     #[error("{0} listeners could take {1}: {2}; name one with --listener")]
     AmbiguousListener(usize, SocketAddr, String),
+    /// The listener's `filter_chain_matcher` uses something xdsck does not model (the second
+    /// field says what); a guessed answer would be worse than none.
     #[error("listener '{0}' selects chains with filter_chain_matcher, which xdsck cannot trace: {1}")]
     MatcherNotSupported(String, String),
 }
@@ -52,9 +73,14 @@ pub enum TraceError {
 /// The answer.
 #[derive(Debug, Clone)]
 pub struct Answer {
+    /// The name of the input the listener was read from (file name or xDS source).
     pub source: String,
+    /// The traced listener's name.
     pub listener: String,
+    /// What Envoy's matcher sees, after the listener's own listener filters: the trace's input,
+    /// printed so a user can tell a missing TLS inspector from a wrong SNI.
     pub connection: Connection,
+    /// The decision level by level and where the connection ended.
     pub trace: Trace,
     /// The chain reached: its name (`filter_chains[N]` when unnamed; the default chain's name),
     /// `None` when Envoy closes the connection.
@@ -62,6 +88,8 @@ pub struct Answer {
     /// For a listener with `filter_chain_matcher`: the matcher's decisions, each at the pointer
     /// (from the document's root) of the node it was taken at. The notes say the same in words.
     pub matcher_steps: Vec<MatcherStep>,
+    /// Things worth saying that are not a step: the listener is warming or draining, a listener
+    /// filter is missing, the matcher's decisions in words.
     pub notes: Vec<String>,
 }
 

@@ -11,18 +11,30 @@ use crate::model::{CidrRange, SourceType};
 /// One level of Envoy's index, in the order Envoy walks them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Level {
+    /// `destination_port`: the local port the connection arrived on (original destination).
     DestinationPort,
+    /// `prefix_ranges`: the local address the connection arrived on, longest prefix wins.
     DestinationIp,
+    /// `server_names`: the TLS SNI, exact names before the longest wildcard suffix.
     ServerName,
+    /// `transport_protocol`: `tls` or `raw_buffer` as set by a listener filter (TLS inspector).
     TransportProtocol,
+    /// `application_protocols`: the ALPN list offered by the client; any one offered may match.
     ApplicationProtocol,
+    /// `direct_source_prefix_ranges`: the peer address of the socket itself, not a PROXY-protocol
+    /// address.
     DirectSourceIp,
+    /// `source_type`: whether the peer is local (same host) or external.
     SourceType,
+    /// `source_prefix_ranges`: the client address (after the PROXY protocol, if any).
     SourceIp,
+    /// `source_ports`: the client's port, the last and most specific level.
     SourcePort,
 }
 
 impl Level {
+    /// Every level in Envoy's walk order; a level's index here is its discriminant, which
+    /// [`Level::next`] relies on.
     pub const ALL: [Level; 9] = [
         Level::DestinationPort,
         Level::DestinationIp,
@@ -35,6 +47,8 @@ impl Level {
         Level::SourcePort,
     ];
 
+    /// The `FilterChainMatch` field this level reads, as written in Envoy's API (and so in
+    /// findings and trace output).
     pub fn as_str(self) -> &'static str {
         match self {
             Level::DestinationPort => "destination_port",
@@ -49,6 +63,8 @@ impl Level {
         }
     }
 
+    /// The level Envoy consults after this one; `None` after [`Level::SourcePort`], where a
+    /// surviving chain is the one selected.
     pub fn next(self) -> Option<Level> {
         Level::ALL.get(self as usize + 1).copied()
     }
@@ -59,7 +75,9 @@ impl Level {
 pub enum Key<'a> {
     /// Unset criterion (port 0, `""`, ANY): matches when nothing more specific is present.
     Any,
+    /// A destination or source port (`destination_port`, `source_ports`).
     Port(u32),
+    /// A CIDR range with its host bits cleared, as Envoy keys its prefix tries.
     Cidr(IpNet),
     /// An exact server name, lower-cased.
     Name(Cow<'a, str>),
@@ -67,6 +85,7 @@ pub enum Key<'a> {
     Suffix(Cow<'a, str>),
     /// A transport or application protocol (compared case-sensitively, as Envoy does).
     Protocol(Cow<'a, str>),
+    /// A non-`ANY` `source_type` (local or external); `ANY` is [`Key::Any`].
     SourceType(SourceType),
 }
 

@@ -61,10 +61,14 @@ fn ip_string(ip: IpAddr) -> String {
 /// Why Envoy refuses a ServerNameMatcher domain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DomainError {
+    /// The domain appears twice across the matcher's `server_name` map (in any of its domain
+    /// lists); Envoy cannot tell which action it belongs to.
     Duplicate(String),
+    /// An empty domain, which no SNI can carry.
     Empty,
     /// `*` not at the start, not followed by `.`, or nothing after `*.`.
     BadWildcard(String),
+    /// More than one `*`: Envoy's ServerNameMatcher only has the one leading wildcard.
     MultipleWildcards(String),
 }
 
@@ -99,13 +103,15 @@ pub fn domain_format_error(d: &str) -> Option<DomainError> {
     d[1..].contains('*').then(|| DomainError::MultipleWildcards(d.to_owned()))
 }
 
-/// Every domain Envoy would refuse, in Envoy's order (per domain: repeated, then format), with
-/// the index of the domain matcher and of the domain. Envoy stops at the first.
+/// Every domain Envoy would refuse, in Envoy's order (per domain: repeated, then format). Envoy
+/// stops at the first.
 pub fn server_name_errors(domain_matchers: &[Vec<String>]) -> Vec<DomainError> {
     server_name_errors_at(domain_matchers).into_iter().map(|(_, _, e)| e).collect()
 }
 
-pub fn server_name_errors_at(domain_matchers: &[Vec<String>]) -> Vec<(usize, usize, DomainError)> {
+/// [`server_name_errors`] with the index of the domain matcher and of the domain, so a finding
+/// can point at the domain itself.
+pub(crate) fn server_name_errors_at(domain_matchers: &[Vec<String>]) -> Vec<(usize, usize, DomainError)> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for (i, domains) in domain_matchers.iter().enumerate() {
@@ -150,6 +156,8 @@ pub struct Evaluation {
     /// The chain name of the action reached; `None` when the tree did not match (Envoy then uses
     /// `default_filter_chain`, or closes the connection).
     pub action: Option<String>,
+    /// Every decision on the way there, in the order the matcher took them: what `xdsck trace`
+    /// prints to say why this chain (or none) was chosen.
     pub steps: Vec<MatcherStep>,
 }
 

@@ -43,9 +43,14 @@ const SMALL: usize = 8;
 /// A node of the index: a key at a level, or a chain at the leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node<'a> {
+    /// The listener itself, above [`Level::DestinationPort`]: where Envoy starts every lookup.
     Root,
+    /// One entry of Envoy's per-level map: connections whose attribute at `level` is `key` go
+    /// down this edge.
     Key {
+        /// The level this key belongs to (its depth below the root).
         level: Level,
+        /// The value Envoy compares the connection's attribute with at that level.
         key: Key<'a>,
     },
     /// Index into `listener.filter_chains`.
@@ -76,11 +81,13 @@ pub enum Excluded {
 /// The index of one listener (legacy `filter_chain_match` mode). Keys borrow from the listener.
 #[derive(Debug)]
 pub struct MatchGraph<'l, 'a> {
+    /// The listener the index was built from; chain indices in [`Node::Chain`], [`Overlap`]
+    /// and `excluded` index its `filter_chains`.
     pub listener: &'l Listener<'a>,
     /// Private: checks and callers ask the queries below, so the tree's shape (a chain leaf
     /// above the last level standing for `Any` below it) is read in one place.
     graph: DiGraph<Node<'l>, ()>,
-    pub root: NodeIndex,
+    pub(crate) root: NodeIndex,
     /// (parent, key) → child for the nodes with many children: Envoy's per-level hash maps.
     /// Most nodes have one child (the wildcard levels of a chain), and a short scan of their
     /// edges beats hashing them; only nodes past [`SMALL`] children are indexed here. Entries
@@ -89,6 +96,8 @@ pub struct MatchGraph<'l, 'a> {
     children: HashTable<(NodeIndex, NodeIndex)>,
     /// Children per node.
     counts: Vec<u32>,
+    /// One collision per pair of chains, in the order Envoy adds the chains: the first is the
+    /// one Envoy stops at when it rejects the listener.
     pub overlaps: Vec<Overlap<'l>>,
     /// Per chain: why it is not in the index, if it is not.
     pub excluded: Vec<Option<Excluded>>,
@@ -448,6 +457,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         out
     }
 
+    /// The listener's chain at `index`, for turning a [`Node::Chain`] or an [`Overlap`] back
+    /// into the chain it names.
     pub fn chain(&self, index: usize) -> &'l FilterChain<'a> {
         &self.listener.filter_chains[index]
     }

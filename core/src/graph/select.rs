@@ -62,6 +62,7 @@ impl<'l, 'a> ListenerMatch<'l, 'a> {
         ListenerMatch { graph: MatchGraph::build(listener), matcher: listener.filter_chain_matcher.as_ref() }
     }
 
+    /// The listener this was built from, whichever way it selects chains.
     pub fn listener(&self) -> &'l Listener<'a> {
         self.graph.listener
     }

@@ -16,7 +16,12 @@ use crate::model::{Listener, SourceType};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Client {
     /// A TLS ClientHello with this SNI (may be empty) and ALPN list.
-    Tls { sni: String, alpn: Vec<String> },
+    Tls {
+        /// The `server_name` extension; empty when the client sends none.
+        sni: String,
+        /// The ALPN protocols offered, in the client's order.
+        alpn: Vec<String>,
+    },
     /// Plaintext HTTP/1.1.
     Http1,
     /// Plaintext HTTP/2 with prior knowledge (the `PRI *` preface).
@@ -34,9 +39,13 @@ pub struct Connection {
     pub source: Option<SocketAddr>,
     /// The real TCP peer; PROXY protocol does not change it. Defaults to the source IP.
     pub direct_source: Option<IpAddr>,
+    /// As the listener filters left it: `tls` from a TLS inspector that saw a ClientHello,
+    /// `raw_buffer` otherwise (without a TLS inspector, whatever the client sent).
     pub transport_protocol: String,
     /// Lower-cased, as Envoy's socket stores it; empty when none.
     pub server_name: String,
+    /// The ALPN list the matcher compares `application_protocols` with: from the TLS
+    /// inspector, or `http/1.1`/`h2c` from the HTTP inspector; empty when none.
     pub application_protocols: Vec<String>,
 }
 
@@ -114,6 +123,7 @@ pub const UNMATCHED_SHOWN: usize = 8;
 /// One level's decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// The level decided, in Envoy's walk order.
     pub level: Level,
     /// The connection's attribute at this level, as Envoy compares it.
     pub value: String,
@@ -134,7 +144,9 @@ pub struct Step {
 /// A trace through one listener.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trace {
+    /// One decision per level walked, stopping where nothing matched.
     pub steps: Vec<Step>,
+    /// Where the connection ended: a chain, the default chain, closed, or a missing attribute.
     pub outcome: Outcome,
     /// The graph's nodes the connection went through, the root first and the chain's leaf last
     /// when one took it (empty for a `filter_chain_matcher` listener, which has no index).
@@ -441,7 +453,10 @@ fn prefix(children: &[(NodeIndex, &Key<'_>)], addr: Option<IpAddr>, what: &str) 
 /// leaf stands for (wildcards only, see [`MatchGraph::leaf_child`]) have no node: `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reach {
+    /// Where the connection ended, as [`Trace::outcome`] would say.
     pub outcome: Outcome,
+    /// Per level, in [`Level::ALL`] order, the node taken; `None` for a level not reached or
+    /// one a leaf stands for.
     pub path: [Option<NodeIndex>; 9],
 }
 

@@ -8,17 +8,24 @@ use crate::source::Location;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {message}", rule.code)]
 pub struct LoadError {
+    /// Which kind of unreadable input this is (`XDS0xx`): what a suppression or `explain`
+    /// names, and what sets the error's severity.
     pub rule: &'static Rule,
+    /// What is wrong with the input, in words (Envoy's own text where Envoy has one).
     pub message: String,
+    /// Where in the input: the file and the offset of the value at fault.
     pub location: Location,
+    /// Hints printed under the message (what was expected, how to fix it).
     pub notes: Vec<String>,
 }
 
 impl LoadError {
-    pub fn new(rule: &'static Rule, message: impl Into<String>, location: Location) -> Self {
+    // Only the loaders say an input is unreadable; callers get a LoadError, never build one.
+    pub(crate) fn new(rule: &'static Rule, message: impl Into<String>, location: Location) -> Self {
         Self { rule, message: message.into(), location, notes: Vec::new() }
     }
 
+    /// Adds a hint below the message: the CLI says how to raise a size limit this way.
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self

@@ -41,8 +41,12 @@ pub fn tokens(pointer: &str) -> Option<impl Iterator<Item = Option<Cow<'_, str>>
 /// Proto field-name casing an object was written in. Pointers use the spelling of the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Casing {
+    /// `filter_chain_match`: the proto field names, as Envoy's docs, its YAML and its
+    /// `config_dump` spell them.
     #[default]
     Snake,
+    /// `filterChainMatch`: protobuf's canonical JSON names, which JSON printers such as Go's
+    /// `protojson` emit unless told to keep the proto names.
     Camel,
 }
 
@@ -118,10 +122,12 @@ impl Pointer {
         p
     }
 
+    /// The pointer as RFC 6901 text (tokens escaped), as a finding's location prints it.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
+    /// [`Self::as_str`], giving up the buffer instead of copying it.
     pub fn into_string(self) -> String {
         self.0
     }
