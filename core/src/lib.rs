@@ -36,6 +36,7 @@ pub mod load;
 pub mod model;
 mod parallel;
 pub mod report;
+pub mod routing;
 pub mod settings;
 pub mod source;
 pub mod trace;

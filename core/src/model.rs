@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 pub mod matcher;
+pub mod route;
 
 use crate::source::{Location, SourceFile, SourceId, join_field, join_index};
 
