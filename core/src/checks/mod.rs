@@ -5,6 +5,7 @@
 //! but connections are lost or misrouted (warning); `XDS3xx` worth knowing (info).
 
 mod ambiguous_catch_all;
+mod duplicate_domain;
 mod duplicate_filter_chain_match;
 mod duplicate_listener_address;
 mod duplicate_listener_name;
@@ -38,6 +39,8 @@ pub struct Context<'s, 'a> {
     pub snapshot: &'s Snapshot<'a>,
     pub sources: &'s Sources,
     listeners: &'s [ListenerCx<'s, 'a>],
+    /// The route tables and HCMs of every input (read by [`crate::load::route`]).
+    pub routes: &'s crate::model::route::RouteTables,
 }
 
 /// One live listener with the source it came from and its match graph, built once for every
@@ -54,6 +57,53 @@ impl<'s, 'a> Context<'s, 'a> {
     /// Every live listener (static, active or declared), in input order.
     pub fn listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
         self.listeners.iter().copied()
+    }
+}
+
+/// A route table a check looks at: an inline one with the live listener and chain it serves,
+/// or an RDS one (listener `None`), each table once.
+#[derive(Debug, Clone, Copy)]
+pub struct TableCx<'s, 'a> {
+    pub table: &'s crate::model::route::RouteTable,
+    pub file: &'s SourceFile,
+    pub listener: Option<(ListenerCx<'s, 'a>, &'s FilterChain<'a>)>,
+}
+
+impl<'s, 'a> Context<'s, 'a> {
+    /// Every route table Envoy would build: the inline tables of live listeners' chains, then
+    /// every RDS table of the run, in input order.
+    pub fn route_tables(&self) -> Vec<TableCx<'s, 'a>> {
+        use crate::model::route::{HcmRoutes, TableOrigin};
+        let mut out = Vec::new();
+        for l in self.listeners() {
+            for chain in l.listener.filter_chains.iter().chain(l.listener.default_filter_chain.as_ref()) {
+                let pointer = l.listener.chain_pointer(chain);
+                for hcm in self.routes.hcms_of_chain(l.source, &pointer) {
+                    if let HcmRoutes::Inline(i) = hcm.routes {
+                        out.push(TableCx { table: &self.routes.tables[i], file: l.file, listener: Some((l, chain)) });
+                    }
+                }
+            }
+        }
+        for t in self.routes.tables.iter().filter(|t| t.origin == TableOrigin::Rds) {
+            out.push(TableCx { table: t, file: self.sources.get(t.source), listener: None });
+        }
+        out
+    }
+}
+
+impl TableCx<'_, '_> {
+    /// A place in the table's source by pointer.
+    pub fn location(&self, pointer: &str) -> Location {
+        Location::new(self.table.source, pointer.to_owned(), self.file.locate_pointer(pointer))
+    }
+
+    /// Names the listener and chain on a finding about an inline table.
+    pub fn attach(&self, d: Diagnostic) -> Diagnostic {
+        match &self.listener {
+            Some((l, chain)) => d.listener(l.listener.name.to_string()).chain(chain.display_name().into_owned()),
+            None => d,
+        }
     }
 }
 
@@ -134,6 +184,7 @@ pub static ALL: &[&dyn Check] = &[
     &matcher_server_name_domain::MatcherServerNameDomain,
     &invalid_port::InvalidPort,
     &missing_address::MissingAddress,
+    &duplicate_domain::DuplicateDomain,
     &sni_blackhole::SniBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
@@ -162,13 +213,16 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, file, l))
         })
         .collect();
-    let graphs: Vec<MatchGraph<'_, '_>> = par_map(&live, |(_, _, l)| MatchGraph::build(l));
+    let (graphs, routes) = crate::parallel::join(
+        || par_map(&live, |(_, _, l)| MatchGraph::build(l)),
+        || crate::load::route::read_all(snapshot, sources),
+    );
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
         .zip(&graphs)
         .map(|(&(source, file, listener), graph)| ListenerCx { source, file, listener, graph })
         .collect();
-    let cx = Context { snapshot, sources, listeners: &listeners };
+    let cx = Context { snapshot, sources, listeners: &listeners, routes: &routes };
     // Checks are independent readers of the same graphs; their findings are concatenated in
     // registry order, so the output does not depend on which finished first.
     par_map(checks, |check| {
