@@ -21,6 +21,8 @@ mod no_filter_chains;
 mod no_listeners;
 mod overlapping_filter_chain_match;
 mod rejected_update;
+mod route_not_analysed;
+mod shadowed_route;
 mod skipped_document;
 mod sni_blackhole;
 mod unimplemented_field;
@@ -189,9 +191,11 @@ pub static ALL: &[&dyn Check] = &[
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
     &matcher_action::MatcherAction,
+    &shadowed_route::ShadowedRoute,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,
+    &route_not_analysed::RouteNotAnalysed,
 ];
 
 /// Runs every check on a snapshot.

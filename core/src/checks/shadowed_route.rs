@@ -1,0 +1,161 @@
+//! `shadowed-route`: a route that never matches because an earlier route of the same virtual
+//! host takes every request it would. Routes are tried in order and the first match wins.
+//!
+//! Decided only where it is certain: the earlier route tests nothing xdsck cannot compare (no
+//! `runtime_fraction`, query parameters, gRPC or TLS predicates, no regex path), its header
+//! matchers are all among the later route's, and its path takes every path of the later one.
+
+use crate::checks::{Check, Context, TableCx};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::model::route::{PathSpec, Route, RouteMatch, VirtualHost};
+use crate::routing::{Bucket, describe_path, domain_key};
+
+declare_rule! {
+    pub static RULE for ShadowedRoute = {
+        code: "XDS205",
+        name: "shadowed-route",
+        severity: Severity::Warning,
+        summary: "A route can never match: an earlier route of the same virtual host takes every request it would.",
+        explanation: "shadowed_route.md",
+    }
+}
+
+pub struct ShadowedRoute;
+
+/// Whether paths starting with (or equal to) `later` under `later_cs` all start with (equal)
+/// `earlier` under `earlier_cs`.
+fn text_covers(earlier: &str, earlier_cs: bool, later: &str, later_cs: bool, prefix: bool) -> bool {
+    let test = |e: &str, l: &str| if prefix { l.starts_with(e) } else { l == e };
+    if !earlier_cs {
+        test(&earlier.to_ascii_lowercase(), &later.to_ascii_lowercase())
+    } else if later_cs || !later.bytes().any(|b| b.is_ascii_alphabetic()) {
+        test(earlier, later)
+    } else {
+        // A case-insensitive later route takes spellings a case-sensitive earlier one misses.
+        false
+    }
+}
+
+/// Whether every path the later match takes, the earlier one takes too.
+fn path_covers(e: &RouteMatch, l: &RouteMatch) -> bool {
+    let (ecs, lcs) = (e.case_sensitive, l.case_sensitive);
+    let never = |s: &str| s.contains(['?', '#']);
+    match (&e.path, &l.path) {
+        // The query string is removed before matching: a prefix with `?` never matches.
+        (PathSpec::Prefix(p), _) if never(p) => false,
+        (_, PathSpec::Prefix(q) | PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q)) if never(q) => false,
+        // An empty prefix takes every request that has a path.
+        (PathSpec::Prefix(p), PathSpec::SafeRegex(_)) => p.is_empty(),
+        (PathSpec::Prefix(p), PathSpec::Prefix(q) | PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q)) => {
+            text_covers(p, ecs, q, lcs, true)
+        }
+        (PathSpec::Path(p), PathSpec::Path(q)) => text_covers(p, ecs, q, lcs, false),
+        (PathSpec::PathSeparatedPrefix(p), PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q)) => {
+            text_covers(p, ecs, q, lcs, false) || text_covers(&format!("{p}/"), ecs, q, lcs, true)
+        }
+        (PathSpec::PathSeparatedPrefix(p), PathSpec::Prefix(q)) => text_covers(&format!("{p}/"), ecs, q, lcs, true),
+        _ => false,
+    }
+}
+
+/// Whether the earlier route takes every request the later one takes.
+fn covers(earlier: &Route, later: &Route) -> bool {
+    let (e, l) = (&earlier.matcher, &later.matcher);
+    e.unevaluated.is_empty()
+        && e.headers.iter().all(|h| l.headers.contains(h))
+        && !matches!(l.path, PathSpec::Missing | PathSpec::Connect | PathSpec::Policy)
+        && path_covers(e, l)
+}
+
+/// A Host the virtual host answers: its first exact domain, else one its wildcard takes.
+fn witness_host(vh: &VirtualHost) -> String {
+    let mut best = None;
+    for d in &vh.domains {
+        let (bucket, key) = domain_key(d);
+        let host = match bucket {
+            Bucket::Exact => return d.clone(),
+            Bucket::Suffix => format!("x{key}"),
+            Bucket::Prefix => format!("{key}x"),
+            Bucket::Default => "example.com".to_owned(),
+        };
+        best.get_or_insert(host);
+    }
+    best.unwrap_or_default()
+}
+
+/// A path the later route takes.
+fn witness_path(later: &Route) -> Option<String> {
+    match &later.matcher.path {
+        PathSpec::Prefix(q) | PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q) if !q.is_empty() => Some(q.clone()),
+        PathSpec::Prefix(_) => Some("/".to_owned()),
+        _ => None,
+    }
+}
+
+fn diagnostic(t: &TableCx<'_, '_>, vh: &VirtualHost, earlier: &Route, later: &Route) -> Diagnostic {
+    let m = &earlier.matcher;
+    let mut d = Diagnostic::new(
+        &RULE,
+        format!(
+            "route {} of virtual host '{}' never matches: route {} before it ({}) takes every request it matches",
+            later.display_name(),
+            vh.name,
+            earlier.display_name(),
+            describe_path(&m.path, m.case_sensitive),
+        ),
+    )
+    .at(t.location(&later.pointer))
+    .related("the earlier route that wins", t.location(&earlier.pointer));
+    if let Some(path) = witness_path(later) {
+        let host = witness_host(vh);
+        let headers = if later.matcher.headers.is_empty() { "" } else { " (with the headers it asks for)" };
+        d = d
+            .note(format!(
+                "e.g. Host {host:?}, path {path:?}{headers} goes to {} and never to {}",
+                earlier.display_name(),
+                later.display_name()
+            ))
+            .example("host", host)
+            .example("path", path);
+    }
+    t.attach(d.note("routes are tried in order and the first match wins: move the more specific route up"))
+}
+
+impl Check for ShadowedRoute {
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for t in cx.route_tables() {
+            for vh in &t.table.virtual_hosts {
+                // Each route is reported once, against the first route that takes all of it.
+                // Quadratic in the routes of one virtual host, which hold tens, not thousands.
+                for (j, later) in vh.routes.iter().enumerate() {
+                    if let Some(earlier) = vh.routes[..j].iter().find(|e| covers(e, later)) {
+                        out.push(diagnostic(&t, vh, earlier, later));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(path: PathSpec, cs: bool) -> RouteMatch {
+        RouteMatch { path, case_sensitive: cs, ..RouteMatch::default() }
+    }
+
+    #[test]
+    fn path_cover_follows_envoys_match_rules() {
+        use PathSpec::*;
+        let p = |s: &str| Prefix(s.into());
+        assert!(path_covers(&m(p("/api"), true), &m(p("/api/v1"), true)));
+        assert!(!path_covers(&m(p("/api/v1"), true), &m(p("/api"), true)));
+        assert!(path_covers(&m(p("/API"), false), &m(Path("/api/x".into()), true)));
+        assert!(!path_covers(&m(p("/API"), true), &m(p("/api"), false)));
+        assert!(path_covers(&m(PathSeparatedPrefix("/a".into()), true), &m(p("/a/b"), true)));
+        assert!(!path_covers(&m(PathSeparatedPrefix("/a".into()), true), &m(p("/ab"), true)));
+        assert!(path_covers(&m(p(""), true), &m(SafeRegex(".*".into()), true)));
+        assert!(!path_covers(&m(p("/a?"), true), &m(p("/a?b"), true)));
+    }
+}
