@@ -60,7 +60,7 @@ fn diagnostic(t: &TableCx<'_, '_>, problem: &DomainProblem) -> Diagnostic {
         .related("given first here", t.location(&domain_pointer(t, first)))
         .envoy_error(envoy);
     let d = match table.origin {
-        TableOrigin::Inline => d.note(
+        TableOrigin::Inline | TableOrigin::DumpStatic => d.note(
             "the table is inline in the listener's http_connection_manager: Envoy rejects the listener, and every host it would serve goes unanswered",
         ),
         TableOrigin::Rds => d.note(

@@ -106,7 +106,13 @@ impl Walker<'_> {
                     return;
                 }
                 if type_is(o, ROUTE_TYPE) {
-                    let mut t = self.table(o, pointer, TableOrigin::Rds);
+                    let origin =
+                        if pointer.contains("/static_route_configs/") || pointer.contains("/staticRouteConfigs/") {
+                            TableOrigin::DumpStatic
+                        } else {
+                            TableOrigin::Rds
+                        };
+                    let mut t = self.table(o, pointer, origin);
                     if let (Some(n), Some((ns, name))) = (&t.name, cec) {
                         t.name = Some(super::classify::qualified_name(ns, name, &n.as_str().into()).into_owned());
                     }
@@ -181,14 +187,16 @@ impl Walker<'_> {
     fn table(&mut self, o: &Map<String, Value>, pointer: String, origin: TableOrigin) -> RouteTable {
         let (key, vhs) = list(o, "virtual_hosts");
         let base = join_token(&pointer, key);
+        // A dump's copy of an inline table was reported where the listener holds it.
+        let report = origin != TableOrigin::DumpStatic;
         let virtual_hosts = vhs
             .iter()
             .enumerate()
             .filter_map(|(i, v)| Some((i, v.as_object()?)))
-            .map(|(i, v)| self.virtual_host(v, join_index(&base, i)))
+            .map(|(i, v)| self.virtual_host(v, join_index(&base, i), report))
             .collect();
         let vhds = field(o, "vhds");
-        if let Some((k, _)) = vhds {
+        if let Some((k, _)) = vhds.filter(|_| report) {
             self.not_analysed(join_token(&pointer, k), "vhds");
         }
         RouteTable {
@@ -202,7 +210,7 @@ impl Walker<'_> {
         }
     }
 
-    fn virtual_host(&mut self, o: &Map<String, Value>, pointer: String) -> VirtualHost {
+    fn virtual_host(&mut self, o: &Map<String, Value>, pointer: String, report: bool) -> VirtualHost {
         let (_, domains) = list(o, "domains");
         let (key, routes) = list(o, "routes");
         let base = join_token(&pointer, key);
@@ -213,7 +221,7 @@ impl Walker<'_> {
             .map(|(i, r)| route(r, i, join_index(&base, i)))
             .collect();
         let matcher = field(o, "matcher");
-        if let Some((k, _)) = matcher {
+        if let Some((k, _)) = matcher.filter(|_| report) {
             self.not_analysed(join_token(&pointer, k), "a virtual host matcher");
         }
         let require_tls = match get(o, "require_tls") {

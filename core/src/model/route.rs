@@ -15,6 +15,9 @@ pub enum TableOrigin {
     /// A RouteConfiguration resource (config_dump, DiscoveryResponse, CiliumEnvoyConfig): its
     /// rejection drops that RDS update alone.
     Rds,
+    /// A config_dump's `static_route_configs` entry: an inline table as the dump lists it again.
+    /// Found by name, not checked a second time.
+    DumpStatic,
 }
 
 /// One `RouteConfiguration`.
@@ -270,7 +273,7 @@ impl RouteTables {
     /// Adds a table; returns its index.
     pub fn push_table(&mut self, table: RouteTable) -> usize {
         let i = self.tables.len();
-        if table.origin == TableOrigin::Rds
+        if matches!(table.origin, TableOrigin::Rds | TableOrigin::DumpStatic)
             && let Some(n) = &table.name
         {
             self.by_name.entry(n.clone()).or_insert(i);

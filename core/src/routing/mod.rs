@@ -4,6 +4,8 @@
 //! The domain index is built once per table and reports what makes Envoy refuse the table (a
 //! repeated domain, a second `*`) instead of stopping at the first, as Envoy does.
 
+pub mod trace;
+
 use std::collections::HashMap;
 
 use crate::model::route::{HeaderMatch, HeaderMatcher, PathSpec, Route, RouteTable, VirtualHost};
