@@ -55,7 +55,7 @@ fn routes_are_tried_in_order_and_the_winner_is_named() {
     assert_eq!(http["route"], "routes[1]");
     assert_eq!(http["action"], serde_json::json!({"kind": "cluster", "cluster": "api-canary"}));
     let stages: Vec<&str> = http["steps"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
-    assert_eq!(stages, ["route_config", "virtual_host", "route", "route", "action"]);
+    assert_eq!(stages, ["request", "route_config", "virtual_host", "route", "route", "action"]);
 }
 
 #[test]

@@ -17,8 +17,8 @@ pub struct HttpAnswer {
     /// Its name, or `routes[N]`.
     pub route: Option<String>,
     pub action: Option<Action>,
-    /// `(stage, what happened)`, in order; stages are `hcm`, `route_config`, `virtual_host`,
-    /// `route`, `action`.
+    /// `(stage, what happened)`, in order; stages are `request`, `hcm`, `route_config`,
+    /// `virtual_host`, `route`, `action`.
     pub steps: Vec<(&'static str, String)>,
     /// The answer depends on something xdsck does not evaluate.
     pub undecided: bool,
@@ -67,6 +67,8 @@ impl HttpAnswer {
 pub fn trace_http(snapshot: &Snapshot<'_>, sources: &Sources, answer: &Answer, req: &Request) -> HttpAnswer {
     let tables = crate::load::route::read_all(snapshot, sources);
     let mut out = HttpAnswer::default();
+    let headers: String = req.headers.iter().map(|(n, v)| format!(", {n}: {v}")).collect();
+    out.step("request", format!("{} {} Host {:?}{headers}", req.method, req.path, req.host));
     let Ok((input, listener)) = crate::trace::select_listener(snapshot, Some(&answer.listener), None) else {
         return out;
     };
