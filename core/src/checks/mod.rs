@@ -69,6 +69,8 @@ pub struct TableCx<'s, 'a> {
     pub table: &'s crate::model::route::RouteTable,
     pub file: &'s SourceFile,
     pub listener: Option<(ListenerCx<'s, 'a>, &'s FilterChain<'a>)>,
+    /// The HCM holding an inline table (its Host rewriting applies before the table).
+    pub hcm: Option<&'s crate::model::route::Hcm>,
 }
 
 impl<'s, 'a> Context<'s, 'a> {
@@ -82,13 +84,14 @@ impl<'s, 'a> Context<'s, 'a> {
                 let pointer = l.listener.chain_pointer(chain);
                 for hcm in self.routes.hcms_of_chain(l.source, &pointer) {
                     if let HcmRoutes::Inline(i) = hcm.routes {
-                        out.push(TableCx { table: &self.routes.tables[i], file: l.file, listener: Some((l, chain)) });
+                        let table = &self.routes.tables[i];
+                        out.push(TableCx { table, file: l.file, listener: Some((l, chain)), hcm: Some(hcm) });
                     }
                 }
             }
         }
         for t in self.routes.tables.iter().filter(|t| t.origin == TableOrigin::Rds) {
-            out.push(TableCx { table: t, file: self.sources.get(t.source), listener: None });
+            out.push(TableCx { table: t, file: self.sources.get(t.source), listener: None, hcm: None });
         }
         out
     }

@@ -7,8 +7,8 @@
 
 use crate::checks::{Check, Context, TableCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::route::{PathSpec, Route, RouteMatch, VirtualHost};
-use crate::routing::{Bucket, describe_path, domain_key};
+use crate::model::route::{PathSpec, Route, RouteMatch, RouteTable, VirtualHost};
+use crate::routing::{Bucket, DomainIndex, describe_path, domain_key};
 
 declare_rule! {
     pub static RULE for ShadowedRoute = {
@@ -67,20 +67,28 @@ fn covers(earlier: &Route, later: &Route) -> bool {
         && path_covers(e, l)
 }
 
-/// A Host the virtual host answers: its first exact domain, else one its wildcard takes.
-fn witness_host(vh: &VirtualHost) -> String {
-    let mut best = None;
-    for d in &vh.domains {
-        let (bucket, key) = domain_key(d);
-        let host = match bucket {
-            Bucket::Exact => return d.clone(),
-            Bucket::Suffix => format!("x{key}"),
-            Bucket::Prefix => format!("{key}x"),
-            Bucket::Default => "example.com".to_owned(),
-        };
-        best.get_or_insert(host);
+/// A Host that picks this virtual host (index `v`) in its table: one of its domains, a wildcard
+/// filled in. Hosts with a port come last (a table may ignore ports), and are left out when the
+/// HCM strips ports before routing.
+fn witness_host(index: &DomainIndex, table: &RouteTable, v: usize, strips_ports: bool) -> Option<String> {
+    let mut candidates: Vec<String> = table.virtual_hosts[v]
+        .domains
+        .iter()
+        .map(|d| {
+            let (bucket, key) = domain_key(d);
+            match bucket {
+                Bucket::Exact => key,
+                Bucket::Suffix => format!("x{key}"),
+                Bucket::Prefix => format!("{key}x"),
+                Bucket::Default => "unlisted.example".to_owned(),
+            }
+        })
+        .collect();
+    if strips_ports {
+        candidates.retain(|h| crate::routing::port_start(h).is_none());
     }
-    best.unwrap_or_default()
+    candidates.sort_by_key(|h| h.contains(':'));
+    candidates.into_iter().find(|h| index.select(table, h).virtual_host == Some(v))
 }
 
 /// A path the later route takes.
@@ -92,7 +100,13 @@ fn witness_path(later: &Route) -> Option<String> {
     }
 }
 
-fn diagnostic(t: &TableCx<'_, '_>, vh: &VirtualHost, earlier: &Route, later: &Route) -> Diagnostic {
+fn diagnostic(
+    t: &TableCx<'_, '_>,
+    vh: &VirtualHost,
+    host: Option<String>,
+    earlier: &Route,
+    later: &Route,
+) -> Diagnostic {
     let m = &earlier.matcher;
     let mut d = Diagnostic::new(
         &RULE,
@@ -106,8 +120,7 @@ fn diagnostic(t: &TableCx<'_, '_>, vh: &VirtualHost, earlier: &Route, later: &Ro
     )
     .at(t.location(&later.pointer))
     .related("the earlier route that wins", t.location(&earlier.pointer));
-    if let Some(path) = witness_path(later) {
-        let host = witness_host(vh);
+    if let (Some(path), Some(host)) = (witness_path(later), host) {
         let headers = if later.matcher.headers.is_empty() { "" } else { " (with the headers it asks for)" };
         d = d
             .note(format!(
@@ -124,12 +137,16 @@ fn diagnostic(t: &TableCx<'_, '_>, vh: &VirtualHost, earlier: &Route, later: &Ro
 impl Check for ShadowedRoute {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for t in cx.route_tables() {
-            for vh in &t.table.virtual_hosts {
+            let mut index = None;
+            for (v, vh) in t.table.virtual_hosts.iter().enumerate() {
                 // Each route is reported once, against the first route that takes all of it.
                 // Quadratic in the routes of one virtual host, which hold tens, not thousands.
                 for (j, later) in vh.routes.iter().enumerate() {
                     if let Some(earlier) = vh.routes[..j].iter().find(|e| covers(e, later)) {
-                        out.push(diagnostic(&t, vh, earlier, later));
+                        let index = index.get_or_insert_with(|| DomainIndex::build(t.table));
+                        let strips = t.hcm.is_some_and(|h| h.strip_any_host_port || h.strip_matching_host_port);
+                        let host = witness_host(index, t.table, v, strips);
+                        out.push(diagnostic(&t, vh, host, earlier, later));
                     }
                 }
             }
