@@ -26,6 +26,7 @@ mod shadowed_route;
 mod skipped_document;
 mod sni_blackhole;
 mod unimplemented_field;
+mod unmatchable_domain;
 mod unreachable_filter_chain;
 mod wildcard_overlap;
 
@@ -195,6 +196,7 @@ pub static ALL: &[&dyn Check] = &[
     &ambiguous_catch_all::AmbiguousCatchAll,
     &matcher_action::MatcherAction,
     &shadowed_route::ShadowedRoute,
+    &unmatchable_domain::UnmatchableDomain,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,
