@@ -65,7 +65,7 @@ impl HttpAnswer {
 
 /// Follows the request from the chain the connection reached.
 pub fn trace_http(snapshot: &Snapshot<'_>, sources: &Sources, answer: &Answer, req: &Request) -> HttpAnswer {
-    let tables = crate::load::route::read_all(snapshot, sources);
+    let tables = crate::load::route::read_all_hcms(snapshot, sources);
     let mut out = HttpAnswer::default();
     let headers: String = req.headers.iter().map(|(n, v)| format!(", {n}: {v}")).collect();
     out.step("request", format!("{} {} Host {:?}{headers}", req.method, req.path, req.host));
