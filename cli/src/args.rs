@@ -203,6 +203,19 @@ pub struct TraceArgs {
     /// The client's ALPN list, in its order (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub alpn: Vec<String>,
+    /// Follow an HTTP request past the chain: its Host (`""` is an empty Host). The chain's
+    /// route table, virtual host and route are then traced too.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// The request's path, with any query string (default `/`; needs --host).
+    #[arg(long = "path", value_name = "PATH", requires = "host")]
+    pub request_path: Option<String>,
+    /// The request's method.
+    #[arg(long, default_value = "GET", requires = "host")]
+    pub method: String,
+    /// A request header, `NAME:VALUE`; repeat for more (a name given twice sends both values).
+    #[arg(long = "header", value_name = "NAME:VALUE", requires = "host")]
+    pub headers: Vec<String>,
     #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
     pub format: TraceFormat,
 }

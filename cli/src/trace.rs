@@ -35,6 +35,9 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
         (None, client) => {
             let kind = client.unwrap_or(if args.sni.is_some() || !args.alpn.is_empty() {
                 ClientKind::Tls
+            } else if args.host.is_some() {
+                // An HTTP request without TLS: an HTTP/1.1 client.
+                ClientKind::Http1
             } else {
                 ClientKind::Raw
             });
@@ -59,12 +62,43 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
         attributes,
     };
     let answer = xdsck_core::trace::trace(&snapshot, &sources, &query)?;
-    print(&match args.format {
-        TraceFormat::Text => answer.to_text(),
-        TraceFormat::Json => answer.to_json(),
+    let http = match &args.host {
+        Some(host) => Some(xdsck_core::routing::trace::trace_http(&snapshot, &sources, &answer, &request(args, host)?)),
+        None => None,
+    };
+    print(&match (args.format, &http) {
+        (TraceFormat::Text, None) => answer.to_text(),
+        (TraceFormat::Text, Some(h)) => answer.to_text() + &h.to_text(),
+        (TraceFormat::Json, None) => answer.to_json(),
+        (TraceFormat::Json, Some(h)) => {
+            // The connection's answer with one more key, `http`, last.
+            let mut value: serde_json::Value = serde_json::from_str(&answer.to_json())?;
+            if let Some(o) = value.as_object_mut() {
+                o.insert("http".to_owned(), h.to_json());
+            }
+            serde_json::to_string_pretty(&value)? + "\n"
+        }
     })?;
-    // Like grep without a match: the connection reaches no chain.
-    Ok(if answer.is_closed() { FOUND } else { CLEAN })
+    // Like grep without a match: the connection reaches no chain, or the request no route.
+    let unrouted = http.as_ref().is_some_and(|h| h.is_unrouted());
+    Ok(if answer.is_closed() || unrouted { FOUND } else { CLEAN })
+}
+
+/// The request `--host`, `--path`, `--method` and `--header` describe.
+fn request(args: &TraceArgs, host: &str) -> Result<xdsck_core::routing::Request> {
+    let mut headers = Vec::new();
+    for h in &args.headers {
+        let Some((name, value)) = h.split_once(':').filter(|(n, _)| !n.is_empty()) else {
+            bail!("--header {h:?}: expected NAME:VALUE");
+        };
+        headers.push((name.trim().to_owned(), value.trim_start().to_owned()));
+    }
+    Ok(xdsck_core::routing::Request {
+        host: host.to_owned(),
+        path: args.request_path.clone().unwrap_or_else(|| "/".to_owned()),
+        method: args.method.clone(),
+        headers,
+    })
 }
 
 pub fn graph(args: &GraphArgs) -> Result<u8> {

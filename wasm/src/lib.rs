@@ -69,6 +69,15 @@ pub struct TraceQuery {
     /// The input's display name, as in [`AnalyzeOptions::source`].
     #[serde(default)]
     pub source: Option<String>,
+    /// An HTTP request's Host (`xdsck trace --host`): the trace then follows it to its route.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// Its path (default `/`).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Its headers, each `NAME:VALUE`.
+    #[serde(default)]
+    pub headers: Vec<String>,
 }
 
 /// `--client`.
@@ -147,7 +156,24 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     }
     let query = query(&q)?;
     let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
-    Ok(answer.to_json())
+    let Some(host) = &q.host else { return Ok(answer.to_json()) };
+    // As `xdsck trace --host`: the connection's answer with an `http` object last.
+    let mut headers = Vec::new();
+    for h in q.headers.iter().filter(|h| !h.trim().is_empty()) {
+        let (name, value) = h
+            .split_once(':')
+            .filter(|(n, _)| !n.trim().is_empty())
+            .ok_or(format!("header {h:?}: expected NAME:VALUE"))?;
+        headers.push((name.trim().to_owned(), value.trim_start().to_owned()));
+    }
+    let path = q.path.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| "/".to_owned());
+    let req = xdsck_core::routing::Request { host: host.clone(), path, method: "GET".to_owned(), headers };
+    let http = xdsck_core::routing::trace::trace_http(&snapshot, &sources, &answer, &req);
+    let mut value: serde_json::Value = serde_json::from_str(&answer.to_json()).map_err(|e| e.to_string())?;
+    if let Some(o) = value.as_object_mut() {
+        o.insert("http".to_owned(), http.to_json());
+    }
+    Ok(value.to_string())
 }
 
 /// [`trace_graph`] for Rust callers: the traced listener's match graph as SVG with the

@@ -199,3 +199,17 @@ fn gateway_answers_per_cilium_version_as_the_cli_does() {
     let err = gateway(DNS01, r#"{"cilium": "1.18"}"#).unwrap_err();
     assert!(err.contains("unknown Cilium version"), "{err}");
 }
+
+const ROUTES: &str = include_str!("../../testdata/checks/shadowed-route/bad-catch-all-first.yaml");
+
+#[test]
+fn trace_with_a_host_follows_the_request_to_its_route() {
+    let q = r#"{"dst": "127.0.0.1:8080", "host": "Reports.Admin.example.com", "path": "/reports/2026"}"#;
+    let a = parse(&trace(ROUTES, q).unwrap());
+    assert_eq!(a["http"]["virtual_host"], "admin");
+    assert_eq!(a["http"]["route"], "routes[2]");
+    assert_eq!(a["http"]["action"]["cluster"], "reports");
+    // Without a host the answer is the connection's alone.
+    let a = parse(&trace(ROUTES, r#"{"dst": "127.0.0.1:8080"}"#).unwrap());
+    assert!(a.get("http").is_none());
+}

@@ -355,10 +355,27 @@ $('#trace-form').addEventListener('submit', (e) => {
   if (v('#trace-alpn')) query.alpn = v('#trace-alpn').split(',').map((s) => s.trim()).filter(Boolean);
   if (v('#trace-src')) query.src = v('#trace-src');
   if (v('#trace-listener')) query.listener = v('#trace-listener');
+  // A Host (even empty, once the path or headers are given) asks for the HTTP route too.
+  if (v('#trace-host') || v('#trace-path') || v('#trace-headers')) {
+    query.host = v('#trace-host');
+    query.path = v('#trace-path');
+    query.headers = v('#trace-headers').split('\n').map((s) => s.trim()).filter(Boolean);
+  }
   const id = (latest.trace = nextId++);
   $('#trace-result').replaceChildren(el('p', { class: 'muted' }, 'Tracing…'));
   worker.postMessage({ type: 'trace', id, query });
 });
+
+/** The request's way through the chain's route table, as `xdsck trace --host` prints it. */
+function renderHttp(h) {
+  const outcome = h.route
+    ? ['reached', `route ${h.route} of virtual host ${h.virtual_host}`]
+    : h.undecided ? ['undecided', 'undecided'] : ['closed', 'no route: Envoy answers 404'];
+  return el('section', { class: 'trace-http' },
+    el('div', { class: `trace-outcome ${outcome[0]}`, dataset: { route: h.route ?? '' } },
+      el('span', { class: 'arrow', 'aria-hidden': 'true' }, '⇒ '), outcome[1]),
+    el('ol', { class: 'trace-steps' }, h.steps.map((s) => el('li', {}, el('span', { class: 'muted' }, `${s.stage} `), s.detail))));
+}
 
 function renderTrace(a, graph) {
   const c = a.connection;
@@ -391,6 +408,7 @@ function renderTrace(a, graph) {
         el('tbody', {}, rows)))
       : null,
     a.notes.length ? el('ul', { class: 'notes' }, a.notes.map((n) => el('li', {}, n))) : null,
+    a.http ? renderHttp(a.http) : null,
     // An image, not inline markup: the SVG (which holds names from the input) is never parsed
     // into the page.
     graph

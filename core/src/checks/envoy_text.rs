@@ -39,3 +39,14 @@ pub(crate) fn pgv_filter_chain_match(chain: &FilterChain<'_>, cause: impl Displa
         "Proto constraint validation failed (ListenerValidationError.{chain_field}: embedded message failed validation | caused by FilterChainValidationError.FilterChainMatch: embedded message failed validation | caused by FilterChainMatchValidationError.{cause})"
     )
 }
+
+/// A domain whose key is already in its bucket of a route table (Envoy lower-cases it first). An
+/// unnamed table ends the text with `in route ` and nothing after it. Checked with envoy 1.40.
+pub(crate) fn duplicate_domain(domain: &str, route_config: &str) -> String {
+    format!("Only unique values for domains are permitted. Duplicate entry of domain {domain} in route {route_config}")
+}
+
+/// A second `*` domain in one route table.
+pub(crate) fn second_wildcard_domain(route_config: &str) -> String {
+    format!("Only a single wildcard domain is permitted in route {route_config}")
+}

@@ -7,6 +7,7 @@
 pub mod aliases;
 mod ambiguous_catch_all;
 mod cidr_ranges;
+mod duplicate_domain;
 mod duplicate_filter_chain_match;
 mod duplicate_listener_address;
 mod duplicate_listener_in_update;
@@ -30,8 +31,11 @@ mod overlapping_filter_chain_match;
 mod partial_wildcard_server_name;
 mod rejected_update;
 mod repeated_listener_names;
+mod route_not_analysed;
+mod shadowed_route;
 mod skipped_document;
 mod unimplemented_field;
+mod unmatchable_domain;
 mod unreachable_filter_chain;
 mod wildcard_overlap;
 
@@ -51,6 +55,8 @@ pub struct Context<'s, 'a> {
     /// The texts the inputs were loaded from, to locate what a check reports.
     pub sources: &'s Sources,
     listeners: &'s [ListenerCx<'s, 'a>],
+    /// The route tables and HCMs of every input (read by [`crate::load::route`]).
+    pub routes: &'s crate::model::route::RouteTables,
 }
 
 /// One live listener with the source it came from and how it selects chains, built once for
@@ -73,6 +79,59 @@ impl<'s, 'a> Context<'s, 'a> {
     /// Every live listener (static, active or declared), in input order.
     pub fn listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
         self.listeners.iter().copied()
+    }
+}
+
+/// A route table a check looks at: an inline one with the live listener and chain it serves,
+/// or an RDS one (listener `None`), each table once.
+#[derive(Debug, Clone, Copy)]
+pub struct TableCx<'s, 'a> {
+    /// The route table, as the loader read it.
+    pub table: &'s crate::model::route::RouteTable,
+    /// The input the table was read from (for an RDS table, not the listener's).
+    pub file: &'s SourceFile,
+    /// For an inline table, the listener and the chain whose HCM holds it.
+    pub listener: Option<(ListenerCx<'s, 'a>, &'s FilterChain<'a>)>,
+    /// The HCM holding an inline table (its Host rewriting applies before the table).
+    pub hcm: Option<&'s crate::model::route::Hcm>,
+}
+
+impl<'s, 'a> Context<'s, 'a> {
+    /// Every route table Envoy would build: the inline tables of live listeners' chains, then
+    /// every RDS table of the run, in input order.
+    pub fn route_tables(&self) -> Vec<TableCx<'s, 'a>> {
+        use crate::model::route::{HcmRoutes, TableOrigin};
+        let mut out = Vec::new();
+        for l in self.listeners() {
+            for chain in l.listener.filter_chains.iter().chain(l.listener.default_filter_chain.as_ref()) {
+                let pointer = l.listener.chain_pointer(chain);
+                for hcm in self.routes.hcms_of_chain(l.source, &pointer) {
+                    if let HcmRoutes::Inline(i) = hcm.routes {
+                        let table = &self.routes.tables[i];
+                        out.push(TableCx { table, file: l.file, listener: Some((l, chain)), hcm: Some(hcm) });
+                    }
+                }
+            }
+        }
+        for t in self.routes.tables.iter().filter(|t| t.origin == TableOrigin::Rds) {
+            out.push(TableCx { table: t, file: self.sources.get(t.source), listener: None, hcm: None });
+        }
+        out
+    }
+}
+
+impl TableCx<'_, '_> {
+    /// A place in the table's source by pointer.
+    pub fn location(&self, pointer: &str) -> Location {
+        Location::new(self.table.source, pointer.to_owned(), self.file.locate_pointer(pointer))
+    }
+
+    /// Names the listener and chain on a finding about an inline table.
+    pub fn attach(&self, d: Diagnostic) -> Diagnostic {
+        match &self.listener {
+            Some((l, chain)) => d.listener(l.listener.name.to_string()).chain(chain.display_name().into_owned()),
+            None => d,
+        }
     }
 }
 
@@ -156,6 +215,7 @@ pub static ALL: &[&dyn Check] = &[
     &matcher_server_name_domain::MatcherServerNameDomain,
     &invalid_port::InvalidPort,
     &missing_address::MissingAddress,
+    &duplicate_domain::DuplicateDomain,
     &match_blackhole::MatchBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
@@ -166,9 +226,12 @@ pub static ALL: &[&dyn Check] = &[
     &matcher_unused_chain::MatcherUnusedChain,
     &matcher_ignored_match::MatcherIgnoredMatch,
     &matcher_upper_case_domain::MatcherUpperCaseDomain,
+    &shadowed_route::ShadowedRoute,
+    &unmatchable_domain::UnmatchableDomain,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,
+    &route_not_analysed::RouteNotAnalysed,
 ];
 
 /// Runs every check on a snapshot.
@@ -190,7 +253,10 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, file, l))
         })
         .collect();
-    let matchings: Vec<ListenerMatch<'_, '_>> = par_map(&live, |(_, _, l)| ListenerMatch::build(l));
+    let (matchings, routes) = crate::parallel::join(
+        || par_map(&live, |(_, _, l)| ListenerMatch::build(l)),
+        || crate::load::route::read_all(snapshot, sources),
+    );
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
         .zip(&matchings)
@@ -202,7 +268,7 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             graph: matching.graph(),
         })
         .collect();
-    let cx = Context { snapshot, sources, listeners: &listeners };
+    let cx = Context { snapshot, sources, listeners: &listeners, routes: &routes };
     // Checks are independent readers of the same graphs; their findings are concatenated in
     // registry order, so the output does not depend on which finished first.
     par_map(checks, |check| {

@@ -32,7 +32,9 @@ fn what(input: &Input<'_>) -> &'static str {
 impl Check for NoListeners {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
-            if input.listeners.is_empty() && input.error_states.is_empty() {
+            // Route tables alone (an RDS response) are checked by the route checks.
+            let has_routes = cx.routes.tables.iter().any(|t| t.source == input.source);
+            if input.listeners.is_empty() && input.error_states.is_empty() && !has_routes {
                 // The whole input is the place: its top node, past any comments.
                 let at = cx.sources.get(input.source).node_offset(0);
                 let note = match input.inventory().other_resources {

@@ -444,7 +444,7 @@ fn is_listener_type(type_url: &str) -> bool {
 
 /// The name the Cilium agent gives a CEC resource: `<namespace>/<cec>/<name>`, unless the name
 /// already has a `/` or is empty (`ResourceQualifiedName` in cilium/pkg/policy/api).
-fn qualified_name<'a>(namespace: &str, cec: &str, name: &Cow<'a, str>) -> Cow<'a, str> {
+pub(crate) fn qualified_name<'a>(namespace: &str, cec: &str, name: &Cow<'a, str>) -> Cow<'a, str> {
     if name.is_empty() || name.contains('/') { name.clone() } else { Cow::Owned(format!("{namespace}/{cec}/{name}")) }
 }
 

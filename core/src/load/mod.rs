@@ -14,6 +14,7 @@ pub(crate) mod matcher;
 pub mod proto;
 pub(crate) mod protojson;
 pub(crate) mod raw;
+pub mod route;
 pub mod yaml;
 
 pub use error::LoadError;

@@ -1,0 +1,121 @@
+//! `xdsck trace --host/--path` as a user reads it: the route table, the virtual host with the
+//! buckets that lost, the routes tried in order, the action, the `http` object of the JSON
+//! form, and exit status 1 when the request reaches no route (Envoy's 404).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn trace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xdsck")).current_dir(workspace()).arg("trace").args(args).output().unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+const SHADOWED: &str = "testdata/checks/shadowed-route/bad-catch-all-first.yaml";
+const ORDERED: &str = "testdata/checks/shadowed-route/ok-ordered.yaml";
+const DUMP: &str = "testdata/envoy/config_dump.json";
+
+#[test]
+fn routes_are_tried_in_order_and_the_winner_is_named() {
+    let out = trace(&[ORDERED, "--dst", "127.0.0.1:8080", "--host", "API.example.com", "--path", "/v1/users"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("routes[0] does not match: path \"/health\" does not match path \"/v1/users\""), "{text}");
+    // The header route is passed over for want of its header, the runtime fraction is not
+    // evaluated: the answer is undecided there, not guessed.
+    assert!(text.contains("routes[1] does not match: header x-canary == \"1\""), "{text}");
+    assert!(text.contains("routes[2] is undecided: runtime_fraction is not evaluated"), "{text}");
+    assert!(text.ends_with("=> undecided\n"), "{text}");
+
+    let out = trace(&[
+        ORDERED,
+        "--dst",
+        "127.0.0.1:8080",
+        "--host",
+        "api.example.com",
+        "--path",
+        "/v1/x",
+        "--header",
+        "X-Canary: 1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let http = &json(&out)["http"];
+    assert_eq!(http["route_config"], "ingress-routes");
+    assert_eq!(http["virtual_host"], "api");
+    assert_eq!(http["route"], "routes[1]");
+    assert_eq!(http["action"], serde_json::json!({"kind": "cluster", "cluster": "api-canary"}));
+    let stages: Vec<&str> = http["steps"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
+    assert_eq!(stages, ["request", "route_config", "virtual_host", "route", "route", "action"]);
+}
+
+#[test]
+fn a_request_no_route_takes_keeps_its_virtual_host_and_exits_1() {
+    // The virtual host is final: a miss there is a 404, no other virtual host is tried.
+    let out = trace(&[
+        SHADOWED,
+        "--dst",
+        "127.0.0.1:8080",
+        "--host",
+        "x.admin.example.com",
+        "--path",
+        "/other",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let http = &json(&out)["http"];
+    assert_eq!(http["virtual_host"], "admin");
+    assert_eq!(http["route"], Value::Null);
+    assert_eq!(http["action"], Value::Null);
+
+    // A Host no domain takes: the buckets tried are named, and Envoy answers 404.
+    let out = trace(&[SHADOWED, "--dst", "127.0.0.1:8080", "--host", "", "--path", "/"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("no exact domain is \"\""), "{text}");
+    assert!(text.contains("there is no \"*\": Envoy answers 404"), "{text}");
+}
+
+#[test]
+fn a_config_dump_is_traced_from_sni_to_route() {
+    let out = trace(&[
+        DUMP,
+        "--dst",
+        "127.0.0.1:20443",
+        "--sni",
+        "www.example.com",
+        "--host",
+        "www.example.com",
+        "--path",
+        "/",
+        "--format",
+        "json",
+    ]);
+    let v = json(&out);
+    assert_eq!(v["listener"], "gateway-https");
+    let http = &v["http"];
+    assert!(http["route_config"].is_string(), "{http}");
+    assert!(http["steps"].as_array().is_some_and(|s| !s.is_empty()), "{http}");
+    // Without --host, trace is what it was: no `http` key.
+    let out = trace(&[DUMP, "--dst", "127.0.0.1:20443", "--sni", "www.example.com", "--format", "json"]);
+    assert!(json(&out).get("http").is_none());
+}
+
+#[test]
+fn a_bad_header_is_a_usage_error() {
+    let out = trace(&[ORDERED, "--dst", "127.0.0.1:8080", "--host", "a", "--header", "nocolon"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected NAME:VALUE"));
+    let out = trace(&[ORDERED, "--dst", "127.0.0.1:8080", "--path", "/"]);
+    assert_eq!(out.status.code(), Some(2), "--path needs --host");
+}

@@ -1,0 +1,516 @@
+//! How Envoy routes one HTTP request in a route table: the virtual host by Host alone, then the
+//! first route of that virtual host whose match holds (docs/envoy-routing.md).
+//!
+//! The domain index is built once per table and reports what makes Envoy refuse the table (a
+//! repeated domain, a second `*`) instead of stopping at the first, as Envoy does.
+
+pub mod trace;
+
+use std::collections::HashMap;
+
+use crate::model::route::{HeaderMatch, HeaderMatcher, PathSpec, Route, RouteTable, VirtualHost};
+
+/// The four kinds of domain Envoy indexes, in the order it searches them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Bucket {
+    Exact,
+    /// `*x`: the key is what follows the `*`.
+    Suffix,
+    /// `x*`: the key is what precedes the `*`.
+    Prefix,
+    /// The one `*`.
+    Default,
+}
+
+impl Bucket {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bucket::Exact => "exact",
+            Bucket::Suffix => "suffix wildcard",
+            Bucket::Prefix => "prefix wildcard",
+            Bucket::Default => "default (*)",
+        }
+    }
+}
+
+/// The bucket a domain goes to and its key there, as Envoy files it: lower-cased; exactly `*` is
+/// the default; a leading `*` makes a suffix (tried before a trailing one); a trailing `*` a
+/// prefix; a `*` anywhere else is an ordinary character.
+pub fn domain_key(domain: &str) -> (Bucket, String) {
+    let d = domain.to_ascii_lowercase();
+    if d == "*" {
+        (Bucket::Default, String::new())
+    } else if let Some(rest) = d.strip_prefix('*') {
+        (Bucket::Suffix, rest.to_owned())
+    } else if let Some(rest) = d.strip_suffix('*') {
+        (Bucket::Prefix, rest.to_owned())
+    } else {
+        (Bucket::Exact, d)
+    }
+}
+
+/// A place of one domain: virtual host index, domain index.
+pub type DomainAt = (usize, usize);
+
+/// Why Envoy refuses a table's domains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DomainProblem {
+    /// A key already in its bucket. `key` is the lower-cased domain as Envoy prints it.
+    Duplicate { at: DomainAt, first: DomainAt, domain: String },
+    /// A second `*`.
+    SecondWildcard { at: DomainAt, first: DomainAt },
+}
+
+/// A table's domains, indexed as Envoy indexes them (first entry wins where Envoy would refuse).
+#[derive(Debug, Clone, Default)]
+pub struct DomainIndex {
+    exact: HashMap<String, DomainAt>,
+    /// Keys by length, longest first, each with the first place it was given.
+    suffix: Vec<(String, DomainAt)>,
+    prefix: Vec<(String, DomainAt)>,
+    default: Option<DomainAt>,
+    pub problems: Vec<DomainProblem>,
+}
+
+impl DomainIndex {
+    /// Indexes every domain of every virtual host, in Envoy's order (virtual hosts in order,
+    /// domains in order).
+    pub fn build(table: &RouteTable) -> Self {
+        let mut index = DomainIndex::default();
+        let mut suffix: HashMap<String, DomainAt> = HashMap::new();
+        let mut prefix: HashMap<String, DomainAt> = HashMap::new();
+        for (v, vh) in table.virtual_hosts.iter().enumerate() {
+            for (d, domain) in vh.domains.iter().enumerate() {
+                let at = (v, d);
+                let (bucket, key) = domain_key(domain);
+                let map = match bucket {
+                    Bucket::Default => {
+                        match index.default {
+                            Some(first) => index.problems.push(DomainProblem::SecondWildcard { at, first }),
+                            None => index.default = Some(at),
+                        }
+                        continue;
+                    }
+                    Bucket::Exact => &mut index.exact,
+                    Bucket::Suffix => &mut suffix,
+                    Bucket::Prefix => &mut prefix,
+                };
+                match map.get(&key) {
+                    Some(&first) => {
+                        index.problems.push(DomainProblem::Duplicate { at, first, domain: domain.to_ascii_lowercase() })
+                    }
+                    None => {
+                        map.insert(key, at);
+                    }
+                }
+            }
+        }
+        let ordered = |m: HashMap<String, DomainAt>| {
+            let mut v: Vec<_> = m.into_iter().collect();
+            v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.1.cmp(&b.1)));
+            v
+        };
+        index.suffix = ordered(suffix);
+        index.prefix = ordered(prefix);
+        index
+    }
+
+    /// The virtual host Envoy picks for a Host (already rewritten by the HCM, if it strips
+    /// ports), with the steps of the search.
+    pub fn select(&self, table: &RouteTable, host: &str) -> Selection {
+        let mut steps = Vec::new();
+        let mut key = host.to_ascii_lowercase();
+        if table.ignore_port_in_host_matching
+            && let Some(p) = port_start(&key)
+        {
+            steps.push(format!("ignore_port_in_host_matching: Host {key:?} is searched as {:?}", &key[..p]));
+            key.truncate(p);
+        }
+        let name = |at: DomainAt| {
+            let vh = &table.virtual_hosts[at.0];
+            (vh.name.clone(), vh.domains[at.1].clone())
+        };
+        if let Some(&at) = self.exact.get(&key) {
+            let (vh, d) = name(at);
+            steps.push(format!("exact domain {d:?} matches: virtual host {vh}"));
+            return Selection { virtual_host: Some(at.0), domain: Some(at), steps };
+        }
+        steps.push(format!("no exact domain is {key:?}"));
+        for (bucket, list) in [(Bucket::Suffix, &self.suffix), (Bucket::Prefix, &self.prefix)] {
+            let mut tried = 0;
+            for (k, at) in list {
+                // A wildcard stands for at least one character.
+                if k.len() >= key.len() {
+                    continue;
+                }
+                let hit = match bucket {
+                    Bucket::Suffix => key.ends_with(k.as_str()),
+                    _ => key.starts_with(k.as_str()),
+                };
+                if hit {
+                    let (vh, d) = name(*at);
+                    steps.push(format!("{} {d:?} matches (longest first): virtual host {vh}", bucket.as_str()));
+                    return Selection { virtual_host: Some(at.0), domain: Some(*at), steps };
+                }
+                tried += 1;
+            }
+            if !list.is_empty() {
+                steps.push(format!(
+                    "no {} matches ({} tried; a key must be shorter than the Host)",
+                    bucket.as_str(),
+                    tried
+                ));
+            }
+        }
+        match self.default {
+            Some(at) => {
+                let (vh, _) = name(at);
+                steps.push(format!("default domain \"*\": virtual host {vh}"));
+                Selection { virtual_host: Some(at.0), domain: Some(at), steps }
+            }
+            None => {
+                steps.push("no virtual host takes this Host and there is no \"*\": Envoy answers 404".to_owned());
+                Selection { virtual_host: None, domain: None, steps }
+            }
+        }
+    }
+
+    /// Whether a domain is the entry Envoy uses for its key (the first one given).
+    pub fn owner(&self, domain: &str) -> Option<DomainAt> {
+        let (bucket, key) = domain_key(domain);
+        match bucket {
+            Bucket::Default => self.default,
+            Bucket::Exact => self.exact.get(&key).copied(),
+            Bucket::Suffix => self.suffix.iter().find(|(k, _)| *k == key).map(|(_, a)| *a),
+            Bucket::Prefix => self.prefix.iter().find(|(k, _)| *k == key).map(|(_, a)| *a),
+        }
+    }
+}
+
+/// Where a `:port` starts in a Host, as Envoy finds it: the last `:` not inside `[...]`.
+pub fn port_start(host: &str) -> Option<usize> {
+    let colon = host.rfind(':')?;
+    match host.rfind(']') {
+        Some(close) if close > colon => None,
+        _ => Some(colon),
+    }
+}
+
+/// The Host after the HCM's `strip_any_host_port` / `strip_matching_host_port` (a numeric port
+/// only; the matching form only when it is the listener's port).
+pub fn strip_port(host: &str, any: bool, matching: bool, listener_port: Option<u16>) -> Option<String> {
+    if !any && !matching {
+        return None;
+    }
+    let p = port_start(host)?;
+    let port: u32 = host[p + 1..].parse().ok()?;
+    if !any && Some(port) != listener_port.map(u32::from) {
+        return None;
+    }
+    Some(host[..p].to_owned())
+}
+
+/// The virtual host chosen, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub virtual_host: Option<usize>,
+    pub domain: Option<DomainAt>,
+    pub steps: Vec<String>,
+}
+
+/// An HTTP request as the route table sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Request {
+    pub host: String,
+    /// With its query string, as sent.
+    pub path: String,
+    pub method: String,
+    /// Names as given (compared case-insensitively).
+    pub headers: Vec<(String, String)>,
+}
+
+impl Request {
+    /// The values of a header, pseudo-headers included (`:authority`, `:path`, `:method`).
+    fn values(&self, name: &str) -> Vec<&str> {
+        let name = name.to_ascii_lowercase();
+        match name.as_str() {
+            ":authority" | "host" => vec![self.host.as_str()],
+            ":path" => vec![self.path.as_str()],
+            ":method" => vec![self.method.as_str()],
+            _ => self.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case(&name)).map(|(_, v)| v.as_str()).collect(),
+        }
+    }
+
+    /// The path without query and fragment: what every path specifier is tested against.
+    pub fn bare_path(&self) -> &str {
+        let end = self.path.find(['?', '#']).unwrap_or(self.path.len());
+        &self.path[..end]
+    }
+}
+
+/// Whether one route takes a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteVerdict {
+    Matches,
+    /// Why it does not.
+    Misses(String),
+    /// The route tests what xdsck does not evaluate.
+    Undecided(String),
+}
+
+/// Tests one route's match against a request.
+pub fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
+    let m = &route.matcher;
+    let path = req.bare_path();
+    let fold = |s: &str| if m.case_sensitive { s.to_owned() } else { s.to_ascii_lowercase() };
+    let (p, spec) = (fold(path), &m.path);
+    let path_ok = match spec {
+        PathSpec::Prefix(x) => p.starts_with(&fold(x)),
+        PathSpec::Path(x) => p == fold(x),
+        PathSpec::PathSeparatedPrefix(x) => {
+            let x = fold(x);
+            p.starts_with(&x) && matches!(p.as_bytes().get(x.len()), None | Some(b'/'))
+        }
+        PathSpec::SafeRegex(r) => match full_match(r, path) {
+            Some(ok) => ok,
+            None => return RouteVerdict::Undecided(format!("safe_regex {r:?} is not evaluated by this build")),
+        },
+        PathSpec::Connect => req.method.eq_ignore_ascii_case("CONNECT"),
+        PathSpec::Policy => return RouteVerdict::Undecided("path_match_policy is not evaluated".to_owned()),
+        PathSpec::Missing => return RouteVerdict::Misses("the match has no path specifier".to_owned()),
+    };
+    if !path_ok {
+        return RouteVerdict::Misses(format!("{} does not match path {path:?}", describe_path(spec, m.case_sensitive)));
+    }
+    for h in &m.headers {
+        match header_matches(h, req) {
+            Some(true) => {}
+            Some(false) => return RouteVerdict::Misses(format!("header {} {}", h.name, describe_header(h))),
+            None => {
+                return RouteVerdict::Undecided(format!("header {} {} is not evaluated", h.name, describe_header(h)));
+            }
+        }
+    }
+    if let Some(f) = m.unevaluated.first() {
+        return RouteVerdict::Undecided(format!("{f} is not evaluated"));
+    }
+    RouteVerdict::Matches
+}
+
+/// A path specifier as a trace prints it.
+pub fn describe_path(spec: &PathSpec, case_sensitive: bool) -> String {
+    let ci = if case_sensitive { "" } else { " (case-insensitive)" };
+    match spec {
+        PathSpec::Prefix(x) => format!("prefix {x:?}{ci}"),
+        PathSpec::Path(x) => format!("path {x:?}{ci}"),
+        PathSpec::PathSeparatedPrefix(x) => format!("path_separated_prefix {x:?}{ci}"),
+        PathSpec::SafeRegex(r) => format!("safe_regex {r:?}"),
+        PathSpec::Connect => "connect_matcher".to_owned(),
+        PathSpec::Policy => "path_match_policy".to_owned(),
+        PathSpec::Missing => "no path specifier".to_owned(),
+    }
+}
+
+fn describe_header(h: &HeaderMatcher) -> String {
+    let not = if h.invert_match { "not " } else { "" };
+    let ic = |i: bool| if i { " (ignore case)" } else { "" };
+    match &h.kind {
+        HeaderMatch::Exact { value, ignore_case } => format!("{not}== {value:?}{}", ic(*ignore_case)),
+        HeaderMatch::Prefix { value, ignore_case } => format!("{not}starts with {value:?}{}", ic(*ignore_case)),
+        HeaderMatch::Suffix { value, ignore_case } => format!("{not}ends with {value:?}{}", ic(*ignore_case)),
+        HeaderMatch::Contains { value, ignore_case } => format!("{not}contains {value:?}{}", ic(*ignore_case)),
+        HeaderMatch::Regex(r) => format!("{not}matches {r:?}"),
+        HeaderMatch::Present(true) => format!("{not}present"),
+        HeaderMatch::Present(false) => format!("{not}absent"),
+        HeaderMatch::Other(k) => format!("{not}{k}"),
+    }
+}
+
+/// `None` when the matcher is of a kind xdsck does not evaluate.
+fn header_matches(h: &HeaderMatcher, req: &Request) -> Option<bool> {
+    let mut values = req.values(&h.name);
+    if values.is_empty() {
+        if let HeaderMatch::Present(p) = h.kind {
+            // present_match: false holds for an absent header.
+            return Some(p == h.invert_match);
+        }
+        if !h.treat_missing_header_as_empty {
+            // A string matcher never matches an absent header, inverted or not.
+            return Some(false);
+        }
+        values.push("");
+    }
+    let one = |v: &str| -> Option<bool> {
+        let cmp = |x: &str, ignore: bool, f: fn(&str, &str) -> bool| {
+            if ignore { f(&v.to_ascii_lowercase(), &x.to_ascii_lowercase()) } else { f(v, x) }
+        };
+        Some(match &h.kind {
+            HeaderMatch::Exact { value, ignore_case } => cmp(value, *ignore_case, |a, b| a == b),
+            HeaderMatch::Prefix { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.starts_with(b)),
+            HeaderMatch::Suffix { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.ends_with(b)),
+            HeaderMatch::Contains { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.contains(b)),
+            HeaderMatch::Regex(r) => full_match(r, v)?,
+            HeaderMatch::Present(p) => *p,
+            HeaderMatch::Other(_) => return None,
+        })
+    };
+    let mut any = false;
+    for v in values {
+        any |= one(v)?;
+    }
+    Some(any != h.invert_match)
+}
+
+/// An RE2 full match. The `regex` crate agrees with RE2 on the syntax both accept (neither has
+/// backreferences or lookaround); without the `regex` feature (the web page) it is not tried.
+#[cfg(feature = "regex")]
+fn full_match(pattern: &str, text: &str) -> Option<bool> {
+    let re = regex::Regex::new(&format!("^(?:{pattern})$")).ok()?;
+    Some(re.is_match(text))
+}
+
+#[cfg(not(feature = "regex"))]
+fn full_match(_pattern: &str, _text: &str) -> Option<bool> {
+    None
+}
+
+/// What the routes of a virtual host give a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteOutcome {
+    /// The first route that matches.
+    Route(usize),
+    /// None matches: Envoy answers 404.
+    NoRoute,
+    /// This route tests what xdsck does not evaluate; the answer depends on it.
+    Undecided(usize),
+}
+
+/// The routes tried, in order, and what came of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteChoice {
+    pub outcome: RouteOutcome,
+    pub tried: Vec<(usize, RouteVerdict)>,
+}
+
+/// Tries the routes of a virtual host in order; the first that matches wins.
+pub fn select_route(vh: &VirtualHost, req: &Request) -> RouteChoice {
+    let mut tried = Vec::new();
+    for (i, r) in vh.routes.iter().enumerate() {
+        let v = route_matches(r, req);
+        let stop = match &v {
+            RouteVerdict::Matches => Some(RouteOutcome::Route(i)),
+            RouteVerdict::Undecided(_) => Some(RouteOutcome::Undecided(i)),
+            RouteVerdict::Misses(_) => None,
+        };
+        tried.push((i, v));
+        if let Some(outcome) = stop {
+            return RouteChoice { outcome, tried };
+        }
+    }
+    RouteChoice { outcome: RouteOutcome::NoRoute, tried }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::route::{Action, RouteMatch, TableOrigin};
+
+    fn table(vhs: &[(&str, &[&str])], ignore_port: bool) -> RouteTable {
+        RouteTable {
+            source: crate::source::SourceId(0),
+            name: Some("rt".into()),
+            origin: TableOrigin::Inline,
+            pointer: String::new(),
+            virtual_hosts: vhs
+                .iter()
+                .map(|(n, d)| VirtualHost {
+                    name: (*n).into(),
+                    pointer: String::new(),
+                    domains: d.iter().map(|s| (*s).into()).collect(),
+                    routes: Vec::new(),
+                    has_matcher: false,
+                    require_tls: Default::default(),
+                })
+                .collect(),
+            ignore_port_in_host_matching: ignore_port,
+            vhds: false,
+        }
+    }
+
+    fn pick(t: &RouteTable, host: &str) -> Option<String> {
+        let i = DomainIndex::build(t);
+        i.select(t, host).virtual_host.map(|v| t.virtual_hosts[v].name.clone())
+    }
+
+    #[test]
+    fn domains_file_into_envoys_buckets() {
+        assert_eq!(domain_key("*"), (Bucket::Default, String::new()));
+        assert_eq!(domain_key("*.A.com"), (Bucket::Suffix, ".a.com".into()));
+        assert_eq!(domain_key("**"), (Bucket::Suffix, "*".into()));
+        assert_eq!(domain_key("*foo*"), (Bucket::Suffix, "foo*".into()));
+        assert_eq!(domain_key("host:*"), (Bucket::Prefix, "host:".into()));
+        assert_eq!(domain_key("foo.*.com"), (Bucket::Exact, "foo.*.com".into()));
+    }
+
+    #[test]
+    fn host_picks_exact_then_longest_suffix_then_prefix_then_default() {
+        let t = table(
+            &[
+                ("exact", &["a.b.com"]),
+                ("suf", &["*.b.com"]),
+                ("longsuf", &["*.a.b.com"]),
+                ("pre", &["a.*"]),
+                ("def", &["*"]),
+            ],
+            false,
+        );
+        assert_eq!(pick(&t, "A.B.com").as_deref(), Some("exact"));
+        assert_eq!(pick(&t, "x.a.b.com").as_deref(), Some("longsuf"));
+        assert_eq!(pick(&t, "a.x.com").as_deref(), Some("pre"));
+        // A suffix beats a prefix whatever their lengths.
+        assert_eq!(pick(&t, "a.c.b.com").as_deref(), Some("suf"));
+        // A wildcard covers at least one character.
+        assert_eq!(pick(&t, ".b.com").as_deref(), Some("def"));
+        assert_eq!(pick(&t, "a.b.com:80").as_deref(), Some("pre"));
+    }
+
+    #[test]
+    fn ignore_port_strips_the_port_and_duplicates_are_all_found() {
+        let t = table(&[("a", &["a.com", "*"]), ("b", &["A.com", "*", "a.com:80"])], true);
+        assert_eq!(pick(&t, "a.com:8080").as_deref(), Some("a"));
+        assert_eq!(pick(&t, "[::1]:80").as_deref(), Some("a"));
+        let i = DomainIndex::build(&t);
+        assert_eq!(
+            i.problems,
+            [
+                DomainProblem::Duplicate { at: (1, 0), first: (0, 0), domain: "a.com".into() },
+                DomainProblem::SecondWildcard { at: (1, 1), first: (0, 1) },
+            ]
+        );
+        assert_eq!(strip_port("a.com:80", false, true, Some(80)).as_deref(), Some("a.com"));
+        assert_eq!(strip_port("a.com:81", false, true, Some(80)), None);
+        assert_eq!(strip_port("a.com:x", true, false, None), None);
+    }
+
+    fn route(path: PathSpec, case_sensitive: bool) -> Route {
+        Route {
+            name: None,
+            index: 0,
+            pointer: String::new(),
+            matcher: RouteMatch { path, case_sensitive, ..RouteMatch::default() },
+            action: Action::Missing,
+        }
+    }
+
+    #[test]
+    fn paths_match_without_query_and_by_case_setting() {
+        let req = |p: &str| Request { path: p.into(), method: "GET".into(), ..Request::default() };
+        let m = |r: &Route, p: &str| route_matches(r, &req(p)) == RouteVerdict::Matches;
+        assert!(m(&route(PathSpec::Path("/api".into()), true), "/api?x=1"));
+        assert!(!m(&route(PathSpec::Prefix("/a?x".into()), true), "/a?x=1"));
+        assert!(m(&route(PathSpec::Prefix("/API".into()), false), "/api/v1"));
+        assert!(!m(&route(PathSpec::Prefix("/API".into()), true), "/api/v1"));
+        let sep = route(PathSpec::PathSeparatedPrefix("/api".into()), true);
+        assert!(m(&sep, "/api") && m(&sep, "/api/x") && m(&sep, "/api?q") && !m(&sep, "/apix"));
+    }
+}
