@@ -4,7 +4,7 @@
 use crate::diagnostic::{Rule, Severity, declare_rule};
 
 declare_rule! {
-    pub static NOT_MODELLED = {
+    pub(crate) static NOT_MODELLED = {
         code: "XDS401",
         name: "gateway-object-not-modelled",
         severity: Severity::Info,
@@ -14,7 +14,7 @@ declare_rule! {
 }
 
 declare_rule! {
-    pub static LISTENER_CONFLICTED = {
+    pub(crate) static LISTENER_CONFLICTED = {
         code: "XDS402",
         name: "cilium-listener-conflicted",
         severity: Severity::Warning,
@@ -24,7 +24,7 @@ declare_rule! {
 }
 
 declare_rule! {
-    pub static TERMINATE_PASSTHROUGH_PAIR = {
+    pub(crate) static TERMINATE_PASSTHROUGH_PAIR = {
         code: "XDS403",
         name: "https-passthrough-same-port",
         severity: Severity::Warning,
@@ -34,4 +34,4 @@ declare_rule! {
 }
 
 /// The rules, in code order.
-pub static ALL: &[&Rule] = &[&NOT_MODELLED, &LISTENER_CONFLICTED, &TERMINATE_PASSTHROUGH_PAIR];
+pub(crate) static ALL: &[&Rule] = &[&NOT_MODELLED, &LISTENER_CONFLICTED, &TERMINATE_PASSTHROUGH_PAIR];
