@@ -4,6 +4,7 @@
 use crate::diagnostic::{Rule, Severity, declare_rule};
 
 declare_rule! {
+    /// `XDS401`: an object the Cilium model skips, so "no findings" never hides an unread input.
     pub(crate) static NOT_MODELLED = {
         code: "XDS401",
         name: "gateway-object-not-modelled",
@@ -14,6 +15,7 @@ declare_rule! {
 }
 
 declare_rule! {
+    /// `XDS402`: a listener Cilium marks Conflicted; the routes behind it are lost on 1.20+.
     pub(crate) static LISTENER_CONFLICTED = {
         code: "XDS402",
         name: "cilium-listener-conflicted",
@@ -24,6 +26,8 @@ declare_rule! {
 }
 
 declare_rule! {
+    /// `XDS403`: HTTPS terminate and TLS passthrough on one port with intersecting hostnames:
+    /// served on 1.19.5, Conflicted from 1.19.6, dropped from 1.20, so an upgrade loses traffic.
     pub(crate) static TERMINATE_PASSTHROUGH_PAIR = {
         code: "XDS403",
         name: "https-passthrough-same-port",
