@@ -1,6 +1,9 @@
 //! The Gateway API objects xdsck models, typed: what Cilium's operator reads from them and
 //! nothing more. Each object keeps where it came from (source and JSON pointer) so a verdict
 //! about it is shown at its place in the YAML.
+//!
+//! Every field the API lets one leave out reads as its empty value: a missing `Option` is `None`
+//! by serde's own rule, and a struct whose fields are all optional says `default` once.
 
 use std::collections::BTreeMap;
 
@@ -16,13 +19,10 @@ pub(crate) struct At {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct Meta {
-    #[serde(default)]
     pub(crate) name: String,
-    #[serde(default)]
     pub(crate) namespace: Option<String>,
-    #[serde(default)]
     pub(crate) labels: BTreeMap<String, String>,
 }
 
@@ -58,11 +58,8 @@ pub(crate) struct Listener {
     pub(crate) name: String,
     pub(crate) port: u32,
     pub(crate) protocol: String,
-    #[serde(default)]
     pub(crate) hostname: Option<String>,
-    #[serde(default)]
     pub(crate) tls: Option<ListenerTls>,
-    #[serde(default)]
     pub(crate) allowed_routes: Option<AllowedRoutes>,
 }
 
@@ -83,23 +80,18 @@ impl Listener {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct ListenerTls {
-    #[serde(default)]
     pub(crate) mode: Option<String>,
-    #[serde(default)]
     pub(crate) certificate_refs: Vec<SecretObjectRef>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SecretObjectRef {
-    #[serde(default)]
     pub(crate) group: Option<String>,
-    #[serde(default)]
     pub(crate) kind: Option<String>,
     pub(crate) name: String,
-    #[serde(default)]
     pub(crate) namespace: Option<String>,
 }
 
@@ -111,29 +103,23 @@ impl SecretObjectRef {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct AllowedRoutes {
-    #[serde(default)]
     pub(crate) namespaces: Option<RouteNamespaces>,
-    #[serde(default)]
     pub(crate) kinds: Vec<RouteGroupKind>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct RouteNamespaces {
-    #[serde(default)]
     pub(crate) from: Option<String>,
-    #[serde(default)]
     pub(crate) selector: Option<LabelSelector>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct LabelSelector {
-    #[serde(default)]
     pub(crate) match_labels: BTreeMap<String, String>,
-    #[serde(default)]
     pub(crate) match_expressions: Vec<LabelExpression>,
 }
 
@@ -165,7 +151,6 @@ impl LabelSelector {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RouteGroupKind {
-    #[serde(default)]
     pub(crate) group: Option<String>,
     pub(crate) kind: String,
 }
@@ -206,54 +191,39 @@ fn http_kind() -> RouteKind {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct RouteSpec {
-    #[serde(default)]
     pub(crate) parent_refs: Vec<ParentRef>,
-    #[serde(default)]
     pub(crate) hostnames: Vec<String>,
-    #[serde(default)]
     pub(crate) rules: Vec<RouteRule>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ParentRef {
-    #[serde(default)]
     pub(crate) group: Option<String>,
-    #[serde(default)]
     pub(crate) kind: Option<String>,
-    #[serde(default)]
     pub(crate) namespace: Option<String>,
     pub(crate) name: String,
-    #[serde(default)]
     pub(crate) section_name: Option<String>,
-    #[serde(default)]
     pub(crate) port: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct RouteRule {
-    #[serde(default)]
     pub(crate) backend_refs: Vec<BackendRef>,
-    #[serde(default)]
     pub(crate) matches: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BackendRef {
-    #[serde(default)]
     pub(crate) group: Option<String>,
-    #[serde(default)]
     pub(crate) kind: Option<String>,
     pub(crate) name: String,
-    #[serde(default)]
     pub(crate) namespace: Option<String>,
-    #[serde(default)]
     pub(crate) port: Option<u32>,
-    #[serde(default)]
     pub(crate) weight: Option<u32>,
 }
 
@@ -295,7 +265,6 @@ pub(crate) struct GrantTo {
     #[serde(default)]
     pub(crate) group: String,
     pub(crate) kind: String,
-    #[serde(default)]
     pub(crate) name: Option<String>,
 }
 
@@ -343,9 +312,8 @@ pub(crate) struct GatewayClass {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct GatewayClassSpec {
-    #[serde(default)]
     pub(crate) controller_name: String,
 }
 
