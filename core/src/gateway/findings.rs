@@ -5,7 +5,7 @@ use super::ListenerVerdict;
 use super::api::{Gateway, Objects};
 use super::cilium::{self, Version, hostnames::sni_intersect};
 use super::rules;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Rule};
 
 /// What each version does with listener `i`: "1.19.5 accepted, served; 1.19.6 Conflicted, served; …".
 fn across_versions(outcomes: &[(Version, cilium::Outcome)], i: usize) -> String {
@@ -27,6 +27,11 @@ fn across_versions(outcomes: &[(Version, cilium::Outcome)], i: usize) -> String 
         .join("; ")
 }
 
+/// A finding about `gw`: every `XDS402`/`XDS403` message opens with `Gateway <ns>/<name>: `.
+fn about(gw: &Gateway, rule: &'static Rule, what: String) -> Diagnostic {
+    Diagnostic::new(rule, format!("Gateway {}/{}: {what}", gw.metadata.ns(), gw.metadata.name))
+}
+
 pub(super) fn conflicts(
     gw: &Gateway,
     listeners: &[ListenerVerdict],
@@ -43,15 +48,12 @@ pub(super) fn conflicts(
         } else {
             format!("Cilium {version} drops it from the CiliumEnvoyConfig: its routes are not served")
         };
-        let mut d = Diagnostic::new(
+        let mut d = about(
+            gw,
             &rules::LISTENER_CONFLICTED,
             format!(
-                "Gateway {}/{}: listener `{}` is Conflicted/{} and Accepted=False on Cilium {version}: {}",
-                gw.metadata.ns(),
-                gw.metadata.name,
-                l.status.name,
-                c.reason,
-                c.message
+                "listener `{}` is Conflicted/{} and Accepted=False on Cilium {version}: {}",
+                l.status.name, c.reason, c.message
             ),
         )
         .at(l.location.clone())
@@ -79,12 +81,11 @@ pub(super) fn conflicts(
             }
             let (h, p) = (&ls[https], &ls[pass]);
             let equal = h.host() == p.host();
-            let mut d = Diagnostic::new(
+            let mut d = about(
+                gw,
                 &rules::TERMINATE_PASSTHROUGH_PAIR,
                 format!(
-                    "Gateway {}/{}: HTTPS listener `{}` ({}) and TLS passthrough listener `{}` ({}) share port {}",
-                    gw.metadata.ns(),
-                    gw.metadata.name,
+                    "HTTPS listener `{}` ({}) and TLS passthrough listener `{}` ({}) share port {}",
                     h.name,
                     h.host(),
                     p.name,

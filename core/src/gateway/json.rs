@@ -25,6 +25,10 @@ pub fn rendered_list(eval: &Evaluation) -> String {
     format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default())
 }
 
+/// The whole `xdsck gateway --format json` answer: `cilium`, `gateways` (conditions of each
+/// Gateway and listener, and whether the listener is `translated`), `rendered`, `not_modelled`,
+/// and the report's `findings`, `inputs` and `summary`. The CLI and the web page print this one
+/// value, so they cannot drift apart.
 pub fn to_json(eval: &Evaluation, sources: &Sources) -> Value {
     let gateways: Vec<Value> = eval
         .gateways

@@ -12,7 +12,12 @@ const GATEWAY_GROUP: &str = "gateway.networking.k8s.io/";
 
 /// Reads one source into `objects`. A document that does not decode as the object its kind
 /// names is an error located at the field that failed.
-pub fn load_into(id: SourceId, file: &SourceFile, limits: &Limits, objects: &mut Objects) -> Result<(), LoadError> {
+pub(crate) fn load_into(
+    id: SourceId,
+    file: &SourceFile,
+    limits: &Limits,
+    objects: &mut Objects,
+) -> Result<(), LoadError> {
     let at = |offset: usize| Location::new(id, "", Some(offset));
     let text = file.text();
     if text.len() > limits.max_bytes {
@@ -54,11 +59,6 @@ pub fn load_into(id: SourceId, file: &SourceFile, limits: &Limits, objects: &mut
         doc => document(id, file, doc, String::new(), objects)?,
     }
     Ok(())
-}
-
-/// Whether a source holds at least one Gateway API object (the CLI's hint for `xdsck check`).
-pub fn is_gateway_api_document(value: &Value) -> bool {
-    value.get("apiVersion").and_then(Value::as_str).is_some_and(|v| v.starts_with(GATEWAY_GROUP))
 }
 
 fn document(

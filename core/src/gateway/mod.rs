@@ -2,15 +2,15 @@
 //! sets, the CiliumEnvoyConfig it renders, and the Envoy-level findings of the existing checks
 //! on that CiliumEnvoyConfig (loaded through the ordinary loader, checked unchanged).
 //!
-//! [`api`] types the objects, [`load`] reads them from YAML or JSON, [`cilium`] is the
-//! versioned model of the operator, [`render`] writes the CiliumEnvoyConfig.
+//! `api` types the objects, `load` reads them from YAML or JSON, [`cilium`] is the versioned
+//! model of the operator, `render` writes the CiliumEnvoyConfig, [`json`] is the JSON answer.
 
-pub mod api;
+pub(crate) mod api;
 pub mod cilium;
 pub mod json;
-pub mod load;
-pub mod render;
-pub mod rules;
+pub(crate) mod load;
+pub(crate) mod render;
+pub(crate) mod rules;
 
 use serde_json::Value;
 
@@ -24,11 +24,17 @@ use cilium::{Condition, ListenerStatus, Version};
 /// One Gateway listener as a verdict is shown: its spec fields, where it is, what Cilium sets.
 #[derive(Debug, Clone)]
 pub struct ListenerVerdict {
+    /// The name and conditions Cilium sets on the listener.
     pub status: ListenerStatus,
+    /// `spec.listeners[].port`: the port Cilium's Envoy listener (or `listener-<port>`) binds.
     pub port: u32,
+    /// `spec.listeners[].protocol` as written (`HTTP`, `HTTPS`, `TLS`, `TCP`, ...).
     pub protocol: String,
+    /// `spec.listeners[].hostname`, `*` when absent (it then matches every SNI and Host).
     pub hostname: String,
+    /// `spec.listeners[].tls.mode` (`Terminate` when `tls` has no mode), `None` without `tls`.
     pub tls_mode: Option<String>,
+    /// Where the listener is written: its `spec/listeners/<i>` pointer in the input.
     pub location: Location,
     /// Whether the listener reaches the rendered Envoy configuration.
     pub translated: bool,
@@ -37,10 +43,15 @@ pub struct ListenerVerdict {
 /// What the chosen Cilium version makes of one Gateway.
 #[derive(Debug, Clone)]
 pub struct GatewayVerdict {
+    /// The Gateway's namespace (`default` when the object has none, as kubectl applies it).
     pub namespace: String,
+    /// The Gateway's name; the rendered CiliumEnvoyConfig is `cilium-gateway-<name>`.
     pub name: String,
+    /// Where the Gateway object is written in the input.
     pub location: Location,
+    /// The Gateway's own conditions (`status.conditions`), as Cilium sets them.
     pub conditions: Vec<Condition>,
+    /// One verdict per `spec.listeners[]` entry, in spec order.
     pub listeners: Vec<ListenerVerdict>,
     /// The rendered CiliumEnvoyConfig and the source it was added as.
     pub rendered: Option<(Value, SourceId)>,
@@ -49,7 +60,10 @@ pub struct GatewayVerdict {
 /// The whole answer of `xdsck gateway`.
 #[derive(Debug)]
 pub struct Evaluation {
+    /// The Cilium version whose operator was modelled.
     pub version: Version,
+    /// Every Gateway of a Cilium GatewayClass (or every Gateway, without GatewayClasses), in
+    /// input order.
     pub gateways: Vec<GatewayVerdict>,
     /// How many objects of the input the model does not read (each is an `XDS401` finding).
     pub not_modelled: usize,

@@ -16,9 +16,9 @@ const CLUSTER: &str = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
 
 /// The Gateway a CEC is rendered for.
 #[derive(Debug, Clone, Copy)]
-pub struct Owner<'a> {
-    pub namespace: &'a str,
-    pub name: &'a str,
+pub(crate) struct Owner<'a> {
+    pub(crate) namespace: &'a str,
+    pub(crate) name: &'a str,
 }
 
 fn hcm(rds: &str) -> Value {
@@ -39,7 +39,7 @@ fn raw_chain(rds: &str) -> Value {
 }
 
 /// The SDS name of a Secret as the release operators write it (`cilium-secrets/<ns>-<name>`).
-pub fn sds_name(ns: &str, name: &str) -> String {
+pub(crate) fn sds_name(ns: &str, name: &str) -> String {
     format!("cilium-secrets/{ns}-{name}")
 }
 
@@ -185,7 +185,7 @@ fn route_config(name: &str, entries: &[&HttpEntry]) -> Value {
 }
 
 /// Whether the model needs one Envoy listener per port (`NeedsPerPortListeners`).
-pub fn needs_per_port(model: &Model) -> bool {
+pub(crate) fn needs_per_port(model: &Model) -> bool {
     let https: BTreeSet<u32> = model.http.iter().filter(|e| !e.secrets.is_empty()).map(|e| e.port).collect();
     let routed: BTreeSet<u32> = model.passthrough.iter().filter(|e| !e.routes.is_empty()).map(|e| e.port).collect();
     let cross = model.http.iter().filter(|e| !e.secrets.is_empty()).any(|h| {
@@ -201,7 +201,7 @@ pub fn needs_per_port(model: &Model) -> bool {
 }
 
 /// The CiliumEnvoyConfig for `model`, or `None` when the model needs no Envoy configuration.
-pub fn render(owner: Owner<'_>, model: &Model, b: Behaviour) -> Option<Value> {
+pub(crate) fn render(owner: Owner<'_>, model: &Model, b: Behaviour) -> Option<Value> {
     if model.http.is_empty() && model.passthrough.is_empty() {
         return None;
     }

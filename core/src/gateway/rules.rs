@@ -4,7 +4,8 @@
 use crate::diagnostic::{Rule, Severity, declare_rule};
 
 declare_rule! {
-    pub static NOT_MODELLED = {
+    /// `XDS401`: an object the Cilium model skips, so "no findings" never hides an unread input.
+    pub(crate) static NOT_MODELLED = {
         code: "XDS401",
         name: "gateway-object-not-modelled",
         severity: Severity::Info,
@@ -14,7 +15,8 @@ declare_rule! {
 }
 
 declare_rule! {
-    pub static LISTENER_CONFLICTED = {
+    /// `XDS402`: a listener Cilium marks Conflicted; the routes behind it are lost on 1.20+.
+    pub(crate) static LISTENER_CONFLICTED = {
         code: "XDS402",
         name: "cilium-listener-conflicted",
         severity: Severity::Warning,
@@ -24,7 +26,9 @@ declare_rule! {
 }
 
 declare_rule! {
-    pub static TERMINATE_PASSTHROUGH_PAIR = {
+    /// `XDS403`: HTTPS terminate and TLS passthrough on one port with intersecting hostnames:
+    /// served on 1.19.5, Conflicted from 1.19.6, dropped from 1.20, so an upgrade loses traffic.
+    pub(crate) static TERMINATE_PASSTHROUGH_PAIR = {
         code: "XDS403",
         name: "https-passthrough-same-port",
         severity: Severity::Warning,
@@ -34,4 +38,4 @@ declare_rule! {
 }
 
 /// The rules, in code order.
-pub static ALL: &[&Rule] = &[&NOT_MODELLED, &LISTENER_CONFLICTED, &TERMINATE_PASSTHROUGH_PAIR];
+pub(crate) static ALL: &[&Rule] = &[&NOT_MODELLED, &LISTENER_CONFLICTED, &TERMINATE_PASSTHROUGH_PAIR];

@@ -8,9 +8,14 @@ use crate::gateway::api::{Gateway, Listener, Objects};
 /// One status condition, as Cilium writes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Condition {
+    /// The condition type: `Accepted`, `Programmed`, `ResolvedRefs` or `Conflicted`.
     pub kind: &'static str,
+    /// `true` is `status: "True"`, `false` is `"False"` (the model never writes `Unknown`).
     pub status: bool,
+    /// Cilium's reason (`Accepted`, `Invalid`, `ProtocolConflict`, `RefNotPermitted`, ...),
+    /// word for word: scripts match on it.
     pub reason: String,
+    /// Cilium's message, word for word (its trailing spaces included).
     pub message: String,
 }
 
@@ -22,30 +27,32 @@ impl Condition {
 
 /// A listener Cilium marks Conflicted, and with whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     /// The listener named in the message (the last partner in spec order).
-    pub partner: String,
+    pub(crate) partner: String,
     /// Every listener it conflicts with, in spec order.
-    pub partners: Vec<String>,
-    pub reason: &'static str,
-    pub message: String,
+    pub(crate) partners: Vec<String>,
+    pub(crate) reason: &'static str,
+    pub(crate) message: String,
 }
 
 /// What Cilium sets on one listener.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerStatus {
+    /// The listener's `name` in the Gateway spec (`status.listeners[].name`).
     pub name: String,
+    /// The conditions Cilium writes under `status.listeners[]`, in Cilium's order.
     pub conditions: Vec<Condition>,
     /// Accepted=True: the listener is valid.
-    pub accepted: bool,
-    pub conflict: Option<Conflict>,
+    pub(crate) accepted: bool,
+    pub(crate) conflict: Option<Conflict>,
 }
 
-pub const LISTENER_NOT_VALID: &str = "Listener not valid. ";
+pub(crate) const LISTENER_NOT_VALID: &str = "Listener not valid. ";
 const PENDING: &str = "Address not ready yet";
 
 /// Route kinds a protocol takes (group gateway.networking.k8s.io).
-pub fn supported_kinds(protocol: &str) -> &'static [&'static str] {
+pub(crate) fn supported_kinds(protocol: &str) -> &'static [&'static str] {
     match protocol {
         "HTTP" | "HTTPS" => &["HTTPRoute", "GRPCRoute"],
         "TLS" => &["TLSRoute"],
@@ -190,7 +197,7 @@ fn validate(
 }
 
 /// The conditions of every listener of `gw`, in spec order.
-pub fn listener_statuses(gw: &Gateway, objects: &Objects, b: Behaviour) -> Vec<ListenerStatus> {
+pub(crate) fn listener_statuses(gw: &Gateway, objects: &Objects, b: Behaviour) -> Vec<ListenerStatus> {
     let conflicts = conflicts(gw, b.conflicts);
     gw.spec
         .listeners
@@ -227,7 +234,7 @@ pub fn listener_statuses(gw: &Gateway, objects: &Objects, b: Behaviour) -> Vec<L
 }
 
 /// The Gateway's conditions, given its listeners'.
-pub fn gateway_conditions(listeners: &[ListenerStatus]) -> Vec<Condition> {
+pub(crate) fn gateway_conditions(listeners: &[ListenerStatus]) -> Vec<Condition> {
     if listeners.iter().any(|l| l.accepted) {
         vec![
             Condition::new("Accepted", true, "Accepted", "Gateway successfully scheduled"),

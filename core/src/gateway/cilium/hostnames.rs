@@ -2,7 +2,7 @@
 //! split tests) and `ComputeHosts` (which route hostnames a listener serves).
 
 /// Whether two listener hostnames (empty or `*` = any) can both match one SNI.
-pub fn sni_intersect(a: &str, b: &str) -> bool {
+pub(crate) fn sni_intersect(a: &str, b: &str) -> bool {
     let a = if a.is_empty() { "*" } else { a };
     let b = if b.is_empty() { "*" } else { b };
     if a == "*" || b == "*" || a == b {
@@ -43,7 +43,7 @@ fn host_matches(l: &str, h: &str) -> bool {
 /// Cilium's `ComputeHosts`: the hostnames a route serves on a listener with hostname
 /// `listener` (`*` for none), given the other listeners' hostnames of the same protocol (a more
 /// specific listener owns its names). Sorted most specific first; empty drops the route.
-pub fn compute_hosts(route: &[String], listener: &str, others: &[&str]) -> Vec<String> {
+pub(crate) fn compute_hosts(route: &[String], listener: &str, others: &[&str]) -> Vec<String> {
     if route.is_empty() {
         return vec![listener.to_owned()];
     }

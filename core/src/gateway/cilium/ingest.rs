@@ -9,57 +9,56 @@ const GROUP: &str = "gateway.networking.k8s.io";
 
 /// A backend cluster: namespace, Service, port, weight.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Backend {
-    pub namespace: String,
-    pub service: String,
-    pub port: u32,
-    pub weight: u32,
+pub(crate) struct Backend {
+    pub(crate) namespace: String,
+    pub(crate) service: String,
+    pub(crate) port: u32,
+    pub(crate) weight: u32,
 }
 
 impl Backend {
-    pub fn cluster(&self) -> String {
+    pub(crate) fn cluster(&self) -> String {
         format!("{}:{}:{}", self.namespace, self.service, self.port)
     }
 }
 
 #[derive(Debug, Clone)]
-pub struct HttpRoute {
-    pub hostnames: Vec<String>,
-    pub rules: Vec<(Vec<serde_json::Value>, Vec<Backend>)>,
+pub(crate) struct HttpRoute {
+    pub(crate) hostnames: Vec<String>,
+    pub(crate) rules: Vec<(Vec<serde_json::Value>, Vec<Backend>)>,
 }
 
 #[derive(Debug, Clone)]
-pub struct HttpEntry {
-    pub listener: String,
-    pub port: u32,
-    pub hostname: String,
+pub(crate) struct HttpEntry {
+    pub(crate) port: u32,
+    pub(crate) hostname: String,
     /// `(namespace, name)` of the TLS Secrets, empty for cleartext.
-    pub secrets: Vec<(String, String)>,
-    pub routes: Vec<HttpRoute>,
+    pub(crate) secrets: Vec<(String, String)>,
+    pub(crate) routes: Vec<HttpRoute>,
 }
 
 #[derive(Debug, Clone)]
-pub struct PassRoute {
-    pub hostnames: Vec<String>,
-    pub backends: Vec<Backend>,
+pub(crate) struct PassRoute {
+    pub(crate) hostnames: Vec<String>,
+    pub(crate) backends: Vec<Backend>,
 }
 
 #[derive(Debug, Clone)]
-pub struct PassEntry {
-    pub listener: String,
-    pub port: u32,
-    pub hostname: String,
-    pub routes: Vec<PassRoute>,
+pub(crate) struct PassEntry {
+    pub(crate) listener: String,
+    pub(crate) port: u32,
+    pub(crate) hostname: String,
+    pub(crate) routes: Vec<PassRoute>,
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Model {
-    pub http: Vec<HttpEntry>,
-    pub passthrough: Vec<PassEntry>,
+pub(crate) struct Model {
+    pub(crate) http: Vec<HttpEntry>,
+    pub(crate) passthrough: Vec<PassEntry>,
 }
 
 /// Whether `route` names listener `l` of `gw` as a parent and may attach to it.
-pub fn attaches(gw: &Gateway, l: &Listener, route: &Route, objects: &Objects) -> bool {
+pub(crate) fn attaches(gw: &Gateway, l: &Listener, route: &Route, objects: &Objects) -> bool {
     let route_ns = route.metadata.ns();
     let named = route.spec.parent_refs.iter().any(|p| {
         p.group.as_deref().unwrap_or(GROUP) == GROUP
@@ -131,7 +130,7 @@ fn secret_usable(gw: &Gateway, ns: &str, name: &str, objects: &Objects) -> bool 
 }
 
 /// The model of `gw` built from the listeners `keep` admits.
-pub fn ingest(gw: &Gateway, objects: &Objects, keep: &dyn Fn(usize) -> bool) -> Model {
+pub(crate) fn ingest(gw: &Gateway, objects: &Objects, keep: &dyn Fn(usize) -> bool) -> Model {
     let listeners: Vec<&Listener> =
         gw.spec.listeners.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, l)| l).collect();
     let mut model = Model::default();
@@ -149,13 +148,7 @@ pub fn ingest(gw: &Gateway, objects: &Objects, keep: &dyn Fn(usize) -> bool) -> 
         } else {
             Vec::new()
         };
-        let mut http = HttpEntry {
-            listener: l.name.clone(),
-            port: l.port,
-            hostname: l.host().to_owned(),
-            secrets,
-            routes: Vec::new(),
-        };
+        let mut http = HttpEntry { port: l.port, hostname: l.host().to_owned(), secrets, routes: Vec::new() };
         let mut pass =
             PassEntry { listener: l.name.clone(), port: l.port, hostname: l.host().to_owned(), routes: Vec::new() };
         for route in &objects.routes {

@@ -2,31 +2,32 @@
 //! Gateway's conditions, and the model the CiliumEnvoyConfig is rendered from. What differs
 //! between versions is in [`versions`] only.
 
-pub mod conditions;
-pub mod hostnames;
-pub mod ingest;
+pub(crate) mod conditions;
+pub(crate) mod hostnames;
+pub(crate) mod ingest;
 pub mod versions;
 
 use serde_json::Value;
 
 use crate::gateway::api::{Gateway, Objects};
 use crate::gateway::render::{Owner, render};
-pub use conditions::{Condition, Conflict, ListenerStatus};
-pub use versions::{Behaviour, Version};
+pub use conditions::{Condition, ListenerStatus};
+use versions::Behaviour;
+pub use versions::Version;
 
 /// What one Cilium version makes of one Gateway.
 #[derive(Debug, Clone)]
-pub struct Outcome {
-    pub conditions: Vec<Condition>,
-    pub listeners: Vec<ListenerStatus>,
+pub(crate) struct Outcome {
+    pub(crate) conditions: Vec<Condition>,
+    pub(crate) listeners: Vec<ListenerStatus>,
     /// Which listeners (by spec index) reach the model and so the rendered chains.
-    pub translated: Vec<bool>,
+    pub(crate) translated: Vec<bool>,
     /// The CiliumEnvoyConfig the operator writes; `None` when it writes none.
-    pub cec: Option<Value>,
+    pub(crate) cec: Option<Value>,
 }
 
 /// Runs the reconcile steps of `version` on `gw`.
-pub fn reconcile(gw: &Gateway, objects: &Objects, version: Version) -> Outcome {
+pub(crate) fn reconcile(gw: &Gateway, objects: &Objects, version: Version) -> Outcome {
     let b = Behaviour::of(version);
     let listeners = conditions::listener_statuses(gw, objects, b);
     let conditions = conditions::gateway_conditions(&listeners);

@@ -1,6 +1,6 @@
 //! The Cilium versions xdsck models, and everything that differs between them, in one place.
 //! Read it like a changelog: each version lists what it changed against the one before. Every
-//! other file of the model asks [`Behaviour`] and never compares versions itself.
+//! other file of the model asks `Behaviour` and never compares versions itself.
 
 use std::fmt;
 use std::str::FromStr;
@@ -19,10 +19,13 @@ pub enum Version {
 }
 
 impl Version {
+    /// Every modelled version, oldest first: the order of the per-version notes of `XDS402`
+    /// and `XDS403`.
     pub const ALL: [Version; 4] = [Version::V1_19_5, Version::V1_19_6, Version::V1_20, Version::Main];
     /// The default of `xdsck gateway --cilium`: the newest.
     pub const NEWEST: Version = Version::Main;
 
+    /// The name `--cilium` takes and the output prints (`1.19.5`, `1.19.6`, `1.20`, `main`).
     pub fn as_str(self) -> &'static str {
         match self {
             Version::V1_19_5 => "1.19.5",
@@ -61,7 +64,7 @@ impl FromStr for Version {
 
 /// How listeners on one port conflict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConflictRule {
+pub(crate) enum ConflictRule {
     /// No conflict check at all.
     None,
     /// `samePortCrossProtocolConflictedListeners`: HTTPS next to TLS/Passthrough on one port
@@ -74,21 +77,21 @@ pub enum ConflictRule {
 
 /// What one version does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Behaviour {
-    pub conflicts: ConflictRule,
+pub(crate) struct Behaviour {
+    pub(crate) conflicts: ConflictRule,
     /// Conflicted and invalid listeners are removed before translation (else they are still
     /// rendered: status and translation are independent).
-    pub drop_invalid_before_translation: bool,
+    pub(crate) drop_invalid_before_translation: bool,
     /// `NeedsPerPortListeners`: more than one HTTPS port, more than one routed passthrough
     /// port, or a cross-port HTTPS/passthrough overlap renders one Envoy listener per port.
-    pub per_port_listeners: bool,
+    pub(crate) per_port_listeners: bool,
     /// An unsupported listener protocol gives Accepted reason `UnsupportedProtocol` (else
     /// `Invalid`).
-    pub unsupported_protocol_reason: bool,
+    pub(crate) unsupported_protocol_reason: bool,
 }
 
 impl Behaviour {
-    pub fn of(version: Version) -> Self {
+    pub(crate) fn of(version: Version) -> Self {
         // v1.19.5: one combined listener `listener`; no conflict check.
         let mut b = Behaviour {
             conflicts: ConflictRule::None,
