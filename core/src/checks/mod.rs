@@ -29,9 +29,9 @@ mod wildcard_overlap;
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::graph::MatchGraph;
 use crate::graph::select::ListenerMatch;
-use crate::model::{FilterChain, Listener, Snapshot};
+use crate::model::{FilterChain, Input, Listener, Snapshot};
 use crate::parallel::par_map;
-use crate::source::{Location, SourceFile, SourceId, Sources};
+use crate::source::{Location, Locator, SourceId, Sources};
 
 /// What a check is given.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +46,8 @@ pub struct Context<'s, 'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct ListenerCx<'s, 'a> {
     pub source: SourceId,
-    pub file: &'s SourceFile,
+    /// Where places in the listener's input are.
+    pub text: Locator<'s>,
     pub listener: &'s Listener<'a>,
     /// The engine `xdsck trace` asks too: the index or the `filter_chain_matcher`.
     pub matching: &'s ListenerMatch<'s, 'a>,
@@ -55,6 +56,11 @@ pub struct ListenerCx<'s, 'a> {
 }
 
 impl<'s, 'a> Context<'s, 'a> {
+    /// Where places in one of the snapshot's inputs are.
+    pub fn locator(&self, input: &Input<'a>) -> Locator<'s> {
+        input.locator(self.sources.get(input.source))
+    }
+
     /// Every live listener (static, active or declared), in input order.
     pub fn listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
         self.listeners.iter().copied()
@@ -64,12 +70,12 @@ impl<'s, 'a> Context<'s, 'a> {
 impl ListenerCx<'_, '_> {
     /// Where the listener is.
     pub fn location(&self) -> Location {
-        self.listener.location(self.source, self.file)
+        self.listener.location(self.source, self.text)
     }
 
     /// Where one of its chains is.
     pub fn chain_location(&self, chain: &FilterChain<'_>) -> Location {
-        self.listener.chain_location(self.source, self.file, chain)
+        self.listener.chain_location(self.source, self.text, chain)
     }
 
     /// A place inside the listener's `filter_chain_matcher`, `suffix` being a pointer relative to
@@ -80,14 +86,14 @@ impl ListenerCx<'_, '_> {
         let pointer = format!("{anchor}{suffix}");
         // The loader kept where the matcher starts: only it is read again.
         let start = self.listener.filter_chain_matcher.as_ref().and_then(|m| m.offset);
-        let offset = self.file.locate_pointer_below(&anchor, start, &pointer).or_else(|| self.location().offset);
+        let offset = self.text.locate_pointer_below(&anchor, start, &pointer).or_else(|| self.location().offset);
         Location::new(self.source, pointer, offset)
     }
 
     /// The offset of a node below the listener (a pointer starting with the listener's),
     /// reading only the listener again, and only up to the node.
     pub fn locate_in_listener(&self, pointer: &str) -> Option<usize> {
-        self.file.locate_pointer_below(&self.listener.pointer, self.listener.offset, pointer)
+        self.text.locate_pointer_below(&self.listener.pointer, self.listener.offset, pointer)
     }
 
     /// A place below a chain, e.g. `["filter_chain_match", "server_names", "2"]` (snake_case
@@ -105,7 +111,7 @@ impl ListenerCx<'_, '_> {
         }
         let anchor = self.listener.chain_pointer(chain);
         let offset = self
-            .file
+            .text
             .locate_pointer_below(&anchor, chain.offset, &pointer)
             .or_else(|| self.chain_location(chain).offset);
         Location::new(self.source, pointer, offset)
@@ -158,21 +164,21 @@ pub fn run_one(check: &dyn Check, snapshot: &Snapshot<'_>, sources: &Sources) ->
 }
 
 fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Vec<Diagnostic> {
-    let live: Vec<(SourceId, &SourceFile, &Listener<'_>)> = snapshot
+    let live: Vec<(SourceId, Locator<'_>, &Listener<'_>)> = snapshot
         .inputs
         .iter()
         .flat_map(|input| {
-            let file = sources.get(input.source);
-            input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, file, l))
+            let text = input.locator(sources.get(input.source));
+            input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, text, l))
         })
         .collect();
     let matchings: Vec<ListenerMatch<'_, '_>> = par_map(&live, |(_, _, l)| ListenerMatch::build(l));
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
         .zip(&matchings)
-        .map(|(&(source, file, listener), matching)| ListenerCx {
+        .map(|(&(source, text, listener), matching)| ListenerCx {
             source,
-            file,
+            text,
             listener,
             matching,
             graph: matching.graph(),
