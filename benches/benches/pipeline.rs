@@ -47,11 +47,12 @@ fn load_stage(c: &mut Criterion) {
             let t = text(tenants, format, minified);
             g.throughput(Throughput::Bytes(t.len() as u64));
             g.bench_with_input(BenchmarkId::new(name, tenants), &t, |b, t| {
-                // A fresh source per run: a YAML source caches its translation.
+                // A fresh source per run, as a run of xdsck reads one.
                 b.iter_batched(
                     || SourceFile::new("bench", t.clone()),
                     |file| {
-                        let input = load::load(SourceId(0), &file).expect("generated input loads");
+                        let document = load::Document::new(SourceId(0), &file);
+                        let input = document.load().expect("generated input loads");
                         black_box(input.listeners.len());
                     },
                     BatchSize::PerIteration,
@@ -68,7 +69,8 @@ fn graph_checks_trace(c: &mut Criterion) {
     for tenants in sizes() {
         let mut sources = Sources::new();
         sources.add(SourceFile::new("bench", text(tenants, Format::ConfigDump, false)));
-        let input = load::load(SourceId(0), sources.get(SourceId(0))).expect("generated input loads");
+        let document = load::Document::new(SourceId(0), sources.get(SourceId(0)));
+        let input = document.load().expect("generated input loads");
         let listener = &input.listeners[0];
         g.throughput(Throughput::Elements(listener.filter_chains.len() as u64));
         g.bench_function(BenchmarkId::new("graph_build", tenants), |b| {

@@ -12,8 +12,10 @@ use crate::{CLEAN, FAILED, FOUND, input, print};
 /// Loads one input; when it cannot be loaded, prints why (as `check` would) and gives up.
 fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
     let (sources, mut failed) = input::read_all(&[path], xdsck_core::load::DEFAULT_MAX_BYTES);
-    let (_, load_failed) = xdsck_core::load_all(&sources, &xdsck_core::Options::default());
+    let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
+    let (_, load_failed) = xdsck_core::load_all(&documents);
     failed.extend(load_failed);
+    drop(documents);
     if failed.is_empty() {
         return Ok(Some(sources));
     }
@@ -24,7 +26,8 @@ fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
 
 pub fn run(args: &TraceArgs) -> Result<u8> {
     let Some(sources) = load_one(&args.path)? else { return Ok(FAILED) };
-    let (snapshot, _) = xdsck_core::load_all(&sources, &xdsck_core::Options::default());
+    let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
+    let (snapshot, _) = xdsck_core::load_all(&documents);
     let sni = args.sni.clone().unwrap_or_default();
     let attributes = match (&args.transport_protocol, args.client) {
         (Some(t), _) => Attributes::Exact {
@@ -103,7 +106,8 @@ fn request(args: &TraceArgs, host: &str) -> Result<xdsck_core::routing::Request>
 
 pub fn graph(args: &GraphArgs) -> Result<u8> {
     let Some(sources) = load_one(&args.path)? else { return Ok(FAILED) };
-    let (snapshot, _) = xdsck_core::load_all(&sources, &xdsck_core::Options::default());
+    let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
+    let (snapshot, _) = xdsck_core::load_all(&documents);
     let listener = match &args.listener {
         Some(name) => xdsck_core::trace::select_listener(&snapshot, Some(name), None)?.1,
         None => {

@@ -166,14 +166,15 @@ fn protobuf_and_json_give_the_same_findings() {
         }
         let text = std::fs::read_to_string(path).unwrap();
         let file = SourceFile::new("x", text);
-        let Ok(input) = xdsck_core::load::load(xdsck_core::SourceId(0), &file) else { continue };
+        let document = xdsck_core::load::Document::new(xdsck_core::SourceId(0), &file);
+        let Ok(input) = document.load() else { continue };
         if !matches!(
             input.kind,
             xdsck_core::model::InputKind::Listeners | xdsck_core::model::InputKind::DiscoveryResponse
         ) {
             continue;
         }
-        let mut doc: Value = serde_json::from_str(file.json_text()).unwrap();
+        let mut doc: Value = serde_json::from_str(document.locator().json_text()).unwrap();
         proto_build::snake_keys(&mut doc);
         let listeners: Vec<Value> = match &doc {
             Value::Array(a) => a.clone(),

@@ -84,38 +84,36 @@ pub fn analyze(sources: &Sources, options: &Options) -> Report {
 /// is reported as the failure of the source its location names, and that source is not loaded.
 /// The caller still adds such a source (with whatever text it has) so findings can show it.
 pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnostic>) -> Report {
+    let mut failed = failed;
+    // A source whose failure the caller already knows is not read: its documents entry is `None`.
+    let mut known = Vec::new();
+    let documents: Vec<Option<load::Document<'_>>> = sources
+        .iter()
+        .map(|(id, file)| match failed.iter().position(|d| d.location.as_ref().is_some_and(|l| l.source == id)) {
+            Some(i) => {
+                known.push(failed.swap_remove(i));
+                None
+            }
+            None => Some(load::Document::with_limits(id, file, &options.limits)),
+        })
+        .collect();
+    let mut known = known.into_iter();
     let mut report = Report::default();
     let mut snapshot = Snapshot::default();
-    let mut failed = failed;
-    for (id, file) in sources.iter() {
-        if let Some(i) = failed.iter().position(|d| d.location.as_ref().is_some_and(|l| l.source == id)) {
-            report.inputs.push(InputSummary {
-                source: id,
-                kind: None,
-                inventory: Default::default(),
-                versions: Vec::new(),
-            });
+    for (document, (id, _)) in documents.iter().zip(sources.iter()) {
+        let Some(document) = document else {
+            report.inputs.push(InputSummary::failed(id, false));
             report.failed_inputs += 1;
-            report.findings.push(failed.swap_remove(i));
+            report.findings.extend(known.next());
             continue;
-        }
-        match load::load_with(id, file, &options.limits) {
+        };
+        match document.load() {
             Ok(input) => {
-                report.inputs.push(InputSummary {
-                    source: id,
-                    kind: Some(input.kind.as_str()),
-                    inventory: input.inventory(),
-                    versions: input.versions(),
-                });
+                report.inputs.push(InputSummary::of(&input));
                 snapshot.inputs.push(input);
             }
             Err(e) => {
-                report.inputs.push(InputSummary {
-                    source: id,
-                    kind: None,
-                    inventory: Default::default(),
-                    versions: Vec::new(),
-                });
+                report.inputs.push(InputSummary::failed(id, document.is_yaml()));
                 report.failed_inputs += 1;
                 report.findings.push(e.to_diagnostic());
             }
@@ -163,12 +161,7 @@ pub fn analyze_inputs_with(
 ) -> Report {
     let mut report = Report::default();
     for input in &inputs {
-        report.inputs.push(InputSummary {
-            source: input.source,
-            kind: Some(input.kind.as_str()),
-            inventory: input.inventory(),
-            versions: input.versions(),
-        });
+        report.inputs.push(InputSummary::of(input));
     }
     let snapshot = Snapshot { inputs };
     report.findings.extend(problems);
@@ -177,12 +170,18 @@ pub fn analyze_inputs_with(
     report
 }
 
-/// Loads every source; the inputs that fail to load come back as their `XDS0xx` diagnostics.
-pub fn load_all<'s>(sources: &'s Sources, options: &Options) -> (Snapshot<'s>, Vec<Diagnostic>) {
+/// Reads every source (see [`load::Document`]); [`load_all`] then loads them. The documents
+/// hold what the inputs borrow, so the caller keeps them beside the snapshot.
+pub fn read_all<'s>(sources: &'s Sources, options: &Options) -> Vec<load::Document<'s>> {
+    sources.iter().map(|(id, file)| load::Document::with_limits(id, file, &options.limits)).collect()
+}
+
+/// Loads every document; the inputs that fail to load come back as their `XDS0xx` diagnostics.
+pub fn load_all<'d>(documents: &'d [load::Document<'_>]) -> (Snapshot<'d>, Vec<Diagnostic>) {
     let mut snapshot = Snapshot::default();
     let mut failed = Vec::new();
-    for (id, file) in sources.iter() {
-        match load::load_with(id, file, &options.limits) {
+    for document in documents {
+        match document.load() {
             Ok(input) => snapshot.inputs.push(input),
             Err(e) => failed.push(e.to_diagnostic()),
         }

@@ -2,7 +2,7 @@
 //!
 //! Strings borrow from the source text wherever the JSON had no escapes (`Cow::Borrowed`): a
 //! 100 MB dump must not become 100 MB of small allocations. Positions are byte offsets into the
-//! JSON text the loader parsed ([`crate::source::SourceFile::json_text`]); pointers are built on
+//! JSON text the loader parsed ([`crate::source::Locator::json_text`]); pointers are built on
 //! demand from the listener's pointer and the chain's index.
 
 use std::borrow::Cow;
@@ -12,7 +12,7 @@ pub mod matcher;
 #[allow(missing_docs)]
 pub mod route;
 
-use crate::source::{Location, Pointer, SourceFile, SourceId, join_field, join_index};
+use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_index};
 
 /// Every input of a run, loaded.
 #[derive(Debug, Default)]
@@ -82,6 +82,19 @@ pub struct Input<'a> {
     /// What the input holds besides listeners, each named and located: nothing is dropped
     /// without a trace.
     pub skipped: Vec<Skipped>,
+    /// The translation a YAML input was read through (owned by the `load::Document` this input
+    /// borrows from): offsets above are into its JSON. `None` for JSON and protobuf.
+    pub translation: Option<&'a dyn Translation>,
+}
+
+impl<'a> Input<'a> {
+    /// Where the places this input records are in `file`, its source's text.
+    pub fn locator<'s>(&self, file: &'s SourceFile) -> Locator<'s>
+    where
+        'a: 's,
+    {
+        Locator::new(file, self.translation)
+    }
 }
 
 /// A part of an input that is not a listener, so xdsck does not check it.
@@ -344,17 +357,17 @@ impl<'a> Listener<'a> {
     }
 
     /// The location of the listener in its source's original text.
-    pub fn location(&self, source: SourceId, file: &SourceFile) -> Location {
-        Location::new(source, self.pointer.clone(), self.offset.map(|o| file.node_offset(o)))
+    pub fn location(&self, source: SourceId, text: Locator<'_>) -> Location {
+        Location::new(source, self.pointer.clone(), self.offset.map(|o| text.node_offset(o)))
     }
 
     /// The location of one of its chains.
-    pub fn chain_location(&self, source: SourceId, file: &SourceFile, chain: &FilterChain<'_>) -> Location {
+    pub fn chain_location(&self, source: SourceId, text: Locator<'_>, chain: &FilterChain<'_>) -> Location {
         // The chain's name says which chain it is; its opening brace does not, so an unnamed
         // chain is shown at its first key (`"filter_chain_match": {`), not at a bare `{`.
         let offset = match (chain.name_offset, chain.offset) {
-            (Some(o), _) | (None, Some(o)) => Some(file.original_offset(o)),
-            (None, None) => self.offset.map(|o| file.node_offset(o)),
+            (Some(o), _) | (None, Some(o)) => Some(text.original_offset(o)),
+            (None, None) => self.offset.map(|o| text.node_offset(o)),
         };
         Location::new(source, self.chain_pointer(chain), offset)
     }

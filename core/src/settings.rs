@@ -488,8 +488,7 @@ impl Annotations {
                     match Selector::parse_check(entry) {
                         Ok(s) => selectors.push(s),
                         Err(e) => {
-                            let file = sources.get(input.source);
-                            let offset = file.locate_pointer(&annotation.pointer);
+                            let offset = input.locator(sources.get(input.source)).locate_pointer(&annotation.pointer);
                             problems.push(
                                 Diagnostic::new(
                                     &INVALID_SUPPRESSION,

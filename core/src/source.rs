@@ -6,10 +6,12 @@
 use std::sync::OnceLock;
 
 mod json;
+mod locator;
 mod pointer;
 
 pub(crate) use json::object_start;
 pub use json::pointer_offset_from;
+pub use locator::Locator;
 pub use pointer::{
     Casing, Pointer, escape_pointer_token, join_field, join_index, join_token, tokens as pointer_tokens,
     unescape_pointer_token,
@@ -35,20 +37,19 @@ pub trait Translation: std::fmt::Debug + Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct SourceId(pub u32);
 
-/// One input: its display name (a path, `<stdin>`, an attach address) and its text.
+/// One input: its display name (a path, `<stdin>`, an attach address) and its text, as given.
+/// What a loader makes of the text (the JSON a YAML input stands for, and the way back) is kept
+/// with the loaded input, in `load::Document`.
 #[derive(Debug)]
 pub struct SourceFile {
     name: String,
     text: String,
-    /// Set by the loader when the text is YAML: the JSON the YAML stands for, with a map from
-    /// JSON offsets back to the YAML text. Every loader reads JSON; YAML is translated once.
-    yaml: OnceLock<Box<dyn Translation>>,
     lines: OnceLock<LineIndex>,
 }
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { name: name.into(), text: text.into(), yaml: OnceLock::new(), lines: OnceLock::new() }
+        Self { name: name.into(), text: text.into(), lines: OnceLock::new() }
     }
 
     /// A source from raw bytes. Bytes that are not UTF-8 are replaced (U+FFFD) so the text can
@@ -71,92 +72,6 @@ impl SourceFile {
 
     pub fn text(&self) -> &str {
         &self.text
-    }
-
-    /// The JSON text the loaders parse: the input itself, or the translation of a YAML input.
-    pub fn json_text(&self) -> &str {
-        match self.yaml.get() {
-            Some(y) => y.json(),
-            None => &self.text,
-        }
-    }
-
-    pub(crate) fn set_yaml(&self, yaml: Box<dyn Translation>) -> &dyn Translation {
-        // A source is loaded once; a second translation would be identical, so losing the race
-        // (which cannot happen through the public API) is harmless.
-        let _ = self.yaml.set(yaml);
-        self.yaml.get().expect("just set").as_ref()
-    }
-
-    /// The translation of a YAML input, set by the loader; `None` for JSON.
-    pub(crate) fn yaml(&self) -> Option<&dyn Translation> {
-        self.yaml.get().map(AsRef::as_ref)
-    }
-
-    /// Maps an offset into [`Self::json_text`] to an offset into [`Self::text`].
-    pub fn original_offset(&self, json_offset: usize) -> usize {
-        match self.yaml.get() {
-            Some(y) => y.original_offset(json_offset),
-            None => json_offset,
-        }
-    }
-
-    /// Where a node recorded at `json_offset` (the opening quote of its first key, as the loaders
-    /// record objects) is shown, as an offset into [`Self::text`]: the object's `{`, or in JSON
-    /// the key it is the value of, so that `"listener": {` is the line shown.
-    pub fn node_offset(&self, json_offset: usize) -> usize {
-        let json = self.json_text();
-        let Some(before) = json.get(..json_offset) else {
-            return self.original_offset(json_offset);
-        };
-        let trimmed = before.trim_end();
-        if !trimmed.ends_with('{') {
-            return self.original_offset(json_offset);
-        }
-        let brace = trimmed.len() - 1;
-        if self.yaml.get().is_some() {
-            return self.original_offset(brace);
-        }
-        // `"key": {` — step back over the colon to the key's opening quote.
-        let Some(key_end) = json[..brace].trim_end().strip_suffix(':').map(str::trim_end) else {
-            return brace;
-        };
-        if !key_end.ends_with('"') {
-            return brace;
-        }
-        let body = &key_end[..key_end.len() - 1];
-        match body.rfind('"') {
-            // Keys xdsck looks for have no escaped quotes; anything else keeps the brace.
-            Some(q) if !body[q..].contains('\\') => q,
-            _ => brace,
-        }
-    }
-
-    /// Offset into [`Self::text`] of the node at a JSON pointer, found by reading the text again.
-    /// For the few places a finding names below a chain (one server name, one CIDR); the
-    /// loaders record offsets of listeners, chains and matches as they parse.
-    pub fn locate_pointer(&self, pointer: &str) -> Option<usize> {
-        match self.yaml.get() {
-            Some(y) => y.pointer_offset(pointer),
-            None => pointer_offset_from(&self.text, 0, pointer),
-        }
-    }
-
-    /// [`Self::locate_pointer`] reading only below an enclosing node whose place the loader
-    /// recorded: `anchor` is that node's pointer (a prefix of `pointer`), `anchor_offset` its
-    /// offset in [`Self::json_text`] (the opening quote of an object's first key, as the loaders
-    /// record objects, or the value's first byte). A finding about one chain then costs what the
-    /// chain costs, not the whole file; without an anchor the whole text is read again.
-    pub fn locate_pointer_below(&self, anchor: &str, anchor_offset: Option<usize>, pointer: &str) -> Option<usize> {
-        let below = pointer.strip_prefix(anchor).filter(|rest| rest.is_empty() || rest.starts_with('/'));
-        let (Some(rest), Some(offset)) = (below, anchor_offset) else {
-            return self.locate_pointer(pointer);
-        };
-        let start = object_start(self.json_text(), offset);
-        match self.yaml.get() {
-            Some(y) => y.pointer_offset_below(start, rest).unwrap_or_else(|| y.pointer_offset(pointer)),
-            None => pointer_offset_from(&self.text, start, rest),
-        }
     }
 
     /// One-based line and column (in characters) of a byte offset into [`Self::text`].

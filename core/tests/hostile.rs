@@ -7,7 +7,7 @@ use xdsck_core::source::{SourceFile, SourceId};
 
 fn load_text(text: &str) -> Result<usize, LoadError> {
     let file = SourceFile::new("t", text);
-    load::load(SourceId(0), &file).map(|i| i.listeners.len())
+    load::Document::new(SourceId(0), &file).load().map(|i| i.listeners.len())
 }
 
 /// Loads `text` and returns the one error, checking it is located inside the text.
@@ -30,17 +30,23 @@ fn an_input_over_max_bytes_is_xds009_before_parsing() {
     let text = "{".repeat(100);
     let file = SourceFile::new("t", text.as_str());
     let limits = Limits { max_bytes: 64, ..Limits::default() };
-    let e = load::load_with(SourceId(0), &file, &limits).unwrap_err();
+    let e = load::Document::with_limits(SourceId(0), &file, &limits).load().unwrap_err();
     assert_eq!(e.rule.code, "XDS009");
     assert_eq!(e.message, "the input is 100 bytes, over the size limit of 64 bytes");
     assert_eq!(e.location.offset, Some(64));
     // The limit is a char boundary even inside a multi-byte character.
     let file = SourceFile::new("t", "ééé");
-    let e = load::load_with(SourceId(0), &file, &Limits { max_bytes: 3, ..Limits::default() }).unwrap_err();
+    let e = load::Document::with_limits(SourceId(0), &file, &Limits { max_bytes: 3, ..Limits::default() })
+        .load()
+        .unwrap_err();
     assert_eq!(e.location.offset, Some(2));
     // At the limit exactly, it loads.
     let file = SourceFile::new("t", LISTENER);
-    assert!(load::load_with(SourceId(0), &file, &Limits { max_bytes: LISTENER.len(), ..Limits::default() }).is_ok());
+    assert!(
+        load::Document::with_limits(SourceId(0), &file, &Limits { max_bytes: LISTENER.len(), ..Limits::default() })
+            .load()
+            .is_ok()
+    );
     assert_eq!(Limits::default().max_bytes, 1 << 30);
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use xdsck_core::load;
 use xdsck_core::model::{FilterChain, Input, Listener, NetworkFilterKind};
-use xdsck_core::source::{Location, SourceFile, SourceId, Sources};
+use xdsck_core::source::{Location, Locator, SourceFile, SourceId, Sources};
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("core/ has a parent").join("testdata")
@@ -93,13 +93,14 @@ fn chain_summary(c: &FilterChain<'_>) -> String {
     s
 }
 
-fn listener_summary(out: &mut String, id: SourceId, file: &SourceFile, l: &Listener<'_>) {
+fn listener_summary(out: &mut String, id: SourceId, text: Locator<'_>, l: &Listener<'_>) {
+    let file = text.file();
     writeln!(
         out,
         "listener {} {:?} @ {} [{}]",
         l.state.as_str(),
         l.name,
-        at(file, &l.location(id, file)),
+        at(file, &l.location(id, text)),
         l.envoy_address_list()
     )
     .unwrap();
@@ -112,7 +113,7 @@ fn listener_summary(out: &mut String, id: SourceId, file: &SourceFile, l: &Liste
             out,
             "  chain {} @ {}: {}",
             c.display_name(),
-            at(file, &l.chain_location(id, file, c)),
+            at(file, &l.chain_location(id, text, c)),
             chain_summary(c)
         )
         .unwrap();
@@ -123,6 +124,7 @@ fn listener_summary(out: &mut String, id: SourceId, file: &SourceFile, l: &Liste
 }
 
 fn describe(input: &Input<'_>, file: &SourceFile) -> String {
+    let text = input.locator(file);
     let mut out = String::new();
     let inv = input.inventory();
     writeln!(
@@ -138,16 +140,16 @@ fn describe(input: &Input<'_>, file: &SourceFile) -> String {
     )
     .unwrap();
     for l in &input.listeners {
-        listener_summary(&mut out, input.source, file, l);
+        listener_summary(&mut out, input.source, text, l);
     }
     for e in &input.error_states {
-        let loc = Location::new(input.source, e.pointer.clone(), e.offset.map(|o| file.node_offset(o)));
+        let loc = Location::new(input.source, e.pointer.clone(), e.offset.map(|o| text.node_offset(o)));
         writeln!(out, "error_state {:?} (active: {}) @ {}", e.listener_name, e.has_active_state, at(file, &loc))
             .unwrap();
         writeln!(out, "  details: {}", e.details).unwrap();
     }
     for s in &input.skipped {
-        let loc = Location::new(input.source, s.pointer.clone(), s.offset.map(|o| file.node_offset(o)));
+        let loc = Location::new(input.source, s.pointer.clone(), s.offset.map(|o| text.node_offset(o)));
         writeln!(out, "skipped {:?} {} @ {}", s.kind, s.what, at(file, &loc)).unwrap();
     }
     out
@@ -160,7 +162,8 @@ fn snapshot_dir(dir: &str) {
         sources.add(source(path));
     }
     for ((id, file), path) in sources.iter().zip(&paths) {
-        let input = load::load(id, file).unwrap_or_else(|e| panic!("{}: {e} at {:?}", file.name(), e.location));
+        let document = load::Document::new(id, file);
+        let input = document.load().unwrap_or_else(|e| panic!("{}: {e} at {:?}", file.name(), e.location));
         snapshot_beside(path, &describe(&input, file));
     }
 }
@@ -199,7 +202,8 @@ fn malformed_inputs_fail_with_one_located_error() {
     }
     for ((id, file), path) in sources.iter().zip(&paths) {
         let mut report = String::new();
-        let err = match load::load(id, file) {
+        let document = load::Document::new(id, file);
+        let err = match document.load() {
             Ok(input) => panic!("{} loaded: {}", file.name(), describe(&input, file)),
             Err(e) => e,
         };
@@ -245,7 +249,8 @@ fn casing_and_format_do_not_change_the_model() {
             "destinationPort": "443", "applicationProtocols": ["h2"]}}]}"#;
     let yaml = "name: l\naddress:\n  socketAddress: {address: '::', portValue: 443, ipv4Compat: true}\nlistenerFilters:\n- name: envoy.filters.listener.tls_inspector\nfilterChains:\n- name: a\n  filterChainMatch:\n    serverNames: [A.example.com]\n    transportProtocol: tls\n    prefixRanges: [{addressPrefix: 10.0.0.0, prefixLen: 8}]\n    sourceType: EXTERNAL\n    sourcePorts: [1, 2]\n    destinationPort: 443\n    applicationProtocols: [h2]\n";
     let files = [SourceFile::new("snake", snake), SourceFile::new("camel", camel), SourceFile::new("yaml", yaml)];
-    let loaded: Vec<_> = files.iter().map(|f| load::load(SourceId(0), f).expect("loads")).collect();
+    let documents: Vec<_> = files.iter().map(|f| load::Document::new(SourceId(0), f)).collect();
+    let loaded: Vec<_> = documents.iter().map(|d| d.load().expect("loads")).collect();
     fn strip<'a>(
         i: &Input<'a>,
     ) -> (
@@ -349,8 +354,10 @@ fn no_listener_is_lost() {
     for dir in dirs {
         for path in files(&dir) {
             let file = source(&path);
-            let input = load::load(SourceId(0), &file).unwrap_or_else(|e| panic!("{}: {e}", file.name()));
-            let json: Value = serde_json::from_str(file.json_text().trim_start_matches('\u{feff}')).unwrap();
+            let document = load::Document::new(SourceId(0), &file);
+            let input = document.load().unwrap_or_else(|e| panic!("{}: {e}", file.name()));
+            let json: Value =
+                serde_json::from_str(document.locator().json_text().trim_start_matches('\u{feff}')).unwrap();
             let mut found = Vec::new();
             match &json {
                 Value::Array(docs) => {
@@ -387,7 +394,8 @@ fn listeners_read_by_position_keep_document_order() {
     let text = r#"[{"name": "x", "statPrefix": "x"},
         {"name": "x", "address": {"socket_address": {"address": "0.0.0.0", "port_value": 80}}}]"#;
     let file = SourceFile::new("order.json", text);
-    let input = load::load(SourceId(0), &file).expect("loads");
+    let document = load::Document::new(SourceId(0), &file);
+    let input = document.load().expect("loads");
     let pointers: Vec<&str> = input.listeners.iter().map(|l| l.pointer.as_str()).collect();
     assert_eq!(pointers, ["/0", "/1"]);
 }

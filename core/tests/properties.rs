@@ -322,7 +322,8 @@ proptest! {
     fn trace_agrees_with_reach_and_the_reference(spec in a_spec(), conns in proptest::collection::vec(a_connection(), 1..12)) {
         let order: Vec<usize> = (0..spec.chains.len()).collect();
         let file = load_listener(&listener_json(&spec, &order));
-        let input = load::load(SourceId(0), &file).expect("the generated listener loads");
+        let document = load::Document::new(SourceId(0), &file);
+        let input = document.load().expect("the generated listener loads");
         let listener = &input.listeners[0];
         let g = MatchGraph::build(listener);
         let accepted = g.overlaps.is_empty() && g.excluded.iter().all(Option::is_none);

@@ -113,7 +113,8 @@ fuzz_target!(|input: Input| {
     let mut sources = Sources::new();
     sources.add(SourceFile::new("fuzz.json", l.to_string()));
     let _ = analyze(&sources, &Options::default());
-    let Ok(loaded) = load::load(SourceId(0), sources.get(SourceId(0))) else { return };
+    let document = load::Document::new(SourceId(0), sources.get(SourceId(0)));
+    let Ok(loaded) = document.load() else { return };
     let graph = MatchGraph::build(&loaded.listeners[0]);
     for &(port, name, proto, src) in input.probes.iter().take(8) {
         let c = Connection {

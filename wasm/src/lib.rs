@@ -148,7 +148,8 @@ pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
 pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
     let sources = sources(text, q.source.clone());
-    let (snapshot, failed) = xdsck_core::load_all(&sources, &Options::default());
+    let documents = xdsck_core::read_all(&sources, &Options::default());
+    let (snapshot, failed) = xdsck_core::load_all(&documents);
     if !failed.is_empty() {
         // As the CLI does: the input's own problem, rendered, instead of a trace.
         let report = report::Report { findings: failed, failed_inputs: 1, ..Default::default() };
@@ -182,7 +183,8 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
 pub fn trace_graph_json(text: &str, query_json: &str) -> Result<String, String> {
     let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
     let sources = sources(text, q.source.clone());
-    let (snapshot, failed) = xdsck_core::load_all(&sources, &Options::default());
+    let documents = xdsck_core::read_all(&sources, &Options::default());
+    let (snapshot, failed) = xdsck_core::load_all(&documents);
     if !failed.is_empty() {
         return Ok(String::new());
     }
@@ -250,7 +252,8 @@ pub fn rules_json() -> String {
 pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
     let options = options(options_json)?;
     let sources = sources(text, options.source);
-    let (snapshot, _) = xdsck_core::load_all(&sources, &Options::default());
+    let documents = xdsck_core::read_all(&sources, &Options::default());
+    let (snapshot, _) = xdsck_core::load_all(&documents);
     let line = |offset: Option<usize>, id| offset.map(|o| sources.get(id).line_column(o).line);
     let no_match = FilterChainMatch::default();
     let inputs: Vec<InputSummary<'_>> = snapshot
@@ -258,12 +261,13 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
         .iter()
         .map(|input| {
             let file = sources.get(input.source);
+            let text = input.locator(file);
             let listeners = input
                 .listeners
                 .iter()
                 .map(|l| {
                     let chain = |c, default| {
-                        let at = line(l.chain_location(input.source, file, c).offset, input.source);
+                        let at = line(l.chain_location(input.source, text, c).offset, input.source);
                         ChainSummary::new(c, default, at, &no_match)
                     };
                     let mut chains: Vec<ChainSummary<'_>> = l.filter_chains.iter().map(|c| chain(c, false)).collect();
@@ -272,7 +276,7 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
                         name: &l.name,
                         state: l.state.as_str(),
                         address: l.envoy_address_list(),
-                        line: line(l.location(input.source, file).offset, input.source),
+                        line: line(l.location(input.source, text).offset, input.source),
                         listener_filters: l.listener_filters.iter().map(|f| &*f.name).collect(),
                         filter_chain_matcher: l.filter_chain_matcher.is_some(),
                         chains,

@@ -33,7 +33,8 @@ fn main() -> Result<()> {
     let mut sources = Sources::new();
     sources.add(SourceFile::new(path, text));
     let t = Instant::now();
-    let input = load::load(SourceId(0), sources.get(SourceId(0))).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let document = load::Document::new(SourceId(0), sources.get(SourceId(0)));
+    let input = document.load().map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("load         {:>8.3}s  {} listeners{}", t.elapsed().as_secs_f64(), input.listeners.len(), memory());
     let t = Instant::now();
     let chains: usize = input.listeners.iter().map(|l| MatchGraph::build(l).node_count()).sum();

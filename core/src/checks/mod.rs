@@ -42,9 +42,9 @@ mod wildcard_overlap;
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::graph::MatchGraph;
 use crate::graph::select::ListenerMatch;
-use crate::model::{FilterChain, Listener, Snapshot};
+use crate::model::{FilterChain, Input, Listener, Snapshot};
 use crate::parallel::par_map;
-use crate::source::{Location, SourceFile, SourceId, Sources};
+use crate::source::{Location, Locator, SourceId, Sources};
 
 /// What a check is given.
 #[derive(Debug, Clone, Copy)]
@@ -65,8 +65,8 @@ pub struct Context<'s, 'a> {
 pub struct ListenerCx<'s, 'a> {
     /// The input the listener is in.
     pub source: SourceId,
-    /// That input's text, read again to locate a finding below the listener.
-    pub file: &'s SourceFile,
+    /// Where places in the listener's input are.
+    pub text: Locator<'s>,
     /// The listener as the loader read it.
     pub listener: &'s Listener<'a>,
     /// The engine `xdsck trace` asks too: the index or the `filter_chain_matcher`.
@@ -76,6 +76,20 @@ pub struct ListenerCx<'s, 'a> {
 }
 
 impl<'s, 'a> Context<'s, 'a> {
+    /// Where places in one of the snapshot's inputs are.
+    pub fn locator(&self, input: &Input<'a>) -> Locator<'s> {
+        input.locator(self.sources.get(input.source))
+    }
+
+    /// [`Self::locator`] for the input loaded from `source` (a route table or a part that is
+    /// not a listener names only its source).
+    pub fn locator_of(&self, source: SourceId) -> Locator<'s> {
+        match self.snapshot.inputs.iter().find(|i| i.source == source) {
+            Some(input) => self.locator(input),
+            None => Locator::new(self.sources.get(source), None),
+        }
+    }
+
     /// Every live listener (static, active or declared), in input order.
     pub fn listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
         self.listeners.iter().copied()
@@ -88,8 +102,9 @@ impl<'s, 'a> Context<'s, 'a> {
 pub struct TableCx<'s, 'a> {
     /// The route table, as the loader read it.
     pub table: &'s crate::model::route::RouteTable,
-    /// The input the table was read from (for an RDS table, not the listener's).
-    pub file: &'s SourceFile,
+    /// Where places are in the input the table was read from (for an RDS table, not the
+    /// listener's).
+    pub text: Locator<'s>,
     /// For an inline table, the listener and the chain whose HCM holds it.
     pub listener: Option<(ListenerCx<'s, 'a>, &'s FilterChain<'a>)>,
     /// The HCM holding an inline table (its Host rewriting applies before the table).
@@ -108,13 +123,13 @@ impl<'s, 'a> Context<'s, 'a> {
                 for hcm in self.routes.hcms_of_chain(l.source, &pointer) {
                     if let HcmRoutes::Inline(i) = hcm.routes {
                         let table = &self.routes.tables[i];
-                        out.push(TableCx { table, file: l.file, listener: Some((l, chain)), hcm: Some(hcm) });
+                        out.push(TableCx { table, text: l.text, listener: Some((l, chain)), hcm: Some(hcm) });
                     }
                 }
             }
         }
         for t in self.routes.tables.iter().filter(|t| t.origin == TableOrigin::Rds) {
-            out.push(TableCx { table: t, file: self.sources.get(t.source), listener: None, hcm: None });
+            out.push(TableCx { table: t, text: self.locator_of(t.source), listener: None, hcm: None });
         }
         out
     }
@@ -123,7 +138,7 @@ impl<'s, 'a> Context<'s, 'a> {
 impl TableCx<'_, '_> {
     /// A place in the table's source by pointer.
     pub fn location(&self, pointer: &str) -> Location {
-        Location::new(self.table.source, pointer.to_owned(), self.file.locate_pointer(pointer))
+        Location::new(self.table.source, pointer.to_owned(), self.text.locate_pointer(pointer))
     }
 
     /// Names the listener and chain on a finding about an inline table.
@@ -138,12 +153,12 @@ impl TableCx<'_, '_> {
 impl ListenerCx<'_, '_> {
     /// Where the listener is.
     pub fn location(&self) -> Location {
-        self.listener.location(self.source, self.file)
+        self.listener.location(self.source, self.text)
     }
 
     /// Where one of its chains is.
     pub fn chain_location(&self, chain: &FilterChain<'_>) -> Location {
-        self.listener.chain_location(self.source, self.file, chain)
+        self.listener.chain_location(self.source, self.text, chain)
     }
 
     /// A place inside the listener's `filter_chain_matcher`, `suffix` being a pointer relative to
@@ -154,14 +169,14 @@ impl ListenerCx<'_, '_> {
         let pointer = format!("{anchor}{suffix}");
         // The loader kept where the matcher starts: only it is read again.
         let start = self.listener.filter_chain_matcher.as_ref().and_then(|m| m.offset);
-        let offset = self.file.locate_pointer_below(&anchor, start, &pointer).or_else(|| self.location().offset);
+        let offset = self.text.locate_pointer_below(&anchor, start, &pointer).or_else(|| self.location().offset);
         Location::new(self.source, pointer, offset)
     }
 
     /// The offset of a node below the listener (a pointer starting with the listener's),
     /// reading only the listener again, and only up to the node.
     pub fn locate_in_listener(&self, pointer: &str) -> Option<usize> {
-        self.file.locate_pointer_below(&self.listener.pointer, self.listener.offset, pointer)
+        self.text.locate_pointer_below(&self.listener.pointer, self.listener.offset, pointer)
     }
 
     /// A place below a chain, e.g. `["filter_chain_match", "server_names", "2"]` (snake_case
@@ -179,7 +194,7 @@ impl ListenerCx<'_, '_> {
         }
         let anchor = self.listener.chain_pointer(chain);
         let offset = self
-            .file
+            .text
             .locate_pointer_below(&anchor, chain.offset, &pointer)
             .or_else(|| self.chain_location(chain).offset);
         Location::new(self.source, pointer, offset)
@@ -245,12 +260,12 @@ pub fn run_one(check: &dyn Check, snapshot: &Snapshot<'_>, sources: &Sources) ->
 }
 
 fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Vec<Diagnostic> {
-    let live: Vec<(SourceId, &SourceFile, &Listener<'_>)> = snapshot
+    let live: Vec<(SourceId, Locator<'_>, &Listener<'_>)> = snapshot
         .inputs
         .iter()
         .flat_map(|input| {
-            let file = sources.get(input.source);
-            input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, file, l))
+            let text = input.locator(sources.get(input.source));
+            input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, text, l))
         })
         .collect();
     let (matchings, routes) = crate::parallel::join(
@@ -260,9 +275,9 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
         .zip(&matchings)
-        .map(|(&(source, file, listener), matching)| ListenerCx {
+        .map(|(&(source, text, listener), matching)| ListenerCx {
             source,
-            file,
+            text,
             listener,
             matching,
             graph: matching.graph(),

@@ -36,7 +36,7 @@ impl Check for NoListeners {
             let has_routes = cx.routes.tables.iter().any(|t| t.source == input.source);
             if input.listeners.is_empty() && input.error_states.is_empty() && !has_routes {
                 // The whole input is the place: its top node, past any comments.
-                let at = cx.sources.get(input.source).node_offset(0);
+                let at = cx.locator(input).node_offset(0);
                 let note = match input.inventory().other_resources {
                     0 => "nothing was checked".to_owned(),
                     n => format!("nothing was checked; it holds {n} resource(s) of other types"),

@@ -3,7 +3,7 @@
 use crate::checks::{Check, Context};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::ErrorState;
-use crate::source::{Location, SourceFile, SourceId};
+use crate::source::{Location, Locator, SourceId};
 
 declare_rule! {
     pub(crate) static RULE for RejectedUpdate = {
@@ -17,14 +17,14 @@ declare_rule! {
 
 pub(crate) struct RejectedUpdate;
 
-fn diagnostic(e: &ErrorState<'_>, source: SourceId, file: &SourceFile) -> Diagnostic {
+fn diagnostic(e: &ErrorState<'_>, source: SourceId, text: Locator<'_>) -> Diagnostic {
     let what = if e.has_active_state {
         "Envoy keeps serving the previous version of this listener"
     } else {
         "the listener was never added: Envoy serves nothing for it"
     };
     let mut d = Diagnostic::new(&RULE, format!("Envoy rejected the last update of listener '{}'", e.listener_name))
-        .at(Location::new(source, e.pointer.clone(), e.offset.map(|o| file.node_offset(o))))
+        .at(Location::new(source, e.pointer.clone(), e.offset.map(|o| text.node_offset(o))))
         .listener(e.listener_name.to_string())
         .envoy_error(e.details.to_string())
         .note(what);
@@ -32,7 +32,7 @@ fn diagnostic(e: &ErrorState<'_>, source: SourceId, file: &SourceFile) -> Diagno
         d = d.note(format!("last update attempt: {t}"));
     }
     if let Some(l) = &e.failed_configuration {
-        d = d.related("the configuration Envoy refused", l.location(source, file));
+        d = d.related("the configuration Envoy refused", l.location(source, text));
     }
     d
 }
@@ -40,8 +40,8 @@ fn diagnostic(e: &ErrorState<'_>, source: SourceId, file: &SourceFile) -> Diagno
 impl Check for RejectedUpdate {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
-            let file = cx.sources.get(input.source);
-            out.extend(input.error_states.iter().map(|e| diagnostic(e, input.source, file)));
+            let text = cx.locator(input);
+            out.extend(input.error_states.iter().map(|e| diagnostic(e, input.source, text)));
         }
     }
 }

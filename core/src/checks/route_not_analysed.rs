@@ -21,7 +21,7 @@ pub(crate) struct RouteNotAnalysed;
 impl Check for RouteNotAnalysed {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for n in &cx.routes.not_analysed {
-            let file = cx.sources.get(n.source);
+            let text = cx.locator_of(n.source);
             let (message, note) = match n.what {
                 "scoped_routes" => (
                     "this http_connection_manager picks its route table with scoped_routes, which xdsck does not analyse",
@@ -36,7 +36,7 @@ impl Check for RouteNotAnalysed {
                     "its routes are not checked and `trace --host/--path` stops at this virtual host",
                 ),
             };
-            let at = Location::new(n.source, n.pointer.clone(), file.locate_pointer(&n.pointer));
+            let at = Location::new(n.source, n.pointer.clone(), text.locate_pointer(&n.pointer));
             out.push(Diagnostic::new(&RULE, message).at(at).note(note));
         }
     }

@@ -4,7 +4,7 @@
 use crate::checks::{Check, Context};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Skipped, SkippedKind};
-use crate::source::{Location, SourceFile, SourceId};
+use crate::source::{Location, Locator, SourceId};
 
 declare_rule! {
     pub(crate) static RULE for SkippedDocument = {
@@ -18,24 +18,24 @@ declare_rule! {
 
 pub(crate) struct SkippedDocument;
 
-fn diagnostic(s: &Skipped, source: SourceId, file: &SourceFile) -> Diagnostic {
+fn diagnostic(s: &Skipped, source: SourceId, text: Locator<'_>) -> Diagnostic {
     Diagnostic::new(&RULE, format!("not checked: {} is not Envoy configuration", s.what)).at(Location::new(
         source,
         s.pointer.clone(),
-        s.offset.map(|o| file.node_offset(o)),
+        s.offset.map(|o| text.node_offset(o)),
     ))
 }
 
 impl Check for SkippedDocument {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
-            let file = cx.sources.get(input.source);
+            let text = cx.locator(input);
             out.extend(
                 input
                     .skipped
                     .iter()
                     .filter(|s| s.kind == SkippedKind::Document)
-                    .map(|s| diagnostic(s, input.source, file)),
+                    .map(|s| diagnostic(s, input.source, text)),
             );
         }
     }

@@ -5,53 +5,24 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::api::{At, Objects, Route, RouteKind, Unmodelled};
-use crate::load::{Limits, LoadError, codes, yaml};
-use crate::source::{Location, SourceFile, SourceId, join_field, join_index, join_token};
+use crate::load::{Document, LoadError, codes};
+use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
 
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io/";
 
-/// Reads one source into `objects`. A document that does not decode as the object its kind
+/// Reads one source into `objects`, after the loaders' first step (size limit, empty input,
+/// templates, the YAML translation). A document that does not decode as the object its kind
 /// names is an error located at the field that failed.
-pub(crate) fn load_into(
-    id: SourceId,
-    file: &SourceFile,
-    limits: &Limits,
-    objects: &mut Objects,
-) -> Result<(), LoadError> {
-    let at = |offset: usize| Location::new(id, "", Some(offset));
-    let text = file.text();
-    if text.len() > limits.max_bytes {
-        return Err(crate::load::size_limit_error(text.len(), limits.max_bytes, false, at(0)));
-    }
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    if trimmed.is_empty() {
-        return Err(LoadError::new(&codes::EMPTY, "the input is empty", at(0)));
-    }
-    let is_json = trimmed.starts_with(['{', '[']);
-    if !is_json && file.yaml().is_none() {
-        match yaml::translate(text, limits) {
-            Ok(y) => {
-                file.set_yaml(Box::new(y));
-            }
-            Err(e) => {
-                let rule = match e.kind {
-                    yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
-                    yaml::YamlErrorKind::DuplicateKey => &codes::DUPLICATE_KEY,
-                    yaml::YamlErrorKind::Limit => &codes::INPUT_LIMIT,
-                    yaml::YamlErrorKind::MergeKey => &codes::INVALID_FIELD,
-                };
-                return Err(LoadError::new(rule, e.message, at(e.offset)));
-            }
-        }
-    }
+pub(crate) fn load_into(input: &Document<'_>, objects: &mut Objects) -> Result<(), LoadError> {
+    let id = input.id();
+    let file = input.read()?;
     let json = file.json_text();
     let value: Value = serde_json::from_str(json.trim_start_matches('\u{feff}')).map_err(|e| {
-        let offset = crate::source::SourceFile::line_start(file, e.line()).unwrap_or(0);
-        LoadError::new(&codes::JSON_SYNTAX, e.to_string(), at(offset))
+        let offset = input.file().line_start(e.line()).unwrap_or(0);
+        LoadError::new(&codes::JSON_SYNTAX, e.to_string(), Location::new(id, "", Some(offset)))
     })?;
-    let stream = file.yaml().is_some_and(|_| value.is_array()) || value.is_array();
     match value {
-        Value::Array(docs) if stream => {
+        Value::Array(docs) => {
             for (i, doc) in docs.into_iter().enumerate() {
                 document(id, file, doc, join_index("", i), objects)?;
             }
@@ -63,7 +34,7 @@ pub(crate) fn load_into(
 
 fn document(
     id: SourceId,
-    file: &SourceFile,
+    file: Locator<'_>,
     doc: Value,
     pointer: String,
     objects: &mut Objects,
@@ -114,7 +85,7 @@ fn document(
     Ok(())
 }
 
-fn decode<T: DeserializeOwned>(id: SourceId, file: &SourceFile, doc: Value, pointer: &str) -> Result<T, LoadError> {
+fn decode<T: DeserializeOwned>(id: SourceId, file: Locator<'_>, doc: Value, pointer: &str) -> Result<T, LoadError> {
     serde_path_to_error::deserialize(doc).map_err(|e| {
         let mut field = pointer.to_owned();
         for segment in e.path().iter() {

@@ -15,7 +15,7 @@ pub(crate) mod rules;
 use serde_json::Value;
 
 use crate::diagnostic::Diagnostic;
-use crate::load::Limits;
+use crate::load::{Document, Limits};
 use crate::report::Report;
 use crate::source::{Location, SourceFile, SourceId, Sources};
 use api::{At, Objects};
@@ -72,8 +72,15 @@ pub struct Evaluation {
     pub report: Report,
 }
 
-fn location(sources: &Sources, at: &At, pointer: &str) -> Location {
-    let offset = sources.get(at.source).locate_pointer(pointer).or(Some(0));
+/// Where a place in a Gateway API input is, through the document it was read from (its YAML
+/// translation).
+fn location(documents: &[Document<'_>], at: &At, pointer: &str) -> Location {
+    let offset = documents
+        .iter()
+        .find(|d| d.id() == at.source)
+        .and_then(|d| d.read().ok())
+        .and_then(|text| text.locate_pointer(pointer))
+        .or(Some(0));
     Location::new(at.source, pointer, offset)
 }
 
@@ -96,11 +103,15 @@ pub fn evaluate_except(
     let skip: Vec<SourceId> = failed.iter().filter_map(|d| d.location.as_ref().map(|l| l.source)).collect();
     let mut failed_count = failed.len();
     let mut problems: Vec<Diagnostic> = failed;
-    for (id, file) in sources.iter() {
-        if skip.contains(&id) {
-            continue;
-        }
-        if let Err(e) = load::load_into(id, file, limits, &mut objects) {
+    // The documents' translations locate every Gateway API place; they are dropped before the
+    // rendered CiliumEnvoyConfigs are added to `sources`.
+    let documents: Vec<Document<'_>> = sources
+        .iter()
+        .filter(|(id, _)| !skip.contains(id))
+        .map(|(id, file)| Document::with_limits(id, file, limits))
+        .collect();
+    for document in &documents {
+        if let Err(e) = load::load_into(document, &mut objects) {
             problems.push(e.to_diagnostic());
             failed_count += 1;
         }
@@ -110,7 +121,7 @@ pub fn evaluate_except(
         let kind = if u.api_version.is_empty() { String::new() } else { format!(" ({})", u.api_version) };
         problems.push(
             Diagnostic::new(&rules::NOT_MODELLED, format!("{what}{kind} is not part of the Cilium model; not read"))
-                .at(location(sources, &u.at, &u.at.pointer)),
+                .at(location(&documents, &u.at, &u.at.pointer)),
         );
     }
     let not_modelled = objects.unmodelled.len();
@@ -132,7 +143,7 @@ pub fn evaluate_except(
                 protocol: l.protocol.clone(),
                 hostname: l.host().to_owned(),
                 tls_mode: l.tls.as_ref().map(|_| l.tls_mode().to_owned()),
-                location: location(sources, &at, &format!("{}/spec/listeners/{i}", at.pointer)),
+                location: location(&documents, &at, &format!("{}/spec/listeners/{i}", at.pointer)),
                 translated: *translated,
             })
             .collect();
@@ -140,7 +151,7 @@ pub fn evaluate_except(
         let verdict = GatewayVerdict {
             namespace: gw.metadata.ns().to_owned(),
             name: gw.metadata.name.clone(),
-            location: location(sources, &at, &at.pointer),
+            location: location(&documents, &at, &at.pointer),
             conditions: outcome.conditions,
             listeners,
             rendered: None,
@@ -148,6 +159,7 @@ pub fn evaluate_except(
         rendered_texts.push(outcome.cec);
         gateways.push(verdict);
     }
+    drop(documents);
     for (g, cec) in gateways.iter_mut().zip(rendered_texts) {
         if let Some(cec) = cec {
             let name = format!("rendered:{}/cilium-gateway-{}", g.namespace, g.name);
@@ -158,9 +170,11 @@ pub fn evaluate_except(
     }
     let rendered: Vec<SourceId> = gateways.iter().filter_map(|g| g.rendered.as_ref().map(|r| r.1)).collect();
     let sources = &*sources;
+    let rendered: Vec<Document<'_>> =
+        rendered.into_iter().map(|id| Document::with_limits(id, sources.get(id), limits)).collect();
     let mut inputs = Vec::new();
-    for id in rendered {
-        match crate::load::load_with(id, sources.get(id), limits) {
+    for document in &rendered {
+        match document.load() {
             Ok(input) => inputs.push(input),
             Err(e) => problems.push(e.to_diagnostic()),
         }

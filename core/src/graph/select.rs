@@ -212,7 +212,8 @@ mod tests {
     /// Loads one listener and answers `c` for it, by chain name.
     fn answer(yaml: &str, c: &Connection) -> Result<(Option<String>, Selection), SelectError> {
         let file = SourceFile::new("t.yaml", yaml);
-        let input = load::load(SourceId(0), &file).expect("test listener loads");
+        let document = load::Document::new(SourceId(0), &file);
+        let input = document.load().expect("test listener loads");
         let m = ListenerMatch::build(&input.listeners[0]);
         let s = m.select(c)?;
         Ok((m.chain(s.trace.outcome).map(|c| c.name.to_string()), s))

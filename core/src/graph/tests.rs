@@ -48,7 +48,8 @@ fn lands(l: &Listener<'_>, c: &Connection) -> String {
 
 fn with<R>(chains: &[(&str, &str)], default: bool, f: impl FnOnce(&Listener<'_>) -> R) -> R {
     let file = SourceFile::new("t.yaml", listener_yaml(chains, default));
-    let input = load::load(SourceId(0), &file).expect("test listener loads");
+    let document = load::Document::new(SourceId(0), &file);
+    let input = document.load().expect("test listener loads");
     f(&input.listeners[0])
 }
 

@@ -10,21 +10,17 @@ use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
 use crate::model::{
     Casing, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState, Skipped, SkippedKind,
 };
-use crate::source::{Location, SourceFile, SourceId, join_field, join_index, join_token};
+use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
 
 const LISTENER_TYPE: &str = "envoy.config.listener.v3.Listener";
 const GATEWAY_API_GROUP: &str = "gateway.networking.k8s.io/";
 
-pub(super) fn classify<'a>(
-    id: SourceId,
-    file: &'a SourceFile,
-    documents: Documents<'a>,
-) -> Result<Input<'a>, LoadError> {
+pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents<'a>) -> Result<Input<'a>, LoadError> {
     let mut walk = Walk { listeners: Vec::new(), error_states: Vec::new(), skipped: Vec::new() };
     let kind = match documents {
         Documents::One(obj) => match walk.document(*obj, String::new()) {
             Ok(kind) => kind,
-            Err(refused) => return Err(not_envoy(id, file, "", &refused.what)),
+            Err(refused) => return Err(not_envoy(id, text, "", &refused.what)),
         },
         Documents::Many(docs) => {
             let mut kinds: Vec<InputKind> = Vec::new();
@@ -61,7 +57,7 @@ pub(super) fn classify<'a>(
             }
             match kinds.first() {
                 None => match refused.into_iter().next() {
-                    Some((pointer, r)) => return Err(not_envoy(id, file, &pointer, &r.what)),
+                    Some((pointer, r)) => return Err(not_envoy(id, text, &pointer, &r.what)),
                     // `[]`: a list with no listener in it (Envoy Gateway writes such files).
                     None => InputKind::Listeners,
                 },
@@ -74,7 +70,14 @@ pub(super) fn classify<'a>(
             }
         }
     };
-    Ok(Input { source: id, kind, listeners: walk.listeners, error_states: walk.error_states, skipped: walk.skipped })
+    Ok(Input {
+        source: id,
+        kind,
+        listeners: walk.listeners,
+        error_states: walk.error_states,
+        skipped: walk.skipped,
+        translation: text.translation(),
+    })
 }
 
 /// The document a pointer into a list or stream starts in (`/3/...` is document 3).
@@ -82,8 +85,8 @@ fn document_index(pointer: &str) -> usize {
     pointer.split('/').nth(1).and_then(|i| i.parse().ok()).unwrap_or(usize::MAX)
 }
 
-fn not_envoy(id: SourceId, file: &SourceFile, pointer: &str, what: &str) -> LoadError {
-    let offset = file.locate_pointer(pointer);
+fn not_envoy(id: SourceId, text: Locator<'_>, pointer: &str, what: &str) -> LoadError {
+    let offset = text.locate_pointer(pointer);
     LoadError::new(
         &codes::NOT_ENVOY,
         format!("not Envoy configuration: {what}"),

@@ -4,9 +4,14 @@
 //! config_dump, bootstrap, Listener(s), DiscoveryResponse or CiliumEnvoyConfig. YAML is
 //! translated once into JSON ([`yaml`]); everything else reads JSON with serde_json and
 //! borrowed strings ([`raw`]), then [`classify`] walks the parsed documents into the model.
+//!
+//! Loading is two steps: [`Document::new`] reads a [`SourceFile`] (limits, YAML translation) and
+//! keeps what it made of the text; [`Document::load`] parses it into an [`Input`] whose strings
+//! borrow from that text. The caller keeps the document alive as long as the input.
 
 mod classify;
 pub mod codes;
+mod document;
 mod error;
 pub mod locate;
 pub(crate) mod matcher;
@@ -17,12 +22,13 @@ pub(crate) mod raw;
 pub mod route;
 pub mod yaml;
 
+pub use document::Document;
 pub use error::LoadError;
 
 use serde::Deserialize;
 
 use crate::model::Input;
-use crate::source::{Location, Pointer, SourceFile, SourceId};
+use crate::source::{Location, Locator, Pointer, SourceFile, SourceId};
 use raw::RawObject;
 
 /// Safety limits for hostile or broken input.
@@ -58,13 +64,9 @@ pub fn size_limit_error(size: usize, limit: usize, at_least: bool, location: Loc
     .note("raise the limit with `--max-bytes N` if the input is legitimate")
 }
 
-/// Loads one source with default limits.
-pub fn load<'a>(id: SourceId, file: &'a SourceFile) -> Result<Input<'a>, LoadError> {
-    load_with(id, file, &Limits::default())
-}
-
-/// Loads one source.
-pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Result<Input<'a>, LoadError> {
+/// The first loader step, everything before the parse: the size limit, an empty input, a
+/// template, and the translation of YAML into the JSON every loader reads.
+fn read(id: SourceId, file: &SourceFile, limits: &Limits) -> Result<document::Read, LoadError> {
     let text = file.text();
     let at = |offset: usize| Location::new(id, "", Some(offset));
 
@@ -83,43 +85,46 @@ pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Res
     let first_offset = body_start + first.0;
     // JSON has no comments: a document after a `#` line is YAML, even if it is `[]`.
     let is_json = matches!(first.1, b'{' | b'[') && !text[body_start..first_offset].contains('#');
-
-    if !is_json {
-        if let Some(offset) = template_action_line(text) {
-            return Err(template_error(at(offset)));
-        }
-        match yaml::translate(text, limits) {
-            Ok(y) => {
-                file.set_yaml(Box::new(y));
+    if is_json {
+        return Ok(document::Read { yaml: None, body_start, first_offset });
+    }
+    if let Some(offset) = template_action_line(text) {
+        return Err(template_error(at(offset)));
+    }
+    match yaml::translate(text, limits) {
+        Ok(y) => Ok(document::Read { yaml: Some(y), body_start, first_offset }),
+        Err(e) => {
+            if let Some(offset) = text.find("{{") {
+                return Err(template_error(at(offset)));
             }
-            Err(e) => {
-                if let Some(offset) = text.find("{{") {
-                    return Err(template_error(at(offset)));
-                }
-                let rule = match e.kind {
-                    yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
-                    yaml::YamlErrorKind::DuplicateKey => &codes::DUPLICATE_KEY,
-                    yaml::YamlErrorKind::Limit => &codes::INPUT_LIMIT,
-                    yaml::YamlErrorKind::MergeKey => &codes::INVALID_FIELD,
-                };
-                return Err(LoadError::new(rule, e.message, at(e.offset)));
-            }
+            let rule = match e.kind {
+                yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
+                yaml::YamlErrorKind::DuplicateKey => &codes::DUPLICATE_KEY,
+                yaml::YamlErrorKind::Limit => &codes::INPUT_LIMIT,
+                yaml::YamlErrorKind::MergeKey => &codes::INVALID_FIELD,
+            };
+            Err(LoadError::new(rule, e.message, at(e.offset)))
         }
     }
+}
 
-    let json = file.json_text();
+/// The second step: parses the JSON text of a read document and walks it into the model.
+fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) -> Result<Input<'a>, LoadError> {
+    let at = |offset: usize| Location::new(id, "", Some(offset));
+    let is_json = read.yaml.is_none();
+    let json = text.json_text();
     // Offsets are computed from borrowed strings while parsing and while classifying; they are
     // relative to the whole text, so a byte-order mark skipped below still counts.
     let _scope = protojson::ParseScope::new(json);
-    let skip = if is_json { body_start } else { 0 };
+    let skip = if is_json { read.body_start } else { 0 };
     let documents = match parse(&json[skip..]) {
         Ok(d) => d,
-        Err(e) => return Err(parse_error(id, file, json, skip, &e, is_json)),
+        Err(e) => return Err(parse_error(id, text, skip, &e, is_json)),
     };
     let documents = match documents {
         Some(d) => d,
         None => {
-            let offset = if is_json { first_offset } else { 0 };
+            let offset = if is_json { read.first_offset } else { 0 };
             return Err(LoadError::new(
                 &codes::NOT_ENVOY,
                 "not Envoy configuration: the document is a single value, not an object or a list",
@@ -127,7 +132,7 @@ pub fn load_with<'a>(id: SourceId, file: &'a SourceFile, limits: &Limits) -> Res
             ));
         }
     };
-    classify::classify(id, file, documents)
+    classify::classify(id, text, documents)
 }
 
 /// What the top of a document holds.
@@ -156,15 +161,9 @@ fn parse(json: &str) -> Result<Option<Documents<'_>>, serde_json::Error> {
 }
 
 /// Turns a serde_json error into a located [`LoadError`].
-fn parse_error(
-    id: SourceId,
-    file: &SourceFile,
-    json: &str,
-    skip: usize,
-    e: &serde_json::Error,
-    is_json: bool,
-) -> LoadError {
+fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, e: &serde_json::Error, is_json: bool) -> LoadError {
     use serde_json::error::Category;
+    let (file, json) = (text.file(), text.json_text());
     // serde_json counts lines from one and columns in bytes from one, in the text it was given.
     let json_offset = skip + locate::line_column_to_offset(&json[skip..], e.line(), e.column());
     let message = shorten_quoted(&strip_position(e));
@@ -186,7 +185,7 @@ fn parse_error(
             } else {
                 message
             };
-            let offset = if is_json { json_offset } else { file.original_offset(json_offset) };
+            let offset = if is_json { json_offset } else { text.original_offset(json_offset) };
             LoadError::new(rule, message, Location::new(id, "", Some(offset)))
         }
         Category::Data => {
@@ -198,10 +197,10 @@ fn parse_error(
                 // The error fires right after the repeated key: serde_json's position is the
                 // place, and the pointer names the key (its first occurrence).
                 pointer = crate::source::join_token(&pointer, key);
-                Some(file.original_offset(json_offset))
+                Some(text.original_offset(json_offset))
             } else {
                 // For JSON the original offset is `json_offset` itself.
-                file.locate_pointer(&pointer).or(Some(file.original_offset(json_offset)))
+                text.locate_pointer(&pointer).or(Some(text.original_offset(json_offset)))
             };
             let rule = if duplicate.is_some() { &codes::DUPLICATE_KEY } else { &codes::INVALID_FIELD };
             let field = pointer.rsplit('/').next().filter(|t| !t.is_empty() && duplicate.is_none());

@@ -52,6 +52,7 @@ pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<D
         listeners: Vec::with_capacity(resources.len()),
         error_states: Vec::new(),
         skipped: Vec::new(),
+        translation: None,
     };
     let mut problems = Vec::new();
     for (i, any) in resources.iter().enumerate() {
@@ -88,6 +89,7 @@ pub fn load_discovery_response(id: SourceId, bytes: &[u8]) -> (Input<'static>, V
                 listeners: Vec::new(),
                 error_states: Vec::new(),
                 skipped: Vec::new(),
+                translation: None,
             };
             let d = Diagnostic::new(&codes::INVALID_FIELD, format!("not a DiscoveryResponse protobuf: {e}"))
                 .at(Location::new(id, "", None));

@@ -16,7 +16,7 @@ use crate::model::route::{
     Action, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, NotAnalysed, PathSpec, RequireTls, Route, RouteMatch,
     RouteTable, RouteTables, TableOrigin, VirtualHost,
 };
-use crate::source::{SourceFile, SourceId, Sources, join_index, join_token};
+use crate::source::{SourceId, Sources, join_index, join_token};
 
 const HCM_TYPE: &str = ".HttpConnectionManager";
 const ROUTE_TYPE: &str = ".RouteConfiguration";
@@ -27,11 +27,10 @@ const ROUTE_TYPE: &str = ".RouteConfiguration";
 pub fn read_all(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
     let mut out = RouteTables::default();
     for input in &snapshot.inputs {
-        let file = sources.get(input.source);
-        let text = file.json_text().as_bytes();
-        let has = |needle: &str| memchr::memmem::find(text, needle.as_bytes()).is_some();
+        let text = input.locator(sources.get(input.source)).json_text();
+        let has = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
         if ["virtual_hosts", "virtualHosts", "scoped_routes", "scopedRoutes"].into_iter().any(has) {
-            read(input.source, file, &mut out);
+            read(input.source, text, &mut out);
         }
     }
     out
@@ -41,14 +40,13 @@ pub fn read_all(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
 pub fn read_all_hcms(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
     let mut out = RouteTables::default();
     for input in &snapshot.inputs {
-        read(input.source, sources.get(input.source), &mut out);
+        read(input.source, input.locator(sources.get(input.source)).json_text(), &mut out);
     }
     out
 }
 
-/// Reads one source's route tables into `out`.
-pub fn read(source: SourceId, file: &SourceFile, out: &mut RouteTables) {
-    let text = file.json_text();
+/// Reads one source's route tables into `out`, from the JSON text the listener loader read.
+pub fn read(source: SourceId, text: &str, out: &mut RouteTables) {
     let finder = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
     if !finder(HCM_TYPE) && !finder(ROUTE_TYPE) {
         return;
@@ -388,12 +386,13 @@ fn action(o: &Map<String, Value>) -> Action {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::Sources;
+    use crate::source::{SourceFile, Sources};
 
     fn tables(yaml: &str) -> RouteTables {
         let mut sources = Sources::new();
         let id = sources.add(SourceFile::new("t.yaml", yaml));
-        let input = crate::load::load(id, sources.get(id)).expect("loads");
+        let document = crate::load::Document::new(id, sources.get(id));
+        let input = document.load().expect("loads");
         let snapshot = Snapshot { inputs: vec![input] };
         read_all(&snapshot, &sources)
     }

@@ -78,6 +78,28 @@ pub struct InputSummary {
     /// The distinct `version_info`s of its live listeners (a config_dump's dynamic listeners),
     /// sorted: what `attach --watch` calls the version of a dump.
     pub versions: Vec<String>,
+    /// Whether the input was YAML, read through its translation into JSON: its text is then
+    /// not the JSON the renderer could reformat.
+    pub yaml: bool,
+}
+
+impl InputSummary {
+    /// The summary of a loaded input.
+    pub fn of(input: &crate::model::Input<'_>) -> Self {
+        Self {
+            source: input.source,
+            kind: Some(input.kind.as_str()),
+            inventory: input.inventory(),
+            versions: input.versions(),
+            yaml: input.translation.is_some(),
+        }
+    }
+
+    /// The summary of an input that could not be loaded (`yaml`: its text was YAML and was
+    /// translated before loading failed).
+    pub fn failed(source: SourceId, yaml: bool) -> Self {
+        Self { source, kind: None, inventory: Inventory::default(), versions: Vec::new(), yaml }
+    }
 }
 
 impl Report {

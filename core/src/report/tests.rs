@@ -122,14 +122,16 @@ pub(crate) fn fixture() -> (Sources, Report) {
                 kind: Some("config_dump"),
                 inventory: Inventory { listeners: 3, filter_chains: 41, warming: 1, failed: 1, ..Inventory::default() },
                 versions: Vec::new(),
+                yaml: false,
             },
             InputSummary {
                 source: cec,
                 kind: Some("CiliumEnvoyConfig"),
                 inventory: Inventory { listeners: 1, filter_chains: 2, ..Inventory::default() },
                 versions: Vec::new(),
+                yaml: false,
             },
-            InputSummary { source: missing, kind: None, inventory: Inventory::default(), versions: Vec::new() },
+            InputSummary::failed(missing, false),
         ],
         findings: vec![info, warning, unreadable, non_ascii, error],
         failed_inputs: 1,
@@ -162,6 +164,7 @@ fn text_without_findings() {
             kind: Some("bootstrap"),
             inventory: Inventory { listeners: 1, filter_chains: 1, ..Inventory::default() },
             versions: Vec::new(),
+            yaml: false,
         }],
         ..Report::default()
     };

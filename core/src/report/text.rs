@@ -28,8 +28,15 @@ pub fn write(
     let renderer = if options.color { Renderer::styled() } else { Renderer::plain() };
     // Snippets are the costly part of text output (seconds for 100k findings): rendered a batch
     // at a time on every core, written in order; one batch is all that is held.
+    // Which sources were YAML (by source index): their text is not JSON to reformat.
+    let mut yaml = vec![false; sources.len()];
+    for input in report.inputs.iter().filter(|i| i.yaml) {
+        if let Some(y) = yaml.get_mut(input.source.0 as usize) {
+            *y = true;
+        }
+    }
     for batch in report.findings.chunks(4096) {
-        let rendered = crate::parallel::par_map(batch, |d| renderer.render(&[group(d, sources)]));
+        let rendered = crate::parallel::par_map(batch, |d| renderer.render(&[group(d, sources, &yaml)]));
         for r in rendered {
             writeln!(out, "{r}\n")?;
         }
@@ -135,7 +142,7 @@ struct Mark<'d> {
     primary: bool,
 }
 
-fn group<'d>(d: &'d Diagnostic, sources: &'d Sources) -> Group<'d> {
+fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d> {
     let mut elements: Vec<Element<'d>> = Vec::new();
     let mut marks = Vec::new();
     let mut unplaced_notes = Vec::new();
@@ -169,7 +176,9 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources) -> Group<'d> {
         }
     }
     for cluster in clusters(marks) {
-        elements.extend(snippet(&cluster, sources.get(cluster[0].source)));
+        let source = cluster[0].source;
+        let is_yaml = yaml.get(source.0 as usize).copied().unwrap_or(false);
+        elements.extend(snippet(&cluster, sources.get(source), is_yaml));
     }
 
     let mut notes: Vec<String> = Vec::new();
@@ -247,12 +256,12 @@ fn mark_span(text: &str, offset: usize, line_end: usize) -> std::ops::Range<usiz
     offset..end.min(line_end.max(offset))
 }
 
-fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile) -> Vec<Element<'d>> {
+fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile, is_yaml: bool) -> Vec<Element<'d>> {
     let text = file.text();
     let first = cluster.iter().map(|m| m.line).min().expect("a cluster is never empty");
     let last = cluster.iter().map(|m| m.line).max().expect("a cluster is never empty");
     let Some(ranges) = (first..=last).map(|l| short_line(file, l)).collect::<Option<Vec<_>>>() else {
-        return cluster.iter().flat_map(|m| long_line_snippet(m, file)).collect();
+        return cluster.iter().flat_map(|m| long_line_snippet(m, file, is_yaml)).collect();
     };
     let lines = ranges[0].start..ranges[ranges.len() - 1].end;
     let annotations = cluster.iter().map(|m| {
@@ -274,7 +283,7 @@ fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile) -> Vec<Element<'d>> {
 /// the marked token underlined below it, and, where the mark opens a small JSON node, the node
 /// reformatted. The renderer would count the column from the window's start, so the window is
 /// shown without a marker of its own, under a header that gives the real line and column.
-fn long_line_snippet<'d>(mark: &Mark<'d>, file: &'d SourceFile) -> Vec<Element<'d>> {
+fn long_line_snippet<'d>(mark: &Mark<'d>, file: &'d SourceFile, is_yaml: bool) -> Vec<Element<'d>> {
     let text = file.text();
     // Only the window is looked at: the line itself may be the whole file.
     let (line_start, line_end) = file.line_around(mark.offset, WINDOW_BEFORE.max(WINDOW_AFTER));
@@ -310,7 +319,7 @@ fn long_line_snippet<'d>(mark: &Mark<'d>, file: &'d SourceFile) -> Vec<Element<'
     let mut elements: Vec<Element<'d>> = vec![snippet.into()];
     // The node itself, readable, for the place the finding is about.
     if mark.primary
-        && file.yaml().is_none()
+        && !is_yaml
         && let Some(node) = reformatted(text, mark.offset)
     {
         elements
