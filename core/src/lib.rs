@@ -196,7 +196,7 @@ pub fn rules() -> impl Iterator<Item = &'static Rule> {
         .copied()
         .chain([&settings::INVALID_SUPPRESSION])
         .chain(checks::ALL.iter().map(|c| c.rule()))
-        .chain(gateway::rules::ALL.iter().copied())
+        .chain(gateway::rules())
 }
 
 /// A rule by code (`XDS101`, any case) or name (`duplicate-filter-chain-match`).

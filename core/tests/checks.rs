@@ -151,7 +151,13 @@ fn example(rule: &'static Rule) -> Result<(), Failed> {
     }
     let mut sources = Sources::new();
     sources.add(SourceFile::new(format!("{}-example.{ext}", rule.name), config.to_owned()));
-    let report = xdsck_core::analyze(&sources, &only(rule));
+    let report = if xdsck_core::gateway::rules().any(|r| r == rule) {
+        // A Gateway API rule's example is Gateway API input: `xdsck gateway` reads it.
+        let version = xdsck_core::gateway::cilium::Version::NEWEST;
+        xdsck_core::gateway::evaluate(&mut sources, version, &Default::default()).report
+    } else {
+        xdsck_core::analyze(&sources, &only(rule))
+    };
     if report.findings.iter().any(|d| d.rule == rule) {
         return Ok(());
     }

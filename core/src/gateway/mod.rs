@@ -57,6 +57,12 @@ pub struct GatewayVerdict {
     pub rendered: Option<(Value, SourceId)>,
 }
 
+/// The rules only `xdsck gateway` reports (`XDS4xx`): they judge Gateway API objects, not
+/// Envoy configuration, so `xdsck check` never fires them.
+pub fn rules() -> impl Iterator<Item = &'static crate::Rule> {
+    rules::ALL.iter().copied()
+}
+
 /// The whole answer of `xdsck gateway`.
 #[derive(Debug)]
 pub struct Evaluation {
@@ -117,7 +123,11 @@ pub fn evaluate_except(
         }
     }
     for u in &objects.unmodelled {
-        let what = if u.name.is_empty() { format!("a `{}`", u.kind) } else { format!("`{}` `{}`", u.kind, u.name) };
+        let what = match (u.kind.as_str(), u.name.is_empty()) {
+            ("", _) => "a document without `kind`".to_owned(),
+            (kind, true) => format!("a `{kind}`"),
+            (kind, false) => format!("`{kind}` `{}`", u.name),
+        };
         let kind = if u.api_version.is_empty() { String::new() } else { format!(" ({})", u.api_version) };
         problems.push(
             Diagnostic::new(&rules::NOT_MODELLED, format!("{what}{kind} is not part of the Cilium model; not read"))
