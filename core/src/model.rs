@@ -8,8 +8,6 @@
 use std::borrow::Cow;
 
 pub mod matcher;
-// Route tables landed beside issue 13's lints; their docs follow in their own change.
-#[allow(missing_docs)]
 pub mod route;
 
 use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_index};

@@ -48,6 +48,7 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// An input whose text is already a string: `name` is what findings show as the file.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
         Self { name: name.into(), text: text.into(), lines: OnceLock::new() }
     }
@@ -66,10 +67,12 @@ impl SourceFile {
         }
     }
 
+    /// The display name findings and the report show for this input.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The input as given (YAML stays YAML): the text locations' offsets point into.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -111,28 +114,36 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// No inputs yet.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Takes an input into the run; the id names it in every finding from now on. Ids follow the
+    /// order inputs are added, which is the order findings and the report keep.
     pub fn add(&mut self, file: SourceFile) -> SourceId {
         let id = SourceId(u32::try_from(self.files.len()).expect("fewer than 2^32 inputs"));
         self.files.push(file);
         id
     }
 
+    /// The input an id names. Panics on an id from another [`Sources`]: ids are only made by
+    /// [`Self::add`].
     pub fn get(&self, id: SourceId) -> &SourceFile {
         &self.files[id.0 as usize]
     }
 
+    /// Every input with its id, in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = (SourceId, &SourceFile)> {
         self.files.iter().enumerate().map(|(i, f)| (SourceId(i as u32), f))
     }
 
+    /// How many inputs the run has.
     pub fn len(&self) -> usize {
         self.files.len()
     }
 
+    /// Whether no input was added (a run with nothing to read).
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
@@ -142,13 +153,18 @@ impl Sources {
 /// starts in the input's own text when that is known.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Location {
+    /// The input the node is in.
     pub source: SourceId,
+    /// RFC 6901 pointer into the JSON form of the input (for YAML, the JSON it stands for), with
+    /// field names as the input spelt them: the same node whatever the text's layout.
     pub pointer: String,
     /// Byte offset into the source's original text (YAML offsets for YAML inputs).
     pub offset: Option<usize>,
 }
 
 impl Location {
+    /// A place from its parts; `offset` is `None` where only the pointer is known (protobuf
+    /// inputs, nodes a loader synthesised).
     pub fn new(source: SourceId, pointer: impl Into<String>, offset: Option<usize>) -> Self {
         Self { source, pointer: pointer.into(), offset }
     }
@@ -157,7 +173,9 @@ impl Location {
 /// One-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LineColumn {
+    /// Line number, from 1.
     pub line: usize,
+    /// Column in characters (not bytes), from 1, as editors count it.
     pub column: usize,
 }
 

@@ -40,10 +40,12 @@ impl<'s> Document<'s> {
         Self { id, file, read: super::read(id, file, limits) }
     }
 
+    /// The id findings from this input carry.
     pub fn id(&self) -> SourceId {
         self.id
     }
 
+    /// The input as given, whose text locations point into.
     pub fn file(&self) -> &'s SourceFile {
         self.file
     }

@@ -282,32 +282,45 @@ fn filter(f: &listener::Filter) -> NetworkFilter<'static> {
 // small messages are declared here from xds' `domain.proto` and `ip.proto` (public: tests that
 // build protobuf listeners encode them with these).
 
+/// `xds.type.matcher.v3.ServerNameMatcher`: a custom matcher on the SNI, most specific domain
+/// first, as Envoy's filter_chain_matcher runs it.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ServerNameMatcher {
+    /// The domain groups, each with its action.
     #[prost(message, repeated, tag = "1")]
     pub domain_matchers: Vec<DomainMatcher>,
 }
 
+/// One group of a [`ServerNameMatcher`]: domains that share an action.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct DomainMatcher {
+    /// Exact names or `*.`-prefixed wildcards (`*` alone takes every name).
     #[prost(string, repeated, tag = "1")]
     pub domains: Vec<String>,
+    /// What a connection whose SNI one of the domains takes leads to.
     #[prost(message, optional, tag = "2")]
     pub on_match: Option<xm::matcher::OnMatch>,
 }
 
+/// `xds.type.matcher.v3.IPMatcher`: a custom matcher on an address, longest prefix first.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct IpMatcher {
+    /// The range groups, each with its action.
     #[prost(message, repeated, tag = "1")]
     pub range_matchers: Vec<IpRangeMatcher>,
 }
 
+/// One group of an [`IpMatcher`]: CIDR ranges that share an action.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct IpRangeMatcher {
+    /// The ranges; an address is in the group when any of them holds it.
     #[prost(message, repeated, tag = "1")]
     pub ranges: Vec<envoy_types::pb::xds::core::v3::CidrRange>,
+    /// What an address in the ranges leads to.
     #[prost(message, optional, tag = "2")]
     pub on_match: Option<xm::matcher::OnMatch>,
+    /// Tried only as the longest range that holds the address: when a longer range held it but
+    /// led nowhere, this one is skipped instead of tried next.
     #[prost(bool, tag = "3")]
     pub exclusive: bool,
 }

@@ -39,6 +39,8 @@ struct Node {
 }
 
 impl YamlJson {
+    /// The JSON the YAML stands for, which the loaders parse; offsets into it map back with
+    /// [`Self::yaml_offset`].
     pub fn json(&self) -> &str {
         &self.json
     }
@@ -162,18 +164,22 @@ impl fmt::Debug for YamlJson {
     }
 }
 
-/// Why a YAML text could not be translated.
+/// Why a YAML text could not be translated. Outside the loaders it is only shown (`Display`):
+/// the loaders turn its parts into a located finding with the code its kind calls for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct YamlError {
-    pub kind: YamlErrorKind,
-    pub message: String,
+    pub(crate) kind: YamlErrorKind,
+    pub(crate) message: String,
     /// Byte offset into the YAML text.
-    pub offset: usize,
+    pub(crate) offset: usize,
 }
 
+/// What went wrong: each kind is reported under its own finding code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum YamlErrorKind {
+pub(crate) enum YamlErrorKind {
+    /// Not YAML at all, as the parser reports it.
     Syntax,
+    /// A mapping key given twice: JSON, and so Envoy's proto parse, cannot keep both.
     DuplicateKey,
     /// Nesting depth or alias expansion over the limits.
     Limit,

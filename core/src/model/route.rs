@@ -23,12 +23,17 @@ pub enum TableOrigin {
 /// One `RouteConfiguration`.
 #[derive(Debug, Clone)]
 pub struct RouteTable {
+    /// The input the table was read from.
     pub source: SourceId,
     /// As Envoy names it (qualified as the Cilium agent does for a CiliumEnvoyConfig); `None`
     /// when the message has no name (Envoy's texts then end in `in route `).
     pub name: Option<String>,
+    /// Where it came from, which decides what Envoy's refusal of it costs.
     pub origin: TableOrigin,
+    /// JSON pointer of the `RouteConfiguration` message in its input.
     pub pointer: String,
+    /// In the order given: Envoy searches domains in this order, and the first duplicate is the
+    /// one it complains about.
     pub virtual_hosts: Vec<VirtualHost>,
     /// `ignore_port_in_host_matching`: the Host's `:port` is dropped before domains are searched.
     pub ignore_port_in_host_matching: bool,
@@ -54,22 +59,30 @@ impl RouteTable {
 /// `VirtualHost.require_tls`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RequireTls {
+    /// Plain HTTP is routed like TLS (the default).
     #[default]
     None,
+    /// `EXTERNAL_ONLY`: requests Envoy takes for external ones (with the default
+    /// `internal_address_config`, loopback too) must be TLS, else it redirects them to https.
     ExternalOnly,
+    /// `ALL`: every plain-HTTP request is redirected to https before any route is tried.
     All,
 }
 
 /// One virtual host.
 #[derive(Debug, Clone)]
 pub struct VirtualHost {
+    /// Its `name`, which Envoy's texts and xdsck's findings name it by.
     pub name: String,
+    /// JSON pointer of the `VirtualHost` message in its input.
     pub pointer: String,
     /// As written (Envoy lower-cases them when it indexes them).
     pub domains: Vec<String>,
+    /// In the order given: Envoy takes the first whose match holds.
     pub routes: Vec<Route>,
     /// A `matcher` tree is set (routes are then chosen by it, which xdsck does not evaluate).
     pub has_matcher: bool,
+    /// Whether plain HTTP is redirected before routing, which a trace reports.
     pub require_tls: RequireTls,
 }
 
@@ -78,9 +91,13 @@ pub struct VirtualHost {
 pub struct Route {
     /// Its `name`, if any.
     pub name: Option<String>,
+    /// Its position in the virtual host's `routes`: order decides which of two routes wins.
     pub index: usize,
+    /// JSON pointer of the `Route` message in its input.
     pub pointer: String,
+    /// Its `match`: what a request must be for this route to take it.
     pub matcher: RouteMatch,
+    /// What it does with the requests it takes.
     pub action: Action,
 }
 
@@ -97,9 +114,14 @@ impl Route {
 /// The path specifier of a `RouteMatch`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathSpec {
+    /// `prefix`: the path starts with it (`""` takes every path).
     Prefix(String),
+    /// `path`: the path, query stripped, is exactly it.
     Path(String),
+    /// `safe_regex.regex`: the RE2 pattern must match the whole path.
     SafeRegex(String),
+    /// `path_separated_prefix`: the path, query stripped, is it, or starts with it followed by
+    /// `/`.
     PathSeparatedPrefix(String),
     /// `connect_matcher`: CONNECT requests only.
     Connect,
@@ -112,31 +134,51 @@ pub enum PathSpec {
 /// A header matcher of a route.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeaderMatcher {
+    /// The header tested, pseudo-headers (`:path`, `:method`, `:authority`) included.
     pub name: String,
+    /// The test applied to its value.
     pub kind: HeaderMatch,
+    /// `invert_match`: the matcher holds where the test fails. A string test on an absent header
+    /// fails inverted or not; only `present_match` turns over.
     pub invert_match: bool,
+    /// `treat_missing_header_as_empty`: an absent header is tested as the empty string instead
+    /// of failing every test.
     pub treat_missing_header_as_empty: bool,
 }
 
 /// What a header matcher tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeaderMatch {
+    /// `string_match.exact` (or the legacy `exact_match`): the value is this string.
     Exact {
+        /// The string compared with.
         value: String,
+        /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
+    /// `string_match.prefix`: the value starts with this string.
     Prefix {
+        /// The string compared with.
         value: String,
+        /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
+    /// `string_match.suffix`: the value ends with this string.
     Suffix {
+        /// The string compared with.
         value: String,
+        /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
+    /// `string_match.contains`: the value holds this string somewhere.
     Contains {
+        /// The string compared with.
         value: String,
+        /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
+    /// `string_match.safe_regex` (or `safe_regex_match`): the RE2 pattern must match the whole
+    /// value.
     Regex(String),
     /// `present_match: true|false`.
     Present(bool),
@@ -147,9 +189,11 @@ pub enum HeaderMatch {
 /// `RouteMatch`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteMatch {
+    /// The one path specifier of the match.
     pub path: PathSpec,
     /// `case_sensitive` (default true); applies to prefix, path and path_separated_prefix.
     pub case_sensitive: bool,
+    /// `headers`: every one must hold.
     pub headers: Vec<HeaderMatcher>,
     /// Predicates xdsck does not evaluate, by field name (`query_parameters`,
     /// `runtime_fraction`, `grpc`, `tls_context`, `dynamic_metadata`, `filter_state`).
@@ -165,14 +209,21 @@ impl Default for RouteMatch {
 /// What a route does with a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
+    /// `route.cluster`: forwarded to this cluster.
     Cluster(String),
+    /// `route.weighted_clusters`: split across these clusters by weight.
     WeightedClusters(Vec<(String, u32)>),
+    /// `route.cluster_header`: forwarded to the cluster this request header names.
     ClusterHeader(String),
     /// `cluster_specifier_plugin` or `inline_cluster_specifier_plugin`.
     ClusterPlugin,
+    /// `redirect`: answered with a redirect; its scalar fields as `key=value`, space-separated.
     Redirect(String),
+    /// `direct_response`: Envoy answers the request itself, no upstream involved.
     DirectResponse {
+        /// The HTTP status Envoy sends.
         status: u32,
+        /// The body, when given as `inline_string`; `None` for no body or one from elsewhere.
         body: Option<String>,
     },
     /// `filter_action` or `non_forwarding_action`.
@@ -238,20 +289,26 @@ pub enum HcmRoutes {
 /// One `http_connection_manager` and its host-matching settings.
 #[derive(Debug, Clone)]
 pub struct Hcm {
+    /// The input the HCM was read from.
     pub source: SourceId,
     /// The HCM's typed_config.
     pub pointer: String,
     /// The filter chain it sits in (where the listener model's chain pointer points).
     pub chain_pointer: String,
+    /// Where its route table is.
     pub routes: HcmRoutes,
+    /// `strip_any_host_port`: the Host's `:port` is dropped before the virtual host is chosen.
     pub strip_any_host_port: bool,
+    /// `strip_matching_host_port`: the Host's `:port` is dropped only when it is the listener's.
     pub strip_matching_host_port: bool,
 }
 
 /// A part of the route configuration xdsck does not analyse, and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotAnalysed {
+    /// The input it is in.
     pub source: SourceId,
+    /// JSON pointer of the part, where the finding about it points.
     pub pointer: String,
     /// What it is (`scoped_routes`, `vhds`, a virtual host `matcher`).
     pub what: &'static str,
@@ -260,8 +317,13 @@ pub struct NotAnalysed {
 /// Every route table and HCM of a run.
 #[derive(Debug, Default)]
 pub struct RouteTables {
+    /// Inline and RDS tables alike, in the order they were read; [`HcmRoutes::Inline`] indexes
+    /// into it.
     pub tables: Vec<RouteTable>,
+    /// Every HCM of every listener, in the order they were read.
     pub hcms: Vec<Hcm>,
+    /// What the reader saw but xdsck does not analyse: each becomes a finding, so a partly read
+    /// input never passes as clean.
     pub not_analysed: Vec<NotAnalysed>,
     /// Where the RDS tables are by name: the first of each name.
     by_name: std::collections::HashMap<String, usize>,
@@ -282,6 +344,7 @@ impl RouteTables {
         i
     }
 
+    /// Adds an HCM, found again later by its chain ([`Self::hcms_of_chain`]).
     pub fn push_hcm(&mut self, hcm: Hcm) {
         self.by_chain.entry((hcm.source, hcm.chain_pointer.clone())).or_default().push(self.hcms.len());
         self.hcms.push(hcm);

@@ -12,7 +12,7 @@ use crate::model::route::{HeaderMatch, HeaderMatcher, PathSpec, Route, RouteTabl
 
 /// The four kinds of domain Envoy indexes, in the order it searches them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Bucket {
+pub(crate) enum Bucket {
     Exact,
     /// `*x`: the key is what follows the `*`.
     Suffix,
@@ -23,7 +23,7 @@ pub enum Bucket {
 }
 
 impl Bucket {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Bucket::Exact => "exact",
             Bucket::Suffix => "suffix wildcard",
@@ -36,7 +36,7 @@ impl Bucket {
 /// The bucket a domain goes to and its key there, as Envoy files it: lower-cased; exactly `*` is
 /// the default; a leading `*` makes a suffix (tried before a trailing one); a trailing `*` a
 /// prefix; a `*` anywhere else is an ordinary character.
-pub fn domain_key(domain: &str) -> (Bucket, String) {
+pub(crate) fn domain_key(domain: &str) -> (Bucket, String) {
     let d = domain.to_ascii_lowercase();
     if d == "*" {
         (Bucket::Default, String::new())
@@ -50,11 +50,11 @@ pub fn domain_key(domain: &str) -> (Bucket, String) {
 }
 
 /// A place of one domain: virtual host index, domain index.
-pub type DomainAt = (usize, usize);
+pub(crate) type DomainAt = (usize, usize);
 
 /// Why Envoy refuses a table's domains.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DomainProblem {
+pub(crate) enum DomainProblem {
     /// A key already in its bucket. `key` is the lower-cased domain as Envoy prints it.
     Duplicate { at: DomainAt, first: DomainAt, domain: String },
     /// A second `*`.
@@ -63,19 +63,19 @@ pub enum DomainProblem {
 
 /// A table's domains, indexed as Envoy indexes them (first entry wins where Envoy would refuse).
 #[derive(Debug, Clone, Default)]
-pub struct DomainIndex {
+pub(crate) struct DomainIndex {
     exact: HashMap<String, DomainAt>,
     /// Keys by length, longest first, each with the first place it was given.
     suffix: Vec<(String, DomainAt)>,
     prefix: Vec<(String, DomainAt)>,
     default: Option<DomainAt>,
-    pub problems: Vec<DomainProblem>,
+    pub(crate) problems: Vec<DomainProblem>,
 }
 
 impl DomainIndex {
     /// Indexes every domain of every virtual host, in Envoy's order (virtual hosts in order,
     /// domains in order).
-    pub fn build(table: &RouteTable) -> Self {
+    pub(crate) fn build(table: &RouteTable) -> Self {
         let mut index = DomainIndex::default();
         let mut suffix: HashMap<String, DomainAt> = HashMap::new();
         let mut prefix: HashMap<String, DomainAt> = HashMap::new();
@@ -117,7 +117,7 @@ impl DomainIndex {
 
     /// The virtual host Envoy picks for a Host (already rewritten by the HCM, if it strips
     /// ports), with the steps of the search.
-    pub fn select(&self, table: &RouteTable, host: &str) -> Selection {
+    pub(crate) fn select(&self, table: &RouteTable, host: &str) -> Selection {
         let mut steps = Vec::new();
         let mut key = host.to_ascii_lowercase();
         if table.ignore_port_in_host_matching
@@ -174,21 +174,10 @@ impl DomainIndex {
             }
         }
     }
-
-    /// Whether a domain is the entry Envoy uses for its key (the first one given).
-    pub fn owner(&self, domain: &str) -> Option<DomainAt> {
-        let (bucket, key) = domain_key(domain);
-        match bucket {
-            Bucket::Default => self.default,
-            Bucket::Exact => self.exact.get(&key).copied(),
-            Bucket::Suffix => self.suffix.iter().find(|(k, _)| *k == key).map(|(_, a)| *a),
-            Bucket::Prefix => self.prefix.iter().find(|(k, _)| *k == key).map(|(_, a)| *a),
-        }
-    }
 }
 
 /// Where a `:port` starts in a Host, as Envoy finds it: the last `:` not inside `[...]`.
-pub fn port_start(host: &str) -> Option<usize> {
+pub(crate) fn port_start(host: &str) -> Option<usize> {
     let colon = host.rfind(':')?;
     match host.rfind(']') {
         Some(close) if close > colon => None,
@@ -198,7 +187,7 @@ pub fn port_start(host: &str) -> Option<usize> {
 
 /// The Host after the HCM's `strip_any_host_port` / `strip_matching_host_port` (a numeric port
 /// only; the matching form only when it is the listener's port).
-pub fn strip_port(host: &str, any: bool, matching: bool, listener_port: Option<u16>) -> Option<String> {
+pub(crate) fn strip_port(host: &str, any: bool, matching: bool, listener_port: Option<u16>) -> Option<String> {
     if !any && !matching {
         return None;
     }
@@ -212,18 +201,20 @@ pub fn strip_port(host: &str, any: bool, matching: bool, listener_port: Option<u
 
 /// The virtual host chosen, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selection {
-    pub virtual_host: Option<usize>,
-    pub domain: Option<DomainAt>,
-    pub steps: Vec<String>,
+pub(crate) struct Selection {
+    pub(crate) virtual_host: Option<usize>,
+    pub(crate) domain: Option<DomainAt>,
+    pub(crate) steps: Vec<String>,
 }
 
 /// An HTTP request as the route table sees it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Request {
+    /// The Host (`:authority`) header, port included if sent: it alone picks the virtual host.
     pub host: String,
     /// With its query string, as sent.
     pub path: String,
+    /// As sent (`GET`, `CONNECT`, ...); header matchers read it as the `:method` pseudo-header.
     pub method: String,
     /// Names as given (compared case-insensitively).
     pub headers: Vec<(String, String)>,
@@ -242,7 +233,7 @@ impl Request {
     }
 
     /// The path without query and fragment: what every path specifier is tested against.
-    pub fn bare_path(&self) -> &str {
+    pub(crate) fn bare_path(&self) -> &str {
         let end = self.path.find(['?', '#']).unwrap_or(self.path.len());
         &self.path[..end]
     }
@@ -250,7 +241,7 @@ impl Request {
 
 /// Whether one route takes a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RouteVerdict {
+pub(crate) enum RouteVerdict {
     Matches,
     /// Why it does not.
     Misses(String),
@@ -259,7 +250,7 @@ pub enum RouteVerdict {
 }
 
 /// Tests one route's match against a request.
-pub fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
+pub(crate) fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
     let m = &route.matcher;
     let path = req.bare_path();
     let fold = |s: &str| if m.case_sensitive { s.to_owned() } else { s.to_ascii_lowercase() };
@@ -298,7 +289,7 @@ pub fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
 }
 
 /// A path specifier as a trace prints it.
-pub fn describe_path(spec: &PathSpec, case_sensitive: bool) -> String {
+pub(crate) fn describe_path(spec: &PathSpec, case_sensitive: bool) -> String {
     let ci = if case_sensitive { "" } else { " (case-insensitive)" };
     match spec {
         PathSpec::Prefix(x) => format!("prefix {x:?}{ci}"),
@@ -376,7 +367,7 @@ fn full_match(_pattern: &str, _text: &str) -> Option<bool> {
 
 /// What the routes of a virtual host give a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RouteOutcome {
+pub(crate) enum RouteOutcome {
     /// The first route that matches.
     Route(usize),
     /// None matches: Envoy answers 404.
@@ -387,13 +378,13 @@ pub enum RouteOutcome {
 
 /// The routes tried, in order, and what came of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouteChoice {
-    pub outcome: RouteOutcome,
-    pub tried: Vec<(usize, RouteVerdict)>,
+pub(crate) struct RouteChoice {
+    pub(crate) outcome: RouteOutcome,
+    pub(crate) tried: Vec<(usize, RouteVerdict)>,
 }
 
 /// Tries the routes of a virtual host in order; the first that matches wins.
-pub fn select_route(vh: &VirtualHost, req: &Request) -> RouteChoice {
+pub(crate) fn select_route(vh: &VirtualHost, req: &Request) -> RouteChoice {
     let mut tried = Vec::new();
     for (i, r) in vh.routes.iter().enumerate() {
         let v = route_matches(r, req);

@@ -12,10 +12,13 @@ use crate::trace::Answer;
 /// The HTTP part of a trace.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HttpAnswer {
+    /// The name of the route table the chain's http_connection_manager routes by, once found.
     pub route_config: Option<String>,
+    /// The name of the virtual host the Host picked; `None` is Envoy's 404 for an unknown host.
     pub virtual_host: Option<String>,
     /// Its name, or `routes[N]`.
     pub route: Option<String>,
+    /// What the chosen route does with the request (cluster, redirect, direct response).
     pub action: Option<Action>,
     /// `(stage, what happened)`, in order; stages are `request`, `hcm`, `route_config`,
     /// `virtual_host`, `route`, `action`.

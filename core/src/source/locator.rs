@@ -23,6 +23,7 @@ impl<'a> Locator<'a> {
         Self { file, yaml }
     }
 
+    /// The input whose positions this locator resolves.
     pub fn file(&self) -> &'a SourceFile {
         self.file
     }
