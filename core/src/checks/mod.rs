@@ -37,6 +37,7 @@ mod skipped_document;
 mod unimplemented_field;
 mod unmatchable_domain;
 mod unreachable_filter_chain;
+mod unrouted_server_name;
 mod wildcard_overlap;
 
 use crate::diagnostic::{Diagnostic, Rule};
@@ -243,6 +244,7 @@ pub static ALL: &[&dyn Check] = &[
     &matcher_upper_case_domain::MatcherUpperCaseDomain,
     &shadowed_route::ShadowedRoute,
     &unmatchable_domain::UnmatchableDomain,
+    &unrouted_server_name::UnroutedServerName,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,
