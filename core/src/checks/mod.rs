@@ -15,7 +15,9 @@ mod duplicate_static_listener;
 mod envoy_text;
 mod invalid_cidr;
 mod invalid_port;
+mod invalid_virtual_host;
 mod match_blackhole;
+mod matcher_and_routes;
 mod matcher_chain_name;
 mod matcher_ignored_match;
 mod matcher_missing_chain;
@@ -232,6 +234,8 @@ pub static ALL: &[&dyn Check] = &[
     &invalid_port::InvalidPort,
     &missing_address::MissingAddress,
     &duplicate_domain::DuplicateDomain,
+    &matcher_and_routes::MatcherAndRoutes,
+    &invalid_virtual_host::InvalidVirtualHost,
     &match_blackhole::MatchBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
