@@ -99,7 +99,9 @@ fn diagnostic(
 
 impl Check for UnroutedServerName {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
-        for l in cx.listeners() {
+        // Under a filter_chain_matcher the chains' filter_chain_match is ignored: no server
+        // names select them there.
+        for l in cx.listeners().filter(|l| l.listener.filter_chain_matcher.is_none()) {
             let port = listener_port(&l);
             for chain in &l.listener.filter_chains {
                 let Some(m) = chain.filter_chain_match.as_ref().filter(|m| !m.server_names.is_empty()) else {
