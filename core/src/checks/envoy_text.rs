@@ -50,3 +50,23 @@ pub(crate) fn duplicate_domain(domain: &str, route_config: &str) -> String {
 pub(crate) fn second_wildcard_domain(route_config: &str) -> String {
     format!("Only a single wildcard domain is permitted in route {route_config}")
 }
+
+/// A virtual host that sets both `routes` and `matcher`, refused when the table is built.
+/// Checked with envoy 1.40.
+pub(crate) const MATCHER_AND_ROUTES: &str = "cannot set both matcher and routes on virtual host";
+
+/// Proto validation's (PGV) message for a constraint inside virtual host `v` of a route table,
+/// from "Proto constraint validation failed" on. `cause` is what follows
+/// `VirtualHostValidationError.`. An inline table is validated with its HCM (checked with envoy
+/// 1.40); an RDS table is validated as the RouteConfiguration resource, so its path starts there
+/// (checked with envoy 1.40 serving a filesystem RDS update).
+pub(crate) fn pgv_virtual_host(inline: bool, v: usize, cause: impl Display) -> String {
+    let hcm = if inline {
+        "HttpConnectionManagerValidationError.RouteConfig: embedded message failed validation | caused by "
+    } else {
+        ""
+    };
+    format!(
+        "Proto constraint validation failed ({hcm}RouteConfigurationValidationError.VirtualHosts[{v}]: embedded message failed validation | caused by VirtualHostValidationError.{cause})"
+    )
+}

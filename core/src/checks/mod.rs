@@ -15,7 +15,9 @@ mod duplicate_static_listener;
 mod envoy_text;
 mod invalid_cidr;
 mod invalid_port;
+mod invalid_virtual_host;
 mod match_blackhole;
+mod matcher_and_routes;
 mod matcher_chain_name;
 mod matcher_ignored_match;
 mod matcher_missing_chain;
@@ -37,6 +39,7 @@ mod skipped_document;
 mod unimplemented_field;
 mod unmatchable_domain;
 mod unreachable_filter_chain;
+mod unrouted_server_name;
 mod wildcard_overlap;
 
 use crate::diagnostic::{Diagnostic, Rule};
@@ -231,6 +234,8 @@ pub static ALL: &[&dyn Check] = &[
     &invalid_port::InvalidPort,
     &missing_address::MissingAddress,
     &duplicate_domain::DuplicateDomain,
+    &matcher_and_routes::MatcherAndRoutes,
+    &invalid_virtual_host::InvalidVirtualHost,
     &match_blackhole::MatchBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
@@ -243,6 +248,7 @@ pub static ALL: &[&dyn Check] = &[
     &matcher_upper_case_domain::MatcherUpperCaseDomain,
     &shadowed_route::ShadowedRoute,
     &unmatchable_domain::UnmatchableDomain,
+    &unrouted_server_name::UnroutedServerName,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,
