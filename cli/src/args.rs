@@ -72,18 +72,15 @@ pub struct GatewayArgs {
     /// The Cilium version to model: 1.19.5, 1.19.6 (= 1.19.7), 1.20 or main.
     #[arg(long, value_name = "VERSION", default_value = "main")]
     pub cilium: String,
+    /// `text` for people (per Gateway and listener, then the findings), `json` for scripts.
     #[arg(long, value_enum, default_value_t = GatewayFormat::Text)]
     pub format: GatewayFormat,
     /// Print only the rendered CiliumEnvoyConfigs (a `v1` List, JSON, which is YAML): pipes
     /// into `xdsck -`.
     #[arg(long)]
     pub render: bool,
-    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
-    pub fail_on: FailOn,
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    pub color: Color,
-    #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
-    pub max_bytes: usize,
+    #[command(flatten)]
+    pub outcome: OutcomeArgs,
     /// Gateway API YAML or JSON (streams, `kubectl get … -o yaml` Lists); `-` is stdin.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -262,12 +259,10 @@ pub struct CheckArgs {
     pub report: ReportArgs,
 }
 
-/// What `check` and `attach` share: how the report looks, when it fails, and how much input is
-/// read to make it.
+/// What `check`, `attach` and `gateway` share: when the run fails, the colours, and how much
+/// input is read.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+pub struct OutcomeArgs {
     /// The lowest severity that makes the exit status 1.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     pub fail_on: FailOn,
@@ -279,6 +274,16 @@ pub struct ReportArgs {
     /// `attach --watch`, a warning).
     #[arg(long, value_name = "N", default_value_t = xdsck_core::load::DEFAULT_MAX_BYTES)]
     pub max_bytes: usize,
+}
+
+/// What `check` and `attach` share: how the report looks, when it fails, and how much input is
+/// read to make it.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub outcome: OutcomeArgs,
     /// The rules to report, replacing the default (every rule) and the config file's `select`:
     /// codes (`XDS301`), code prefixes (`XDS3`), names (`wildcard-overlap`) or `ALL`.
     #[arg(long, value_name = "RULE", value_delimiter = ',', help_heading = "Rule selection")]

@@ -54,7 +54,7 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
         },
         node_id: args.node_id.clone(),
         timeout,
-        max_bytes: args.report.max_bytes,
+        max_bytes: args.report.outcome.max_bytes,
         ..xds::Options::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -82,13 +82,13 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
         };
         match (target, args.watch) {
             (Target::Admin(a), false) => {
-                let r = admin::fetch(&a, timeout, args.report.max_bytes).await;
+                let r = admin::fetch(&a, timeout, args.report.outcome.max_bytes).await;
                 spinner.stop();
                 let snapshot = match r {
                     Err(Error::TooLarge { size, at_least, limit, .. }) => {
                         Snapshot::too_large(&args.address, size, at_least, limit, "the config_dump")
                     }
-                    r => Snapshot::from_dump(&args.address, r?, args.report.max_bytes, reporting)?,
+                    r => Snapshot::from_dump(&args.address, r?, args.report.outcome.max_bytes, reporting)?,
                 };
                 one_shot(args, &snapshot)
             }
@@ -221,7 +221,7 @@ impl<'a> Watch<'a> {
         if let Some(m) = &self.metrics {
             m.record(&s.report, s.took);
         }
-        self.last_code = Some(exit_code(&s.report, self.args.report.fail_on));
+        self.last_code = Some(exit_code(&s.report, self.args.report.outcome.fail_on));
         let objects = report::json::finding_values(&s.report, &s.sources);
         let mut current = BTreeMap::new();
         for (d, obj) in s.report.findings.iter().zip(objects) {
@@ -388,7 +388,7 @@ async fn watch_admin(
     loop {
         let fetched = tokio::select! {
             _ = &mut ctrl_c => break,
-            r = admin::fetch(target, timeout, args.report.max_bytes) => r,
+            r = admin::fetch(target, timeout, args.report.outcome.max_bytes) => r,
         };
         if let Some(s) = spinner.take() {
             s.stop();
@@ -412,7 +412,8 @@ async fn watch_admin(
                 // Off the runtime's thread: the metrics endpoint keeps answering while a large
                 // config is checked.
                 last_dump = Some(digest(&bytes));
-                let (address, max_bytes, reporting) = (args.address.clone(), args.report.max_bytes, reporting.clone());
+                let (address, max_bytes, reporting) =
+                    (args.address.clone(), args.report.outcome.max_bytes, reporting.clone());
                 let snapshot =
                     tokio::task::spawn_blocking(move || Snapshot::from_dump(&address, bytes, max_bytes, &reporting))
                         .await??;

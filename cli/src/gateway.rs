@@ -13,8 +13,8 @@ use crate::args::GatewayArgs;
 
 pub fn run(args: &GatewayArgs) -> Result<u8> {
     let version: Version = args.cilium.parse()?;
-    let (mut sources, failed) = crate::input::read_all(&args.paths, args.max_bytes);
-    let limits = xdsck_core::load::Limits { max_bytes: args.max_bytes, ..Default::default() };
+    let (mut sources, failed) = crate::input::read_all(&args.paths, args.outcome.max_bytes);
+    let limits = xdsck_core::load::Limits { max_bytes: args.outcome.max_bytes, ..Default::default() };
     let eval = gateway::evaluate_except(&mut sources, version, &limits, failed);
     if args.render {
         crate::print(&gateway::json::rendered_list(&eval))?;
@@ -26,13 +26,13 @@ pub fn run(args: &GatewayArgs) -> Result<u8> {
         }
         crate::args::GatewayFormat::Text => {
             crate::print(&text(&eval, &sources))?;
-            let options = RenderOptions { color: crate::use_color(args.color), quiet: false };
+            let options = RenderOptions { color: crate::use_color(args.outcome.color), quiet: false };
             let mut out = Vec::new();
             report::write(report::Format::Text, &eval.report, &sources, options, &mut out)?;
             crate::print(&String::from_utf8_lossy(&out))?;
         }
     }
-    Ok(crate::exit_code(&eval.report, args.fail_on))
+    Ok(crate::exit_code(&eval.report, args.outcome.fail_on))
 }
 
 fn place(sources: &Sources, loc: &xdsck_core::Location) -> String {

@@ -102,8 +102,8 @@ fn run(cli: Cli) -> Result<u8> {
 fn run_check(args: &CheckArgs) -> Result<u8> {
     check_report_args(&args.report)?;
     let reporting = config::Reporting::from_args(&args.report)?;
-    let (sources, failed) = input::read_all(&args.paths, args.report.max_bytes);
-    let mut report = xdsck_core::analyze_except(&sources, &reporting.options(args.report.max_bytes), failed);
+    let (sources, failed) = input::read_all(&args.paths, args.report.outcome.max_bytes);
+    let mut report = xdsck_core::analyze_except(&sources, &reporting.options(args.report.outcome.max_bytes), failed);
     reporting.finish(&mut report)?;
     let code = write_report(&args.report, &report, &sources)?;
     // The process ends next: freeing a few hundred MB of input and findings piece by piece
@@ -116,7 +116,7 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
 /// Writes a report to stdout as it renders (100k findings are 100+ MB of output, never held as
 /// one string) and returns the exit status it calls for.
 pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources) -> Result<u8> {
-    let options = RenderOptions { color: use_color(args.color), quiet: args.quiet };
+    let options = RenderOptions { color: use_color(args.outcome.color), quiet: args.quiet };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let written = if args.statistics {
         report::write_statistics(args.format.into(), report, sources, options, &mut out)
@@ -126,7 +126,7 @@ pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources
     .and_then(|()| out.flush());
     drop(out);
     done_writing(written)?;
-    Ok(exit_code(report, args.fail_on))
+    Ok(exit_code(report, args.outcome.fail_on))
 }
 
 /// Flag combinations clap cannot express.

@@ -97,6 +97,20 @@ impl<'s, 'a> Context<'s, 'a> {
     pub fn listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
         self.listeners.iter().copied()
     }
+
+    /// Every `server_names` entry Envoy's filter-chain index reads, with its listener, chain
+    /// and index in the list: the chains of listeners without a `filter_chain_matcher` (with
+    /// one, Envoy ignores and does not validate `filter_chain_match`).
+    pub(crate) fn index_server_names(
+        &self,
+    ) -> impl Iterator<Item = (ListenerCx<'s, 'a>, &'s FilterChain<'a>, usize, &'s str)> + 's {
+        self.listeners().filter(|l| l.listener.filter_chain_matcher.is_none()).flat_map(|l| {
+            l.listener.filter_chains.iter().flat_map(move |chain| {
+                let names = chain.filter_chain_match.iter().flat_map(|m| m.server_names.iter());
+                names.enumerate().map(move |(i, name)| (l, chain, i, &**name))
+            })
+        })
+    }
 }
 
 /// A route table a check looks at: an inline one with the live listener and chain it serves,

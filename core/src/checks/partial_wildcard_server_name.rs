@@ -36,18 +36,9 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
 
 impl Check for PartialWildcardServerName {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
-        for l in cx.listeners() {
-            // With a matcher Envoy ignores (and does not validate) filter_chain_match.
-            if l.listener.filter_chain_matcher.is_some() {
-                continue;
-            }
-            for chain in &l.listener.filter_chains {
-                let Some(m) = &chain.filter_chain_match else { continue };
-                for (i, name) in m.server_names.iter().enumerate() {
-                    if is_partial_wildcard(name) {
-                        out.push(diagnostic(&l, chain, i, name));
-                    }
-                }
+        for (l, chain, i, name) in cx.index_server_names() {
+            if is_partial_wildcard(name) {
+                out.push(diagnostic(&l, chain, i, name));
             }
         }
     }
