@@ -111,6 +111,20 @@ test('a panic in the module is shown, and the page recovers', async () => {
   await context.close();
 });
 
+test("a listener's view shows its chains' route tables and virtual hosts", async () => {
+  const { context, page, problems } = await openPage();
+  await page.locator('textarea#input').fill(await readFile(path.join(root, 'testdata/checks/shadowed-route/bad-catch-all-first.yaml'), 'utf8'));
+  await analyzed(page);
+  const routes = page.locator('#listeners .listener', { hasText: 'ingress' }).locator('tbody tr td.routes');
+  await routes.first().waitFor();
+  const text = await routes.first().textContent();
+  assert.match(text, /ingress-routes inline/);
+  assert.match(text, /api: api\.example\.com \(3 routes\)/);
+  assert.match(text, /admin: \*\.admin\.example\.com \(4 routes\)/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('a 20 MB dump is checked in the worker while the page stays responsive', async () => {
   // 250 listeners of 61 TLS chains (one duplicate each), certificates inline: ~20 MB of JSON.
   const listeners = [];

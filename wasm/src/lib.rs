@@ -18,10 +18,12 @@ use std::net::{IpAddr, SocketAddr};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use xdsck_core::graph::trace::Client;
+use xdsck_core::load::route::read_all_hcms;
+use xdsck_core::model::route::{HcmRoutes, RouteTables};
 use xdsck_core::model::{CidrRange, FilterChain, FilterChainMatch};
 use xdsck_core::report::{self, Format, RenderOptions};
 use xdsck_core::trace::{Attributes, Query};
-use xdsck_core::{Options, SourceFile, Sources};
+use xdsck_core::{Options, SourceFile, SourceId, Sources};
 
 /// The display name of an input when the options give none (a pasted text).
 pub const DEFAULT_SOURCE: &str = "input";
@@ -254,6 +256,9 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
     let sources = sources(text, options.source);
     let documents = xdsck_core::read_all(&sources, &Options::default());
     let (snapshot, _) = xdsck_core::load_all(&documents);
+    // Every HCM, with or without its table in this input: the view says which RDS names the
+    // input does not hold, as the trace does.
+    let routes = read_all_hcms(&snapshot, &sources);
     let line = |offset: Option<usize>, id| offset.map(|o| sources.get(id).line_column(o).line);
     let no_match = FilterChainMatch::default();
     let inputs: Vec<InputSummary<'_>> = snapshot
@@ -268,7 +273,9 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
                 .map(|l| {
                     let chain = |c, default| {
                         let at = line(l.chain_location(input.source, text, c).offset, input.source);
-                        ChainSummary::new(c, default, at, &no_match)
+                        let mut summary = ChainSummary::new(c, default, at, &no_match);
+                        summary.route_tables = route_tables(&routes, input.source, &l.chain_pointer(c));
+                        summary
                     };
                     let mut chains: Vec<ChainSummary<'_>> = l.filter_chains.iter().map(|c| chain(c, false)).collect();
                     chains.extend(l.default_filter_chain.iter().map(|c| chain(c, true)));
@@ -327,6 +334,55 @@ struct ChainSummary<'a> {
     tcp_proxy: bool,
     filters: Vec<&'a str>,
     r#match: MatchSummary<'a>,
+    /// One per HCM of the chain; absent for a chain with none, which keeps a tenant-scale dump
+    /// of TCP chains as small as before.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    route_tables: Vec<RouteTableSummary<'a>>,
+}
+
+/// The route table one HCM uses, as the listener view shows it.
+#[derive(Serialize)]
+struct RouteTableSummary<'a> {
+    /// The table's name (an RDS name as the HCM gives it); `None` for an unnamed inline table.
+    route_config: Option<&'a str>,
+    /// `inline`, `rds`, or `scoped`/`none` for an HCM without a table xdsck reads.
+    source: &'static str,
+    /// Whether the run holds the table (an inline table always; an RDS one when given).
+    found: bool,
+    virtual_hosts: Vec<VirtualHostSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct VirtualHostSummary<'a> {
+    name: &'a str,
+    domains: &'a [String],
+    routes: usize,
+}
+
+/// The route tables of one chain's HCMs, from the core's route reading.
+fn route_tables<'a>(routes: &'a RouteTables, source: SourceId, chain_pointer: &str) -> Vec<RouteTableSummary<'a>> {
+    routes
+        .hcms_of_chain(source, chain_pointer)
+        .map(|hcm| {
+            let table = routes.table_of(hcm);
+            let (route_config, kind) = match &hcm.routes {
+                HcmRoutes::Inline(_) => (table.and_then(|t| t.name.as_deref()), "inline"),
+                HcmRoutes::Rds(name) => (Some(name.as_str()), "rds"),
+                HcmRoutes::Scoped => (None, "scoped"),
+                HcmRoutes::None => (None, "none"),
+            };
+            RouteTableSummary {
+                route_config,
+                source: kind,
+                found: table.is_some(),
+                virtual_hosts: table
+                    .into_iter()
+                    .flat_map(|t| &t.virtual_hosts)
+                    .map(|v| VirtualHostSummary { name: &v.name, domains: &v.domains, routes: v.routes.len() })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 impl<'a> ChainSummary<'a> {
@@ -339,6 +395,7 @@ impl<'a> ChainSummary<'a> {
             terminates_tls: c.terminates_tls(),
             tcp_proxy: c.is_tcp_proxy(),
             filters: c.filters.iter().map(|f| &*f.name).collect(),
+            route_tables: Vec::new(),
             r#match: MatchSummary {
                 destination_port: m.destination_port,
                 prefix_ranges: cidrs(&m.prefix_ranges),

@@ -213,3 +213,34 @@ fn trace_with_a_host_follows_the_request_to_its_route() {
     let a = parse(&trace(ROUTES, r#"{"dst": "127.0.0.1:8080"}"#).unwrap());
     assert!(a.get("http").is_none());
 }
+
+#[test]
+fn summary_shows_each_chains_route_tables() {
+    let summary = parse(&super::summary_json(ROUTES, "").unwrap());
+    let chain = &summary["inputs"][0]["listeners"][0]["chains"][0];
+    let tables = chain["route_tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 1);
+    assert_eq!(tables[0]["route_config"], "ingress-routes");
+    assert_eq!(tables[0]["source"], "inline");
+    assert_eq!(tables[0]["found"], true);
+    let hosts = tables[0]["virtual_hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2);
+    assert_eq!(hosts[0]["name"], "api");
+    assert_eq!(hosts[0]["domains"][0], "api.example.com");
+    assert_eq!(hosts[0]["routes"], 3);
+    assert_eq!(hosts[1]["domains"][0], "*.admin.example.com");
+    assert_eq!(hosts[1]["routes"], 4);
+
+    // An RDS name the input does not hold is named and marked as not found.
+    let minified = include_str!("../../testdata/checks/duplicate-filter-chain-match/bad-minified.json");
+    let summary = parse(&super::summary_json(minified, "").unwrap());
+    let table = &summary["inputs"][0]["listeners"][0]["chains"][0]["route_tables"][0];
+    assert_eq!(table["route_config"], "tenant-0/listener-secure");
+    assert_eq!(table["source"], "rds");
+    assert_eq!(table["found"], false);
+    assert_eq!(table["virtual_hosts"].as_array().unwrap().len(), 0);
+
+    // A chain without an HCM carries nothing.
+    let summary = parse(&super::summary_json(SAME_SNI, "").unwrap());
+    assert!(summary["inputs"][0]["listeners"][0]["chains"][2].get("route_tables").is_none());
+}

@@ -495,7 +495,7 @@ function listenerBody(l) {
     l.filter_chain_matcher ? el('p', { class: 'muted' }, 'chains are selected by filter_chain_matcher') : null,
     el('div', { class: 'table-scroll' }, el('table', { class: 'chains' },
       el('caption', { class: 'visually-hidden' }, `Filter chains of ${l.name}`),
-      el('thead', {}, el('tr', {}, ['chain', 'mode', 'server names', 'transport', 'ALPN', 'other match'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('thead', {}, el('tr', {}, ['chain', 'mode', 'server names', 'transport', 'ALPN', 'other match', 'routes'].map((h) => el('th', { scope: 'col' }, h)))),
       chainRows)),
     moreChains,
     names.length
@@ -524,7 +524,22 @@ function chainRow(c) {
     el('td', {}, m.server_names.join(', ') || el('span', { class: 'muted' }, 'any')),
     el('td', {}, m.transport_protocol || el('span', { class: 'muted' }, 'any')),
     el('td', {}, m.application_protocols.join(', ') || el('span', { class: 'muted' }, 'any')),
-    el('td', {}, other || el('span', { class: 'muted' }, '—')));
+    el('td', {}, other || el('span', { class: 'muted' }, '—')),
+    el('td', { class: 'routes' }, c.route_tables?.length ? c.route_tables.map(routeTable) : el('span', { class: 'muted' }, '—')));
+}
+
+/** One HCM's route table, compact: its name and origin, then each virtual host and its domains. */
+function routeTable(t) {
+  const origin = { inline: 'inline', rds: 'RDS', scoped: 'scoped routes, not analysed', none: 'no route table' }[t.source];
+  const head = el('div', {}, t.route_config != null ? el('code', {}, t.route_config) : el('span', { class: 'muted' }, '(unnamed)'),
+    el('span', { class: 'muted' }, ` ${origin}`),
+    t.source === 'rds' && !t.found ? el('span', { class: 'muted' }, ' · not in the input') : null);
+  return el('div', { class: 'route-table' }, head,
+    t.virtual_hosts.length
+      ? el('ul', { class: 'vhosts' }, ...t.virtual_hosts.map((v) => el('li', {}, el('strong', {}, v.name), ': ',
+        v.domains.join(', ') || el('span', { class: 'muted' }, 'no domains'),
+        el('span', { class: 'muted' }, ` (${plural(v.routes, 'route')})`))))
+      : null);
 }
 
 // ---- rules ----
