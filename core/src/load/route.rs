@@ -73,8 +73,32 @@ fn field<'v>(o: &'v Map<String, Value>, snake: &str) -> Option<(&'v str, &'v Val
     if let Some((k, v)) = o.get_key_value(snake) {
         return Some((k.as_str(), v));
     }
-    let camel = crate::source::Casing::Camel.field(snake);
-    o.get_key_value(camel.as_ref()).map(|(k, v)| (k.as_str(), v))
+    if !snake.contains('_') {
+        return None;
+    }
+    // Objects here have a handful of keys: a scan that compares camel-wise costs less than
+    // making the camel-case name (an allocation for every absent field of every route).
+    o.iter().find(|(k, _)| is_camel_of(k, snake)).map(|(k, v)| (k.as_str(), v))
+}
+
+/// Whether `key` is `snake` in lowerCamelCase (what `Casing::Camel.field` makes of it).
+fn is_camel_of(key: &str, snake: &str) -> bool {
+    let mut k = key.chars();
+    let mut s = snake.chars();
+    while let Some(c) = s.next() {
+        let want = if c == '_' {
+            match s.next() {
+                Some(n) => n.to_ascii_uppercase(),
+                None => return k.next().is_none(),
+            }
+        } else {
+            c
+        };
+        if k.next() != Some(want) {
+            return false;
+        }
+    }
+    k.next().is_none()
 }
 
 fn get<'v>(o: &'v Map<String, Value>, snake: &str) -> Option<&'v Value> {
@@ -609,6 +633,15 @@ static_resources:
         assert_eq!(vh.routes[1].matcher.path, PathSpec::SafeRegex("/v[0-9]".into()));
         assert_eq!(vh.routes[1].matcher.unevaluated, ["runtime_fraction"]);
         assert_eq!(vh.routes[1].action, Action::DirectResponse { status: 200, body: Some("hi".into()) });
+    }
+
+    #[test]
+    fn camel_lookup_agrees_with_the_casing_rule() {
+        for snake in ["virtual_hosts", "ignore_port_in_host_matching", "safe_regex_match", "present_match", "name"] {
+            let camel = crate::source::Casing::Camel.field(snake);
+            assert!(is_camel_of(&camel, snake), "{snake}");
+            assert!(!is_camel_of(&format!("{camel}x"), snake) && !is_camel_of(&camel[..camel.len() - 1], snake));
+        }
     }
 
     #[test]
