@@ -197,7 +197,9 @@ fn protobuf_and_json_give_the_same_findings() {
         let anys: Vec<_> = listeners.iter().map(proto_build::listener_any).collect();
         let mut psources = Sources::new();
         let id = psources.add(SourceFile::new("proto", String::new()));
-        let (pinput, problems) = xdsck_core::load::proto::load_resources(id, &anys);
+        let (pinput, mut problems) = xdsck_core::load::proto::load_resources(id, &anys);
+        // Route tables are read from JSON only: the protobuf path says so (XDS304) instead.
+        problems.retain(|d| d.code() != "XDS304");
         assert!(problems.is_empty(), "{}: {problems:?}", path.display());
         let from_proto = xdsck_core::analyze_inputs(&psources, vec![pinput], problems);
         let proto_report = report_json(&from_proto, &psources);

@@ -34,6 +34,9 @@ mod partial_wildcard_server_name;
 mod rejected_update;
 mod repeated_listener_names;
 mod route_not_analysed;
+/// XDS304, also raised by the protobuf loader, whose route tables are not read.
+#[cfg(feature = "proto")]
+pub(crate) use route_not_analysed::RULE as ROUTE_NOT_ANALYSED;
 mod shadowed_route;
 mod skipped_document;
 mod unimplemented_field;

@@ -75,7 +75,49 @@ pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<D
             ),
         }
     }
+    problems.extend(routes_not_read(&input));
     (input, problems)
+}
+
+/// Route tables are read from JSON text only (`load::route`): the HTTP routes of a protobuf
+/// input get no route checks and no trace, which must not read as "all clear". One info
+/// finding, at the first HCM that has routes, says so for the whole input.
+fn routes_not_read(input: &Input<'_>) -> Option<Diagnostic> {
+    let mut hcms = input.listeners.iter().flat_map(|l| {
+        l.filter_chains.iter().chain(&l.default_filter_chain).filter_map(move |c| {
+            c.filters
+                .iter()
+                .position(|f| {
+                    matches!(
+                        &f.kind,
+                        NetworkFilterKind::HttpConnectionManager {
+                            routes: RouteSource::Inline { .. } | RouteSource::Rds { .. },
+                            ..
+                        }
+                    )
+                })
+                .map(|i| format!("{}/filters/{i}/typed_config", l.chain_pointer(c)))
+        })
+    });
+    let first = hcms.next()?;
+    let others = hcms.count();
+    let tables = input.skipped.iter().filter(|s| s.what == "RouteConfiguration").count();
+    let mut note = String::from(
+        "route tables are read from JSON input only; give the config_dump or the DiscoveryResponses as JSON to check them",
+    );
+    if others > 0 {
+        note.push_str(&format!(" ({} more http_connection_manager filters here are not analysed either)", others));
+    }
+    let mut d = Diagnostic::new(
+        &crate::checks::ROUTE_NOT_ANALYSED,
+        "the route tables of this protobuf input were not read: its http_connection_manager routes are not checked",
+    )
+    .at(Location::new(input.source, first, None))
+    .note(note);
+    if tables > 0 {
+        d = d.note(format!("{tables} RouteConfiguration resources of this response are not checked"));
+    }
+    Some(d)
 }
 
 /// Loads an encoded DiscoveryResponse.
@@ -755,5 +797,52 @@ mod tests {
         let (p, j) = (filter_chain_matcher(&list), super::super::matcher::read(&json, None));
         assert!(p.tree.as_ref().is_err_and(|e| e.contains("FilterStateInput")));
         assert_eq!(p, j);
+    }
+}
+
+#[cfg(test)]
+mod route_tests {
+    use super::*;
+
+    fn any(type_url: &str, value: Vec<u8>) -> Any {
+        Any { type_url: format!("type.googleapis.com/{type_url}"), value }
+    }
+
+    fn hcm_listener(name: &str, routes: hcm::http_connection_manager::RouteSpecifier) -> Any {
+        let h =
+            hcm::HttpConnectionManager { stat_prefix: "s".into(), route_specifier: Some(routes), ..Default::default() };
+        let filter = listener::Filter {
+            name: "envoy.filters.network.http_connection_manager".into(),
+            config_type: Some(listener::filter::ConfigType::TypedConfig(any(
+                "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+                h.encode_to_vec(),
+            ))),
+        };
+        let l = listener::Listener {
+            name: name.into(),
+            filter_chains: vec![listener::FilterChain { filters: vec![filter], ..Default::default() }],
+            ..Default::default()
+        };
+        any("envoy.config.listener.v3.Listener", l.encode_to_vec())
+    }
+
+    /// A protobuf input's route tables are not read: one located XDS304 says so, never silence.
+    #[test]
+    fn protobuf_routes_are_reported_as_not_read() {
+        use hcm::http_connection_manager::RouteSpecifier;
+        let rds = RouteSpecifier::Rds(hcm::Rds { route_config_name: "rt".into(), ..Default::default() });
+        let inline = RouteSpecifier::RouteConfig(Default::default());
+        let resources = [hcm_listener("a", rds), hcm_listener("b", inline)];
+        let (input, problems) = load_resources(SourceId::default(), &resources);
+        assert_eq!(input.listeners.len(), 2);
+        let found: Vec<_> = problems.iter().filter(|d| d.code() == "XDS304").collect();
+        assert_eq!(found.len(), 1, "{problems:?}");
+        let at = found[0].location.as_ref().expect("located");
+        assert_eq!(at.pointer, "/resources/0/filter_chains/0/filters/0/typed_config");
+        assert!(found[0].notes.iter().any(|n| n.contains("1 more http_connection_manager")), "{:?}", found[0].notes);
+
+        // Without an HCM that has routes there is nothing unread to report.
+        let (_, problems) = load_resources(SourceId::default(), &[]);
+        assert!(problems.is_empty());
     }
 }

@@ -1,6 +1,6 @@
 //! Route tables: every `http_connection_manager` and every `RouteConfiguration` of a run.
 //!
-//! A separate pass from the listener loader: the inputs' JSON text is read again into values
+//! A separate pass from the listener loader: the inputs' JSON text is streamed again
 //! and walked for the two message types, wherever they sit (a bootstrap's static listeners, a
 //! config_dump's `static_route_configs`/`dynamic_route_configs`, an LDS or RDS
 //! DiscoveryResponse, a CiliumEnvoyConfig's `resources`). The pass only runs on an input whose
@@ -9,6 +9,10 @@
 //! Pointers are built from the keys as the input spells them, so they meet the listener
 //! model's chain pointers (`Listener::chain_pointer`) exactly.
 
+use std::borrow::Cow;
+
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::model::Snapshot;
@@ -51,10 +55,10 @@ pub fn read(source: SourceId, text: &str, out: &mut RouteTables) {
     if !finder(HCM_TYPE) && !finder(ROUTE_TYPE) {
         return;
     }
-    // The text parsed once already (the listener loader); it is valid JSON.
-    let Ok(value) = serde_json::from_str::<Value>(text) else { return };
     let mut w = Walker { source, out };
-    w.walk(&value, String::new(), None);
+    let mut path = Vec::new();
+    // The text parsed once already (the listener loader); it is valid JSON.
+    let _ = walk_text(text, &mut w, &mut path, None);
 }
 
 /// A CiliumEnvoyConfig's namespace (empty for a clusterwide one) and name.
@@ -69,8 +73,32 @@ fn field<'v>(o: &'v Map<String, Value>, snake: &str) -> Option<(&'v str, &'v Val
     if let Some((k, v)) = o.get_key_value(snake) {
         return Some((k.as_str(), v));
     }
-    let camel = crate::source::Casing::Camel.field(snake);
-    o.get_key_value(camel.as_ref()).map(|(k, v)| (k.as_str(), v))
+    if !snake.contains('_') {
+        return None;
+    }
+    // Objects here have a handful of keys: a scan that compares camel-wise costs less than
+    // making the camel-case name (an allocation for every absent field of every route).
+    o.iter().find(|(k, _)| is_camel_of(k, snake)).map(|(k, v)| (k.as_str(), v))
+}
+
+/// Whether `key` is `snake` in lowerCamelCase (what `Casing::Camel.field` makes of it).
+fn is_camel_of(key: &str, snake: &str) -> bool {
+    let mut k = key.chars();
+    let mut s = snake.chars();
+    while let Some(c) = s.next() {
+        let want = if c == '_' {
+            match s.next() {
+                Some(n) => n.to_ascii_uppercase(),
+                None => return k.next().is_none(),
+            }
+        } else {
+            c
+        };
+        if k.next() != Some(want) {
+            return false;
+        }
+    }
+    k.next().is_none()
 }
 
 fn get<'v>(o: &'v Map<String, Value>, snake: &str) -> Option<&'v Value> {
@@ -107,61 +135,215 @@ fn list<'v>(o: &'v Map<String, Value>, snake: &'v str) -> (&'v str, &'v [Value])
     }
 }
 
-fn type_is(o: &Map<String, Value>, suffix: &str) -> bool {
-    o.get("@type").and_then(Value::as_str).is_some_and(|t| t.ends_with(suffix))
+/// One step of the path from the document's root to the node being read. The pointer string
+/// is built from these only where an HCM or a RouteConfiguration is found: a pointer per node
+/// of a 40 MB input cost more than the rest of the pass.
+enum Seg<'t> {
+    Key(Cow<'t, str>),
+    Index(usize),
 }
 
-impl Walker<'_> {
-    fn walk(&mut self, v: &Value, pointer: String, cec: Option<&Cec>) {
-        match v {
-            Value::Object(o) => {
-                if type_is(o, HCM_TYPE) {
-                    self.hcm(o, pointer, cec);
-                    return;
-                }
-                if type_is(o, ROUTE_TYPE) {
-                    let origin =
-                        if pointer.contains("/static_route_configs/") || pointer.contains("/staticRouteConfigs/") {
-                            TableOrigin::DumpStatic
-                        } else {
-                            TableOrigin::Rds
-                        };
-                    let mut t = self.table(o, pointer, origin);
-                    if let (Some(n), Some((ns, name))) = (&t.name, cec) {
-                        t.name = Some(super::classify::qualified_name(ns, name, &n.as_str().into()).into_owned());
-                    }
-                    self.out.push_table(t);
-                    return;
-                }
-                let kind = o.get("kind").and_then(Value::as_str);
-                let own;
-                let cec = match kind {
-                    Some(k @ ("CiliumEnvoyConfig" | "CiliumClusterwideEnvoyConfig")) => {
-                        let meta = o.get("metadata").and_then(Value::as_object);
-                        let meta_str = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
-                        let ns = if k == "CiliumClusterwideEnvoyConfig" { "" } else { meta_str("namespace") };
-                        own = (ns.to_owned(), meta_str("name").to_owned());
-                        Some(&own)
-                    }
-                    _ => cec,
-                };
-                for (k, child) in o {
-                    if matches!(child, Value::Object(_) | Value::Array(_)) {
-                        self.walk(child, join_token(&pointer, k), cec);
-                    }
-                }
+fn pointer_of(path: &[Seg<'_>]) -> String {
+    let mut p = String::new();
+    for s in path {
+        p = match s {
+            Seg::Key(k) => join_token(&p, k),
+            Seg::Index(i) => join_index(&p, *i),
+        };
+    }
+    p
+}
+
+/// The fields the HCM, RouteConfiguration and CiliumEnvoyConfig readers use. An object's other
+/// fields are walked as they stream past (or skipped, once its `@type` says it is one of the
+/// two); these are kept as borrowed raw text until the object's end says what it is, and only
+/// then parsed into values (for the two message types) or walked (for any other object).
+const KEPT: [&str; 17] = [
+    "rds",
+    "route_config",
+    "routeConfig",
+    "scoped_routes",
+    "scopedRoutes",
+    "strip_any_host_port",
+    "stripAnyHostPort",
+    "strip_matching_host_port",
+    "stripMatchingHostPort",
+    "name",
+    "virtual_hosts",
+    "virtualHosts",
+    "vhds",
+    "ignore_port_in_host_matching",
+    "ignorePortInHostMatching",
+    "metadata",
+    "spec",
+];
+
+/// Walks a JSON text for HCMs and RouteConfigurations, without building a value for it.
+fn walk_text<'t>(
+    text: &'t str,
+    w: &mut Walker<'_>,
+    path: &mut Vec<Seg<'t>>,
+    cec: Option<&Cec>,
+) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    Node { w, path, cec }.deserialize(&mut de)
+}
+
+/// An object key, borrowed from the text when it has no escapes.
+struct Key<'t>(Cow<'t, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
             }
-            Value::Array(a) => {
-                for (i, child) in a.iter().enumerate() {
-                    if matches!(child, Value::Object(_) | Value::Array(_)) {
-                        self.walk(child, join_index(&pointer, i), cec);
-                    }
-                }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
             }
-            _ => {}
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// One node of the walk, as a serde seed: scalars are skipped, arrays and objects walked.
+struct Node<'a, 'o, 't> {
+    w: &'a mut Walker<'o>,
+    path: &'a mut Vec<Seg<'t>>,
+    cec: Option<&'a Cec>,
+}
+
+impl<'de, 'a, 'o> DeserializeSeed<'de> for Node<'a, 'o, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        loop {
+            self.path.push(Seg::Index(i));
+            let more = seq.next_element_seed(Node { w: &mut *self.w, path: &mut *self.path, cec: self.cec })?;
+            self.path.pop();
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
         }
     }
 
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut type_url: Option<Value> = None;
+        let mut kind: Option<Value> = None;
+        let mut kept: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            if k == "@type" {
+                type_url = Some(map.next_value()?);
+            } else if k == "kind" {
+                kind = Some(map.next_value()?);
+            } else if KEPT.contains(&k.as_ref()) {
+                kept.push((k, map.next_value()?));
+            } else if type_url
+                .as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with(HCM_TYPE) || t.ends_with(ROUTE_TYPE))
+            {
+                // The two readers use only kept fields.
+                map.next_value::<IgnoredAny>()?;
+            } else {
+                self.path.push(Seg::Key(k));
+                map.next_value_seed(Node { w: &mut *self.w, path: &mut *self.path, cec: self.cec })?;
+                self.path.pop();
+            }
+        }
+        let type_is = |suffix: &str| type_url.as_ref().and_then(Value::as_str).is_some_and(|t| t.ends_with(suffix));
+        let object = || -> Map<String, Value> {
+            // Raw text is valid JSON by construction.
+            kept.iter()
+                .filter_map(|(k, v)| Some((k.clone().into_owned(), serde_json::from_str(v.get()).ok()?)))
+                .collect()
+        };
+        if type_is(HCM_TYPE) {
+            let pointer = pointer_of(self.path);
+            self.w.hcm(&object(), pointer, self.cec);
+            return Ok(());
+        }
+        if type_is(ROUTE_TYPE) {
+            let in_static = self
+                .path
+                .iter()
+                .any(|s| matches!(s, Seg::Key(k) if k == "static_route_configs" || k == "staticRouteConfigs"));
+            let origin = if in_static { TableOrigin::DumpStatic } else { TableOrigin::Rds };
+            let pointer = pointer_of(self.path);
+            let mut t = self.w.table(&object(), pointer, origin);
+            if let (Some(n), Some((ns, name))) = (&t.name, self.cec) {
+                t.name = Some(super::classify::qualified_name(ns, name, &n.as_str().into()).into_owned());
+            }
+            self.w.out.push_table(t);
+            return Ok(());
+        }
+        let own;
+        let cec = match kind.as_ref().and_then(Value::as_str) {
+            Some(k @ ("CiliumEnvoyConfig" | "CiliumClusterwideEnvoyConfig")) => {
+                let meta = kept
+                    .iter()
+                    .find(|(k, _)| k == "metadata")
+                    .and_then(|(_, v)| serde_json::from_str::<Map<String, Value>>(v.get()).ok());
+                let meta_str =
+                    |f: &str| meta.as_ref().and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("").to_owned();
+                let ns = if k == "CiliumClusterwideEnvoyConfig" { String::new() } else { meta_str("namespace") };
+                own = (ns, meta_str("name"));
+                Some(&own)
+            }
+            _ => self.cec,
+        };
+        for (k, v) in kept {
+            self.path.push(Seg::Key(k));
+            walk_text(v.get(), self.w, self.path, cec).map_err(de::Error::custom)?;
+            self.path.pop();
+        }
+        Ok(())
+    }
+}
+
+impl Walker<'_> {
     fn not_analysed(&mut self, pointer: String, what: &'static str) {
         self.out.not_analysed.push(NotAnalysed { source: self.source, pointer, what });
     }
@@ -451,6 +633,15 @@ static_resources:
         assert_eq!(vh.routes[1].matcher.path, PathSpec::SafeRegex("/v[0-9]".into()));
         assert_eq!(vh.routes[1].matcher.unevaluated, ["runtime_fraction"]);
         assert_eq!(vh.routes[1].action, Action::DirectResponse { status: 200, body: Some("hi".into()) });
+    }
+
+    #[test]
+    fn camel_lookup_agrees_with_the_casing_rule() {
+        for snake in ["virtual_hosts", "ignore_port_in_host_matching", "safe_regex_match", "present_match", "name"] {
+            let camel = crate::source::Casing::Camel.field(snake);
+            assert!(is_camel_of(&camel, snake), "{snake}");
+            assert!(!is_camel_of(&format!("{camel}x"), snake) && !is_camel_of(&camel[..camel.len() - 1], snake));
+        }
     }
 
     #[test]
