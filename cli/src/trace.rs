@@ -73,14 +73,7 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
         (TraceFormat::Text, None) => answer.to_text(),
         (TraceFormat::Text, Some(h)) => answer.to_text() + &h.to_text(),
         (TraceFormat::Json, None) => answer.to_json(),
-        (TraceFormat::Json, Some(h)) => {
-            // The connection's answer with one more key, `http`, last.
-            let mut value: serde_json::Value = serde_json::from_str(&answer.to_json())?;
-            if let Some(o) = value.as_object_mut() {
-                o.insert("http".to_owned(), h.to_json());
-            }
-            serde_json::to_string_pretty(&value)? + "\n"
-        }
+        (TraceFormat::Json, Some(h)) => serde_json::to_string_pretty(&h.with_connection(&answer))? + "\n",
     })?;
     // Like grep without a match: the connection reaches no chain, or the request no route.
     let unrouted = http.as_ref().is_some_and(|h| h.is_unrouted());
@@ -91,10 +84,10 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
 fn request(args: &TraceArgs, host: &str) -> Result<xdsck_core::routing::Request> {
     let mut headers = Vec::new();
     for h in &args.headers {
-        let Some((name, value)) = h.split_once(':').filter(|(n, _)| !n.is_empty()) else {
+        let Some(header) = xdsck_core::routing::Request::header(h) else {
             bail!("--header {h:?}: expected NAME:VALUE");
         };
-        headers.push((name.trim().to_owned(), value.trim_start().to_owned()));
+        headers.push(header);
     }
     Ok(xdsck_core::routing::Request {
         host: host.to_owned(),

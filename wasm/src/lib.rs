@@ -163,20 +163,12 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     // As `xdsck trace --host`: the connection's answer with an `http` object last.
     let mut headers = Vec::new();
     for h in q.headers.iter().filter(|h| !h.trim().is_empty()) {
-        let (name, value) = h
-            .split_once(':')
-            .filter(|(n, _)| !n.trim().is_empty())
-            .ok_or(format!("header {h:?}: expected NAME:VALUE"))?;
-        headers.push((name.trim().to_owned(), value.trim_start().to_owned()));
+        headers.push(xdsck_core::routing::Request::header(h).ok_or(format!("header {h:?}: expected NAME:VALUE"))?);
     }
     let path = q.path.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| "/".to_owned());
     let req = xdsck_core::routing::Request { host: host.clone(), path, method: "GET".to_owned(), headers };
     let http = xdsck_core::routing::trace::trace_http(&snapshot, &sources, &answer, &req);
-    let mut value: serde_json::Value = serde_json::from_str(&answer.to_json()).map_err(|e| e.to_string())?;
-    if let Some(o) = value.as_object_mut() {
-        o.insert("http".to_owned(), http.to_json());
-    }
-    Ok(value.to_string())
+    Ok(http.with_connection(&answer).to_string())
 }
 
 /// [`trace_graph`] for Rust callers: the traced listener's match graph as SVG with the

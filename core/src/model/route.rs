@@ -232,28 +232,6 @@ pub enum Action {
     Missing,
 }
 
-impl Action {
-    /// The action as a JSON value, for `trace --format json`.
-    pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            Action::Cluster(c) => json!({"kind": "cluster", "cluster": c}),
-            Action::WeightedClusters(w) => json!({
-                "kind": "weighted_clusters",
-                "clusters": w.iter().map(|(n, weight)| json!({"name": n, "weight": weight})).collect::<Vec<_>>(),
-            }),
-            Action::ClusterHeader(h) => json!({"kind": "cluster_header", "header": h}),
-            Action::ClusterPlugin => json!({"kind": "cluster_specifier_plugin"}),
-            Action::Redirect(to) => json!({"kind": "redirect", "redirect": to}),
-            Action::DirectResponse { status, body } => {
-                json!({"kind": "direct_response", "status": status, "body": body})
-            }
-            Action::Other(k) => json!({"kind": k}),
-            Action::Missing => json!({"kind": "none"}),
-        }
-    }
-}
-
 impl std::fmt::Display for Action {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -221,6 +221,14 @@ pub struct Request {
 }
 
 impl Request {
+    /// A `NAME:VALUE` header as `trace --header` and the page take it: the name trimmed and
+    /// not empty, the value without leading blanks. `None` when it is not of that form.
+    pub fn header(text: &str) -> Option<(String, String)> {
+        let (name, value) = text.split_once(':')?;
+        let name = name.trim();
+        (!name.is_empty()).then(|| (name.to_owned(), value.trim_start().to_owned()))
+    }
+
     /// The values of a header, pseudo-headers included (`:authority`, `:path`, `:method`).
     fn values(&self, name: &str) -> Vec<&str> {
         let name = name.to_ascii_lowercase();

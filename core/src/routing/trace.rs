@@ -38,10 +38,20 @@ impl HttpAnswer {
             "route_config": self.route_config,
             "virtual_host": self.virtual_host,
             "route": self.route,
-            "action": self.action.as_ref().map(Action::to_json),
+            "action": self.action.as_ref().map(action_json),
             "undecided": self.undecided,
             "steps": self.steps.iter().map(|(s, t)| serde_json::json!({"stage": s, "detail": t})).collect::<Vec<_>>(),
         })
+    }
+
+    /// The connection's answer (`trace --format json`) with this request's decision as one more
+    /// key, `http`, last: what `xdsck trace --host` prints and the page shows.
+    pub fn with_connection(&self, answer: &Answer) -> serde_json::Value {
+        let mut value: serde_json::Value = serde_json::from_str(&answer.to_json()).unwrap_or_default();
+        if let Some(o) = value.as_object_mut() {
+            o.insert("http".to_owned(), self.to_json());
+        }
+        value
     }
 
     /// As lines following the connection's trace.
@@ -194,5 +204,23 @@ fn route_in_chain(
             out.step("route", "no route matches: Envoy answers 404 (no other virtual host is tried)")
         }
         RouteOutcome::Undecided(_) => out.undecided = true,
+    }
+}
+
+/// An action as the `action` object of `trace --format json`: its kind and its target.
+fn action_json(action: &Action) -> serde_json::Value {
+    use serde_json::json;
+    match action {
+        Action::Cluster(c) => json!({"kind": "cluster", "cluster": c}),
+        Action::WeightedClusters(w) => json!({
+            "kind": "weighted_clusters",
+            "clusters": w.iter().map(|(n, weight)| json!({"name": n, "weight": weight})).collect::<Vec<_>>(),
+        }),
+        Action::ClusterHeader(h) => json!({"kind": "cluster_header", "header": h}),
+        Action::ClusterPlugin => json!({"kind": "cluster_specifier_plugin"}),
+        Action::Redirect(to) => json!({"kind": "redirect", "redirect": to}),
+        Action::DirectResponse { status, body } => json!({"kind": "direct_response", "status": status, "body": body}),
+        Action::Other(k) => json!({"kind": k}),
+        Action::Missing => json!({"kind": "none"}),
     }
 }
