@@ -154,14 +154,7 @@ fn cidr(r: &Map<String, Value>) -> Result<IpNet, String> {
 fn input(v: &Value) -> Result<Input, String> {
     let config = v.get("typed_config").or_else(|| v.get("typedConfig")).ok_or("an input has no typed_config")?;
     let name = type_name(config).ok_or("an input has no @type")?;
-    let short = name
-        .strip_prefix("envoy.extensions.matching.common_inputs.network.v3.")
-        .ok_or_else(|| format!("input {name} is not supported"))?;
-    Input::ALL
-        .iter()
-        .find(|(_, n)| *n == short)
-        .map(|(i, _)| *i)
-        .ok_or_else(|| format!("input {name} is not supported"))
+    Input::from_type_name(name)
 }
 
 fn on_match(v: &Value, at: &Pointer) -> Result<OnMatch, String> {

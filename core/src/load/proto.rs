@@ -479,14 +479,7 @@ fn typed_cidr(r: &envoy_types::pb::xds::core::v3::CidrRange) -> Result<ipnet::Ip
 fn typed_input(e: &Extension) -> Result<MatcherInput, String> {
     let config = e.typed_config.as_ref().ok_or("an input has no typed_config")?;
     let name = last_segment(&config.type_url);
-    let short = name
-        .strip_prefix("envoy.extensions.matching.common_inputs.network.v3.")
-        .ok_or_else(|| format!("input {name} is not supported"))?;
-    MatcherInput::ALL
-        .iter()
-        .find(|(_, n)| *n == short)
-        .map(|(i, _)| *i)
-        .ok_or_else(|| format!("input {name} is not supported"))
+    MatcherInput::from_type_name(name)
 }
 
 fn typed_on_match(m: &xm::matcher::OnMatch, at: &Pointer) -> Result<OnMatch, String> {

@@ -70,6 +70,16 @@ pub enum Input {
 }
 
 impl Input {
+    /// The input a matcher's `typed_config` names by its full type name
+    /// (`envoy.extensions.matching.common_inputs.network.v3.ServerNameInput`); the error is the
+    /// text `xdsck trace` shows for one Envoy's filter chain matcher does not take.
+    pub(crate) fn from_type_name(name: &str) -> Result<Input, String> {
+        name.strip_prefix("envoy.extensions.matching.common_inputs.network.v3.")
+            .and_then(|short| Input::ALL.iter().find(|(_, n)| *n == short))
+            .map(|(i, _)| *i)
+            .ok_or_else(|| format!("input {name} is not supported"))
+    }
+
     pub(crate) const ALL: [(Input, &'static str); 9] = [
         (Input::DestinationIp, "DestinationIPInput"),
         (Input::DestinationPort, "DestinationPortInput"),
