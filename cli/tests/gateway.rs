@@ -134,13 +134,7 @@ fn dns01_accepted_on_1_19_5_conflicted_but_served_on_1_19_6_dropped_on_1_20() {
 fn http01_rendered_listener_is_rejected_by_envoy_on_1_19_and_not_on_1_20() {
     for v in ["1.19.5", "1.19.6"] {
         let r = json(v, "tenant-http01.yaml");
-        let envoy: Vec<&str> = r["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["severity"] == "error")
-            .filter_map(|f| f["envoy_error"].as_str())
-            .collect();
+        let envoy = envoy_errors(&r);
         assert!(
             envoy.iter().any(|e| e.contains("filter chain '' has the same matching rules defined as ''")),
             "{v}: {r:#}"
@@ -377,13 +371,7 @@ fn rendered_configs_through_the_real_envoy() {
                     .output()
                     .unwrap();
                 let report: Value = serde_json::from_slice(&check.stdout).unwrap();
-                let errors: Vec<&str> = report["findings"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|f| f["severity"] == "error")
-                    .filter_map(|f| f["envoy_error"].as_str())
-                    .collect();
+                let errors = envoy_errors(&report);
                 if out.status.success() {
                     assert!(errors.is_empty(), "{file} {v}: Envoy accepts, xdsck: {errors:?}");
                 } else {
@@ -415,4 +403,10 @@ fn per_port_duplicate_listener_name_since_1_19_6() {
     for v in ["1.19.6", "1.20", "main"] {
         assert!(duplicate(v), "{v}");
     }
+}
+
+/// The Envoy texts of a JSON report's error findings: what Envoy would say rejecting it.
+fn envoy_errors(report: &Value) -> Vec<&str> {
+    let findings = report["findings"].as_array().expect("a JSON report has findings");
+    findings.iter().filter(|f| f["severity"] == "error").filter_map(|f| f["envoy_error"].as_str()).collect()
 }
