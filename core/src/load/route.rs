@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 
 use crate::model::Snapshot;
 use crate::model::route::{
-    Action, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, NotAnalysed, PathSpec, RequireTls, Route, RouteMatch,
-    RouteTable, RouteTables, TableOrigin, VirtualHost,
+    Action, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, MirrorPolicies, NotAnalysed, PathSpec, RequireTls, Route,
+    RouteMatch, RouteTable, RouteTables, TableOrigin, VirtualHost,
 };
 use crate::source::{SourceId, Sources, join_index, join_token};
 
@@ -158,7 +158,7 @@ fn pointer_of(path: &[Seg<'_>]) -> String {
 /// fields are walked as they stream past (or skipped, once its `@type` says it is one of the
 /// two); these are kept as borrowed raw text until the object's end says what it is, and only
 /// then parsed into values (for the two message types) or walked (for any other object).
-const KEPT: [&str; 17] = [
+const KEPT: [&str; 21] = [
     "rds",
     "route_config",
     "routeConfig",
@@ -176,6 +176,11 @@ const KEPT: [&str; 17] = [
     "ignorePortInHostMatching",
     "metadata",
     "spec",
+    // for the cluster check (`mirror_policies`)
+    "validate_clusters",
+    "validateClusters",
+    "request_mirror_policies",
+    "requestMirrorPolicies",
 ];
 
 /// Walks a JSON text for HCMs and RouteConfigurations, without building a value for it.
@@ -402,6 +407,8 @@ impl Walker<'_> {
             virtual_hosts,
             ignore_port_in_host_matching: boolean(o, "ignore_port_in_host_matching").unwrap_or(false),
             vhds: vhds.is_some(),
+            validate_clusters: boolean(o, "validate_clusters"),
+            mirror_policies: mirror_policies(o, &pointer),
             pointer,
         }
     }
@@ -436,6 +443,35 @@ impl Walker<'_> {
             pointer,
         }
     }
+}
+
+/// Every `request_mirror_policies` list of a RouteConfiguration `o` at `pointer`: its own, its
+/// virtual hosts', its routes' (`route.request_mirror_policies`). For the cluster check.
+fn mirror_policies(o: &Map<String, Value>, pointer: &str) -> Vec<MirrorPolicies> {
+    let mut out = Vec::new();
+    let mut add = |o: &Map<String, Value>, at: &str, virtual_host, route| {
+        let (key, list) = list(o, "request_mirror_policies");
+        if !list.is_empty() {
+            let clusters = list.iter().map(|p| p.as_object().and_then(|p| string(p, "cluster")).unwrap_or_default());
+            let pointer = join_token(at, key);
+            out.push(MirrorPolicies { virtual_host, route, pointer, clusters: clusters.collect() });
+        }
+    };
+    add(o, pointer, None, None);
+    let (key, vhs) = list(o, "virtual_hosts");
+    let base = join_token(pointer, key);
+    for (v, vh) in vhs.iter().enumerate().filter_map(|(v, vh)| Some((v, vh.as_object()?))) {
+        let vp = join_index(&base, v);
+        add(vh, &vp, Some(v), None);
+        let (key, routes) = list(vh, "routes");
+        let rbase = join_token(&vp, key);
+        for (r, route) in routes.iter().enumerate().filter_map(|(r, x)| Some((r, x.as_object()?))) {
+            if let Some((k, Value::Object(action))) = field(route, "route") {
+                add(action, &join_token(&join_index(&rbase, r), k), Some(v), Some(r));
+            }
+        }
+    }
+    out
 }
 
 fn route(o: &Map<String, Value>, index: usize, pointer: String) -> Route {
@@ -633,6 +669,50 @@ static_resources:
         assert_eq!(vh.routes[1].matcher.path, PathSpec::SafeRegex("/v[0-9]".into()));
         assert_eq!(vh.routes[1].matcher.unevaluated, ["runtime_fraction"]);
         assert_eq!(vh.routes[1].action, Action::DirectResponse { status: 200, body: Some("hi".into()) });
+    }
+
+    #[test]
+    fn mirror_lists_and_validate_clusters_are_read_where_they_are() {
+        let yaml = r#"
+resources:
+- "@type": type.googleapis.com/envoy.config.route.v3.RouteConfiguration
+  name: rt
+  validateClusters: true
+  requestMirrorPolicies: [{cluster: t}]
+  virtual_hosts:
+  - name: a
+    domains: ["*"]
+    request_mirror_policies: [{cluster: v}, {cluster_header: x}]
+    routes:
+    - {match: {prefix: /a}, redirect: {path_redirect: /b}}
+    - {match: {prefix: /}, route: {cluster: c, requestMirrorPolicies: [{cluster: r}]}}
+"#;
+        let t = tables(yaml);
+        let table = &t.tables[0];
+        assert_eq!(table.validate_clusters, Some(true));
+        let got: Vec<_> = table
+            .mirror_policies
+            .iter()
+            .map(|m| (m.virtual_host, m.route, m.pointer.as_str(), m.clusters.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, None, "/resources/0/requestMirrorPolicies", vec!["t".to_owned()]),
+                (
+                    Some(0),
+                    None,
+                    "/resources/0/virtual_hosts/0/request_mirror_policies",
+                    vec!["v".into(), String::new()]
+                ),
+                (
+                    Some(0),
+                    Some(1),
+                    "/resources/0/virtual_hosts/0/routes/1/route/requestMirrorPolicies",
+                    vec!["r".into()]
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -39,6 +39,26 @@ pub struct RouteTable {
     pub ignore_port_in_host_matching: bool,
     /// `vhds` is set: virtual hosts arrive on demand and are not in this input.
     pub vhds: bool,
+    /// `validate_clusters` as given; unset, Envoy validates an inline table's clusters and not
+    /// an RDS one's (checked with envoy 1.40).
+    pub validate_clusters: Option<bool>,
+    /// Every `request_mirror_policies` list of the table, its virtual hosts and its routes, in
+    /// input order: a route mirrors with its own list, else its virtual host's, else the
+    /// table's, and Envoy validates the clusters of the list each route uses.
+    pub mirror_policies: Vec<MirrorPolicies>,
+}
+
+/// One `request_mirror_policies` list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorPolicies {
+    /// The virtual host it is in (`None`: the table's own list).
+    pub virtual_host: Option<usize>,
+    /// The route it is in, within that virtual host (`None`: the virtual host's list).
+    pub route: Option<usize>,
+    /// JSON pointer of the list, spelled as the input spells it.
+    pub pointer: String,
+    /// Each policy's `cluster`, in order; `""` for one that mirrors by `cluster_header`.
+    pub clusters: Vec<String>,
 }
 
 impl RouteTable {

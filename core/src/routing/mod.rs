@@ -433,6 +433,8 @@ mod tests {
                 .collect(),
             ignore_port_in_host_matching: ignore_port,
             vhds: false,
+            validate_clusters: None,
+            mirror_policies: Vec::new(),
         }
     }
 
