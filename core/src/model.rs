@@ -80,6 +80,14 @@ pub struct Input<'a> {
     /// What the input holds besides listeners, each named and located: nothing is dropped
     /// without a trace.
     pub skipped: Vec<Skipped>,
+    /// The clusters the input defines, when it carries a cluster list (a bootstrap's
+    /// `static_resources.clusters`, a config_dump's clusters, a CDS response): what routes are
+    /// validated against. `None` when it carries none.
+    pub clusters: Option<ClusterList<'a>>,
+    /// RouteConfiguration resources given on their own (RDS: a DiscoveryResponse's, a
+    /// CiliumEnvoyConfig's, a config_dump's `dynamic_route_configs`), for the inventory; inline
+    /// tables are part of their listeners.
+    pub route_tables: usize,
     /// The translation a YAML input was read through (owned by the `load::Document` this input
     /// borrows from): offsets above are into its JSON. `None` for JSON and protobuf.
     pub translation: Option<&'a dyn Translation>,
@@ -93,6 +101,27 @@ impl<'a> Input<'a> {
     {
         Locator::new(file, self.translation)
     }
+}
+
+/// The clusters one input defines, by name (borrowed from the text): a name per cluster, no
+/// more, so a dump of 100k clusters costs a list of 100k string slices.
+#[derive(Debug, Default)]
+pub struct ClusterList<'a> {
+    /// Every cluster, in input order.
+    pub names: Vec<ClusterName<'a>>,
+    /// The list may lack clusters Envoy has: a bootstrap that also takes clusters from CDS, a
+    /// delta CDS response. Only its static clusters are then the complete set they are.
+    pub partial: bool,
+}
+
+/// One cluster of a [`ClusterList`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterName<'a> {
+    /// `Cluster.name`.
+    pub name: Cow<'a, str>,
+    /// A bootstrap's (or a dump's `static_clusters`): the only ones a bootstrap's inline route
+    /// tables may name, since Envoy builds its static listeners before CDS delivers anything.
+    pub is_static: bool,
 }
 
 /// A part of an input that is not a listener, so xdsck does not check it.
@@ -133,7 +162,12 @@ impl Input<'_> {
 
     /// What the input holds, counted.
     pub fn inventory(&self) -> Inventory {
-        let mut inv = Inventory { failed: self.error_states.len(), ..Inventory::default() };
+        let mut inv = Inventory {
+            failed: self.error_states.len(),
+            route_tables: self.route_tables,
+            clusters: self.clusters.as_ref().map_or(0, |c| c.names.len()),
+            ..Inventory::default()
+        };
         for s in &self.skipped {
             match s.kind {
                 SkippedKind::Document => inv.skipped_documents += 1,
@@ -168,7 +202,12 @@ pub struct Inventory {
     pub draining: usize,
     /// Rejected updates (`error_state`).
     pub failed: usize,
-    /// xDS resources of other types (clusters, route tables, secrets), not checked.
+    /// RouteConfiguration resources given on their own (RDS), checked by the route checks.
+    pub route_tables: usize,
+    /// Clusters of the input's cluster list, which routes are checked against.
+    pub clusters: usize,
+    /// xDS resources of other types (endpoints, secrets; a CiliumEnvoyConfig's clusters), not
+    /// checked.
     pub other_resources: usize,
     /// Documents that are not Envoy configuration, not checked (each is also a finding).
     pub skipped_documents: usize,

@@ -8,15 +8,19 @@ use super::codes;
 use super::error::LoadError;
 use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
 use crate::model::{
-    Casing, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState, Skipped, SkippedKind,
+    Casing, ClusterList, ClusterName, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState, Skipped,
+    SkippedKind,
 };
 use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
 
 const LISTENER_TYPE: &str = "envoy.config.listener.v3.Listener";
+const CLUSTER_TYPE: &str = "envoy.config.cluster.v3.Cluster";
+const ROUTE_TYPE: &str = "envoy.config.route.v3.RouteConfiguration";
 const GATEWAY_API_GROUP: &str = "gateway.networking.k8s.io/";
 
 pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents<'a>) -> Result<Input<'a>, LoadError> {
-    let mut walk = Walk { listeners: Vec::new(), error_states: Vec::new(), skipped: Vec::new() };
+    let mut walk =
+        Walk { listeners: Vec::new(), error_states: Vec::new(), skipped: Vec::new(), clusters: None, route_tables: 0 };
     let kind = match documents {
         Documents::One(obj) => match walk.document(*obj, String::new()) {
             Ok(kind) => kind,
@@ -76,6 +80,8 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
         listeners: walk.listeners,
         error_states: walk.error_states,
         skipped: walk.skipped,
+        clusters: walk.clusters,
+        route_tables: walk.route_tables,
         translation: text.translation(),
     })
 }
@@ -102,6 +108,8 @@ struct Walk<'a> {
     listeners: Vec<Listener<'a>>,
     error_states: Vec<ErrorState<'a>>,
     skipped: Vec<Skipped>,
+    clusters: Option<ClusterList<'a>>,
+    route_tables: usize,
 }
 
 /// A document that is none of the kinds xdsck reads: what it is instead, and the object itself
@@ -136,11 +144,22 @@ impl<'a> Walk<'a> {
             return Ok(self.config_dump(obj, &pointer));
         }
         if obj.static_resources.is_some() || obj.dynamic_resources.is_some() || obj.admin.is_some() {
+            let cds = obj
+                .dynamic_resources
+                .as_ref()
+                .is_some_and(|d| d.cds_config.is_some() || d.cds_resources_locator.is_some());
             if let Some(resources) = obj.static_resources {
                 let inner = Casing::from_camel(resources.camel);
                 let base = join_field(&join_field(&pointer, casing, "static_resources"), inner, "listeners");
                 for (i, l) in resources.listeners.unwrap_or_default().into_iter().enumerate() {
                     self.listener(l, join_index(&base, i), ListenerState::Static, None);
+                }
+                // Without `clusters` the bootstrap is taken as listeners alone, not as one
+                // that defines no cluster (what xdsck's own fixtures and extracts look like).
+                if let Some(clusters) = resources.clusters {
+                    let list = self.clusters.get_or_insert_with(ClusterList::default);
+                    list.partial |= cds;
+                    list.names.extend(clusters.into_iter().map(|c| ClusterName { name: cow(c.name), is_static: true }));
                 }
             }
             return Ok(InputKind::Bootstrap);
@@ -164,9 +183,17 @@ impl<'a> Walk<'a> {
         if obj.resources.is_some() {
             let delta = obj.system_version_info.is_some() || obj.removed_resources.is_some();
             let listener_type = obj.type_url.as_ref().is_some_and(|t| is_listener_type(&t.0));
+            // A CDS response carries the cluster list even when it is empty; a delta one only
+            // what changed.
+            if obj.type_url.as_ref().is_some_and(|t| is_type(&t.0, CLUSTER_TYPE)) {
+                self.clusters.get_or_insert_with(ClusterList::default).partial |= delta;
+            }
             let base = join_field(&pointer, casing, "resources");
             for (i, r) in obj.resources.unwrap_or_default().into_iter().enumerate() {
                 self.resource(r, join_index(&base, i), listener_type, false);
+            }
+            if delta && let Some(c) = &mut self.clusters {
+                c.partial = true;
             }
             return Ok(if delta { InputKind::DeltaDiscoveryResponse } else { InputKind::DiscoveryResponse });
         }
@@ -242,6 +269,7 @@ impl<'a> Walk<'a> {
                 self.static_entry(entry, &p);
             } else {
                 entries.push(Entry::Dump);
+                self.dump_clusters_and_routes(entry);
             }
         }
         match entries.first() {
@@ -249,6 +277,28 @@ impl<'a> Walk<'a> {
             Some(&Entry::Static) if entries.iter().all(|&e| e == Entry::Static) => InputKind::StaticListenersDump,
             _ => InputKind::ConfigDump,
         }
+    }
+
+    /// A config_dump's `ClustersConfigDump` (every cluster Envoy has: static, active and
+    /// warming, all of which a route may name) and `RoutesConfigDump` (counted).
+    fn dump_clusters_and_routes(&mut self, entry: RawObject<'a>) {
+        let is_clusters = entry.type_url().is_some_and(|t| t.ends_with(".ClustersConfigDump"));
+        if is_clusters
+            || entry.static_clusters.is_some()
+            || entry.dynamic_active_clusters.is_some()
+            || entry.dynamic_warming_clusters.is_some()
+        {
+            let list = self.clusters.get_or_insert_with(ClusterList::default);
+            for (entries, is_static) in [
+                (entry.static_clusters, true),
+                (entry.dynamic_active_clusters, false),
+                (entry.dynamic_warming_clusters, false),
+            ] {
+                let names = entries.unwrap_or_default().into_iter().filter_map(|e| e.cluster);
+                list.names.extend(names.map(|c| ClusterName { name: cow(c.name), is_static }));
+            }
+        }
+        self.route_tables += entry.dynamic_route_configs.map_or(0, |r| r.0.len());
     }
 
     /// A `ListenersConfigDump.StaticListener` on its own (`?resource=static_listeners`).
@@ -272,6 +322,17 @@ impl<'a> Walk<'a> {
             None => listener_type || r.has_listener_fields(),
         };
         if !listener {
+            let type_url = r.type_url().unwrap_or_default();
+            if is_type(type_url, ROUTE_TYPE) {
+                self.route_tables += 1;
+                return;
+            }
+            // A CiliumEnvoyConfig's clusters are not all the agent's: they stay other resources.
+            if is_type(type_url, CLUSTER_TYPE) && !cilium {
+                let list = self.clusters.get_or_insert_with(ClusterList::default);
+                list.names.push(ClusterName { name: cow(r.name), is_static: false });
+                return;
+            }
             let what = match r.type_url() {
                 Some(t) => t.rsplit(['/', '.']).next().unwrap_or(t).to_owned(),
                 None => "resource without `@type`".to_owned(),
@@ -442,7 +503,15 @@ fn is_listener(obj: &RawObject<'_>) -> bool {
 
 /// Any type URLs are `<prefix>/<full message name>`; the prefix is free-form.
 fn is_listener_type(type_url: &str) -> bool {
-    type_url.rsplit('/').next() == Some(LISTENER_TYPE)
+    is_type(type_url, LISTENER_TYPE)
+}
+
+fn is_type(type_url: &str, message: &str) -> bool {
+    type_url.rsplit('/').next() == Some(message)
+}
+
+fn cow<'a>(s: Option<super::protojson::Str<'a>>) -> Cow<'a, str> {
+    s.map(super::protojson::Str::into_cow).unwrap_or_default()
 }
 
 /// The name the Cilium agent gives a CEC resource: `<namespace>/<cec>/<name>`, unless the name
@@ -468,6 +537,50 @@ fn describe_kind(kind: &str, api_version: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each cluster's name and whether it is static, and whether the list is partial.
+    type Names = (Vec<(String, bool)>, bool);
+
+    fn clusters(text: &str) -> (Option<Names>, usize) {
+        let mut sources = crate::source::Sources::new();
+        let id = sources.add(crate::source::SourceFile::new("t.yaml", text));
+        let document = crate::load::Document::new(id, sources.get(id));
+        let input = document.load().expect("loads");
+        let list = input
+            .clusters
+            .as_ref()
+            .map(|c| (c.names.iter().map(|n| (n.name.to_string(), n.is_static)).collect::<Vec<_>>(), c.partial));
+        (list, input.route_tables)
+    }
+
+    #[test]
+    fn cluster_lists_are_read_from_every_shape_that_holds_one() {
+        // A bootstrap: static, partial when CDS may add more; without `clusters`, no list.
+        let b = "static_resources: {clusters: [{name: a}, {name: b}]}\ndynamic_resources: {cds_config: {ads: {}}}\n";
+        assert_eq!(clusters(b).0, Some((vec![("a".into(), true), ("b".into(), true)], true)));
+        assert_eq!(clusters("static_resources: {listeners: []}\n").0, None);
+        // A config_dump: static, active and warming clusters; route configs counted.
+        let dump = r#"{"configs": [
+            {"@type": "type.googleapis.com/envoy.admin.v3.ClustersConfigDump",
+             "static_clusters": [{"cluster": {"name": "s"}}],
+             "dynamic_active_clusters": [{"version_info": "1", "cluster": {"@type": "x", "name": "act"}}],
+             "dynamic_warming_clusters": [{"cluster": {"name": "warm"}}]},
+            {"@type": "type.googleapis.com/envoy.admin.v3.RoutesConfigDump",
+             "dynamic_route_configs": [{"route_config": {"name": "r1"}}, {"route_config": {"name": "r2"}}]}]}"#;
+        let (list, tables) = clusters(dump);
+        assert_eq!(list, Some((vec![("s".into(), true), ("act".into(), false), ("warm".into(), false)], false)));
+        assert_eq!(tables, 2);
+        // A CDS response, even an empty one, carries the list; a delta one only changes.
+        let cds = "type_url: type.googleapis.com/envoy.config.cluster.v3.Cluster\nresources:\n- {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c}\n";
+        assert_eq!(clusters(cds).0, Some((vec![("c".into(), false)], false)));
+        let empty = "type_url: type.googleapis.com/envoy.config.cluster.v3.Cluster\nresources: []\n";
+        assert_eq!(clusters(empty).0, Some((vec![], false)));
+        let delta = format!("system_version_info: '1'\n{cds}");
+        assert_eq!(clusters(&delta).0, Some((vec![("c".into(), false)], true)));
+        // A CiliumEnvoyConfig's clusters are not the agent's whole list.
+        let cec = "apiVersion: cilium.io/v2\nkind: CiliumEnvoyConfig\nmetadata: {name: x, namespace: n}\nspec:\n  resources:\n  - {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c}\n  - {'@type': type.googleapis.com/envoy.config.route.v3.RouteConfiguration, name: r}\n";
+        assert_eq!(clusters(cec), (None, 1));
+    }
 
     #[test]
     fn cilium_qualifies_names_like_the_agent() {

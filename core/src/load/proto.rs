@@ -52,6 +52,10 @@ pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<D
         listeners: Vec::with_capacity(resources.len()),
         error_states: Vec::new(),
         skipped: Vec::new(),
+        // Protobuf inputs' route tables are not read (XDS304 says so), nor their clusters:
+        // both stay other resources.
+        clusters: None,
+        route_tables: 0,
         translation: None,
     };
     let mut problems = Vec::new();
@@ -131,6 +135,8 @@ pub fn load_discovery_response(id: SourceId, bytes: &[u8]) -> (Input<'static>, V
                 listeners: Vec::new(),
                 error_states: Vec::new(),
                 skipped: Vec::new(),
+                clusters: None,
+                route_tables: 0,
                 translation: None,
             };
             let d = Diagnostic::new(&codes::INVALID_FIELD, format!("not a DiscoveryResponse protobuf: {e}"))

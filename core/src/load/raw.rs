@@ -84,6 +84,12 @@ proto_message! {
         // ListenersConfigDump
         static_listeners: Repeated<RawStaticListener<'a>> = "static_listeners" | "staticListeners",
         dynamic_listeners: Repeated<RawDynamicListener<'a>> = "dynamic_listeners" | "dynamicListeners",
+        // ClustersConfigDump: only the clusters' names are read, for the routes' cluster check
+        static_clusters: Repeated<RawClusterEntry<'a>> = "static_clusters" | "staticClusters",
+        dynamic_active_clusters: Repeated<RawClusterEntry<'a>> = "dynamic_active_clusters" | "dynamicActiveClusters",
+        dynamic_warming_clusters: Repeated<RawClusterEntry<'a>> = "dynamic_warming_clusters" | "dynamicWarmingClusters",
+        // RoutesConfigDump: counted for the inventory (the route pass reads the tables)
+        dynamic_route_configs: Repeated<RawNamed<'a>> = "dynamic_route_configs" | "dynamicRouteConfigs",
         // ListenersConfigDump.DynamicListener (the `?resource=dynamic_listeners` form)
         active_state: RawListenerState<'a> = "active_state" | "activeState",
         warming_state: RawListenerState<'a> = "warming_state" | "warmingState",
@@ -91,7 +97,7 @@ proto_message! {
         error_state: RawUpdateFailure<'a> = "error_state" | "errorState",
         // Bootstrap
         static_resources: RawStaticResources<'a> = "static_resources" | "staticResources",
-        dynamic_resources: Present = "dynamic_resources" | "dynamicResources",
+        dynamic_resources: RawDynamicResources<'a> = "dynamic_resources" | "dynamicResources",
         admin: Present = "admin",
         node: Present = "node",
         // DiscoveryResponse, DeltaDiscoveryResponse
@@ -229,6 +235,22 @@ proto_message! {
 proto_message! {
     pub(crate) struct RawStaticResources<'a> as "a Bootstrap.StaticResources object" {
         listeners: Repeated<RawObject<'a>> = "listeners",
+        clusters: Repeated<RawNamed<'a>> = "clusters",
+    }
+}
+
+proto_message! {
+    /// Whether a bootstrap takes clusters from CDS too (its static list is then not all of them).
+    pub(crate) struct RawDynamicResources<'a> as "a Bootstrap.DynamicResources object" {
+        cds_config: Present = "cds_config" | "cdsConfig",
+        cds_resources_locator: Present = "cds_resources_locator" | "cdsResourcesLocator",
+    }
+}
+
+proto_message! {
+    /// A ClustersConfigDump entry (`StaticCluster`, `DynamicCluster`): its cluster's name.
+    pub(crate) struct RawClusterEntry<'a> as "a ClustersConfigDump cluster entry" {
+        cluster: RawNamed<'a> = "cluster",
     }
 }
 

@@ -31,7 +31,12 @@ struct Input<'r> {
     warming: usize,
     draining: usize,
     failed: usize,
-    /// xDS resources of other types (clusters, route tables): not checked.
+    /// RouteConfiguration resources given on their own (RDS), checked by the route checks.
+    route_tables: usize,
+    /// Clusters of the input's cluster list, which routes are checked against.
+    clusters: usize,
+    /// xDS resources of other types (endpoints, secrets; a CiliumEnvoyConfig's clusters): not
+    /// checked.
     other_resources: usize,
     /// Documents that are not Envoy configuration (each also an `XDS302` finding).
     skipped_documents: usize,
@@ -76,6 +81,9 @@ struct Summary {
     /// Findings left out (selection, ignores, annotations, baseline); `suppressed_by` says why.
     suppressed: usize,
     suppressed_by: SuppressedBy,
+    /// What the run could not check for want of input (e.g. routes' clusters without a
+    /// cluster list), once per run.
+    notes: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -185,6 +193,8 @@ fn inputs<'r>(report: &Report, sources: &'r Sources) -> Vec<Input<'r>> {
             warming: i.inventory.warming,
             draining: i.inventory.draining,
             failed: i.inventory.failed,
+            route_tables: i.inventory.route_tables,
+            clusters: i.inventory.clusters,
             other_resources: i.inventory.other_resources,
             skipped_documents: i.inventory.skipped_documents,
         })
@@ -218,6 +228,7 @@ fn summary(report: &Report) -> Summary {
             ignore: report.suppressed.ignored,
             baseline: report.suppressed.baseline,
         },
+        notes: report.notes.clone(),
     }
 }
 

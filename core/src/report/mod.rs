@@ -26,6 +26,9 @@ pub struct Report {
     pub failed_inputs: usize,
     /// The findings left out of `findings`, by why.
     pub suppressed: Suppressed,
+    /// What the run could not check for want of input, said once for the whole run (a check
+    /// that had nothing to run on is not "no findings").
+    pub notes: Vec<String>,
 }
 
 /// How many findings a run left out, by why: every one is counted, none vanishes silently.

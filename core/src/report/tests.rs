@@ -120,7 +120,15 @@ pub(crate) fn fixture() -> (Sources, Report) {
             InputSummary {
                 source: dump,
                 kind: Some("config_dump"),
-                inventory: Inventory { listeners: 3, filter_chains: 41, warming: 1, failed: 1, ..Inventory::default() },
+                inventory: Inventory {
+                    listeners: 3,
+                    filter_chains: 41,
+                    warming: 1,
+                    failed: 1,
+                    route_tables: 2,
+                    clusters: 5,
+                    ..Inventory::default()
+                },
                 versions: Vec::new(),
                 yaml: false,
             },
@@ -136,6 +144,10 @@ pub(crate) fn fixture() -> (Sources, Report) {
         findings: vec![info, warning, unreadable, non_ascii, error],
         failed_inputs: 1,
         suppressed: Default::default(),
+        notes: vec![
+            "routes' clusters not checked (XDS117) in CiliumEnvoyConfigs: the cilium-agent adds clusters of its own"
+                .to_owned(),
+        ],
     };
     report.sort();
     (sources, report)
@@ -225,7 +237,8 @@ fn json() {
     assert_eq!(
         value["summary"],
         serde_json::json!({"error": 2, "warning": 1, "info": 2, "suppressed": 0,
-            "suppressed_by": {"not_selected": 0, "annotation": 0, "ignore": 0, "baseline": 0}})
+            "suppressed_by": {"not_selected": 0, "annotation": 0, "ignore": 0, "baseline": 0},
+            "notes": ["routes' clusters not checked (XDS117) in CiliumEnvoyConfigs: the cilium-agent adds clusters of its own"]})
     );
     // What `attach --watch` prints per finding is exactly what the report holds.
     assert_eq!(serde_json::Value::Array(json::finding_values(&report, &sources)), value["findings"]);

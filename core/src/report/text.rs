@@ -75,6 +75,9 @@ fn footer(
     for input in &report.inputs {
         writeln!(out, "{}", input_line(input, sources))?;
     }
+    for note in &report.notes {
+        writeln!(out, "note: {note}")?;
+    }
     writeln!(out, "{}", tally(report))
 }
 
@@ -92,6 +95,8 @@ fn input_line(input: &InputSummary, sources: &Sources) -> String {
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .chain((inv.failed > 0).then(|| plural(inv.failed, "failed update")))
+        .chain((inv.route_tables > 0).then(|| plural(inv.route_tables, "route table")))
+        .chain((inv.clusters > 0).then(|| plural(inv.clusters, "cluster")))
         .chain(
             (inv.other_resources > 0).then(|| format!("{} not checked", plural(inv.other_resources, "other resource"))),
         )
