@@ -3,9 +3,10 @@
 //! error-severity finding, and then Envoy's message equals the `envoy_error` of one of them
 //! (Envoy stops at its first error; xdsck reports all).
 //!
-//! Each fixture's listeners become the static listeners of a minimal JSON bootstrap (stub
-//! clusters for any cluster they name); `envoy --mode validate` and `xdsck --format json` both
-//! read that same file. So this tests the *bootstrap* behaviour: where LDS differs (a repeated
+//! Each fixture's listeners become the static listeners of a minimal JSON bootstrap, its CDS
+//! clusters static clusters (a fixture without any cluster gets an empty stub for every cluster
+//! it names, so only a fixture that holds its clusters tests them); `envoy --mode validate` and
+//! `xdsck --format json` both read that same file. So this tests the *bootstrap* behaviour: where LDS differs (a repeated
 //! listener name rejects an LDS response but is skipped silently among static listeners), the
 //! fixture says so and the LDS behaviour is covered by the unit fixtures only (see
 //! testdata/checks/README.md). CiliumEnvoyConfig fixtures are skipped: the cilium-agent
@@ -80,6 +81,7 @@ fn bootstrap(doc: &Value) -> Result<Value, &'static str> {
     };
     let mut base: Option<Value> = None;
     let mut listeners: Vec<Value> = Vec::new();
+    let mut cds: Vec<Value> = Vec::new();
     for d in docs {
         let Some(obj) = d.as_object() else { return Err("not an object") };
         if obj.contains_key("apiVersion") || obj.contains_key("kind") {
@@ -94,15 +96,23 @@ fn bootstrap(doc: &Value) -> Result<Value, &'static str> {
             // An LDS DiscoveryResponse: its listeners, run as static ones.
             for r in resources {
                 let mut r = r.clone();
-                let route_table =
-                    r.get("@type").and_then(Value::as_str).is_some_and(|t| t.ends_with(".RouteConfiguration"));
+                let type_is = |t: &str| r.get("@type").and_then(Value::as_str).is_some_and(|x| x.ends_with(t));
+                let (route_table, cluster) = (type_is(".RouteConfiguration"), type_is(".cluster.v3.Cluster"));
                 if let Some(o) = r.as_object_mut() {
                     o.remove("@type");
+                    // Served inline below, an RDS table keeps RDS's default: its clusters are
+                    // validated only when it asks (checked with envoy 1.40, live).
+                    if route_table && !o.contains_key("validate_clusters") && !o.contains_key("validateClusters") {
+                        o.insert("validate_clusters".to_owned(), json!(false));
+                    }
                 }
                 if route_table {
                     // `--mode validate` does not fetch RDS; Envoy builds an RDS table as it
                     // builds an inline one (the same texts), so it is served inline here.
                     listeners.push(inline_route_listener(listeners.len(), r));
+                } else if cluster {
+                    // Nor CDS: the clusters of a CDS response become static ones.
+                    cds.push(r);
                 } else {
                     listeners.push(r);
                 }
@@ -123,16 +133,16 @@ fn bootstrap(doc: &Value) -> Result<Value, &'static str> {
     if let Some(l) = list.as_array_mut() {
         l.extend(listeners);
     }
-    // Clusters the listeners name but nobody defines get an empty STATIC stub.
+    // A fixture that holds no cluster gets an empty STATIC stub for each cluster it names: its
+    // routes are about something else. One that holds clusters is run as it is.
+    let holds_clusters = sr.contains_key("clusters") || !cds.is_empty();
     let mut named = BTreeSet::new();
-    referenced_clusters(&sr["listeners"], &mut named);
+    if !holds_clusters {
+        referenced_clusters(&sr["listeners"], &mut named);
+    }
     let clusters = sr.entry("clusters").or_insert_with(|| json!([]));
     if let Some(c) = clusters.as_array_mut() {
-        for existing in c.iter() {
-            if let Some(n) = existing.get("name").and_then(Value::as_str) {
-                named.remove(n);
-            }
-        }
+        c.extend(cds);
         c.extend(named.into_iter().map(|n| json!({"name": n, "type": "STATIC", "connect_timeout": "1s"})));
     }
     Ok(b)

@@ -125,6 +125,7 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
         },
     );
     report.findings.extend(found);
+    report.notes.extend(checks::clusters_not_checked(&snapshot).map(str::to_owned));
     suppress(&mut report, &snapshot, sources, &options.settings);
     report
 }
@@ -159,6 +160,7 @@ pub fn analyze_inputs_with(
     let snapshot = Snapshot { inputs };
     report.findings.extend(problems);
     report.findings.extend(checks::run_all(&snapshot, sources));
+    report.notes.extend(checks::clusters_not_checked(&snapshot).map(str::to_owned));
     suppress(&mut report, &snapshot, sources, settings);
     report
 }

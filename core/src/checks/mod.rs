@@ -40,6 +40,9 @@ pub(crate) use route_not_analysed::RULE as ROUTE_NOT_ANALYSED;
 mod shadowed_route;
 mod skipped_document;
 mod unimplemented_field;
+mod unknown_cluster;
+/// What the report says when routes' clusters could not be checked.
+pub(crate) use unknown_cluster::not_checked as clusters_not_checked;
 mod unmatchable_domain;
 mod unreachable_filter_chain;
 mod unrouted_server_name;
@@ -253,6 +256,7 @@ pub static ALL: &[&dyn Check] = &[
     &duplicate_domain::DuplicateDomain,
     &matcher_and_routes::MatcherAndRoutes,
     &invalid_virtual_host::InvalidVirtualHost,
+    &unknown_cluster::UnknownCluster,
     &match_blackhole::MatchBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,

@@ -1,0 +1,278 @@
+//! `unknown-cluster`: a route sends requests to (or mirrors them to) a cluster that the run's
+//! cluster list does not have. Envoy validates a route table's clusters when it builds it
+//! (`validate_clusters`, true by default for an inline table, false for an RDS one) and refuses
+//! the table at the first unknown one; every one is reported here.
+//!
+//! Only where the run holds the clusters: a bootstrap's `static_resources.clusters`, a
+//! config_dump's clusters, a CDS response. Without a cluster list nothing can be said, and the
+//! report says so once ([`not_checked`]) instead of passing the routes as clean.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::checks::{Check, Context, TableCx, envoy_text};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::model::route::{Action, MirrorPolicies, TableOrigin};
+use crate::model::{InputKind, ListenerState, NetworkFilterKind, RouteSource, Snapshot};
+use crate::source::{SourceId, join_index, join_token};
+
+declare_rule! {
+    pub(crate) static RULE for UnknownCluster = {
+        code: "XDS117",
+        name: "unknown-cluster",
+        severity: Severity::Error,
+        summary: "A route names a cluster (as its target, a weighted cluster or a mirror) that the run's cluster list does not have: Envoy rejects the route table.",
+        explanation: "unknown_cluster.md",
+    }
+}
+
+pub(crate) struct UnknownCluster;
+
+/// How a route uses a cluster, which Envoy's text names.
+#[derive(Clone, Copy)]
+pub(crate) enum Use {
+    /// `route.cluster`.
+    Target,
+    /// One of `route.weighted_clusters.clusters`.
+    Weighted,
+    /// A `request_mirror_policies` entry (Envoy's "shadow").
+    Mirror,
+}
+
+/// The clusters of the run, as Envoy validates routes against them.
+struct Known<'s> {
+    /// Every cluster of every input (CiliumEnvoyConfigs' excepted, see the explanation).
+    all: HashSet<&'s str>,
+    /// Some input lists every cluster Envoy has (not only the static ones).
+    complete: bool,
+    /// Each input's static clusters, for its own static listeners: a bootstrap builds them
+    /// before CDS has delivered anything (checked with envoy 1.40, live).
+    statics: HashMap<SourceId, HashSet<&'s str>>,
+}
+
+impl<'s> Known<'s> {
+    fn of(snapshot: &'s Snapshot<'_>) -> Self {
+        let mut k = Known { all: HashSet::new(), complete: false, statics: HashMap::new() };
+        for input in &snapshot.inputs {
+            let Some(list) = &input.clusters else { continue };
+            k.complete |= !list.partial;
+            let statics = k.statics.entry(input.source).or_default();
+            for c in &list.names {
+                k.all.insert(&c.name);
+                if c.is_static {
+                    statics.insert(&c.name);
+                }
+            }
+        }
+        k
+    }
+
+    /// The clusters a table is validated against, or `None` when the run does not have them.
+    fn for_table(&self, t: &TableCx<'_, '_>) -> Option<&HashSet<&'s str>> {
+        match &t.listener {
+            Some((l, _)) if l.listener.state == ListenerState::Static => self.statics.get(&t.table.source),
+            _ => self.complete.then_some(&self.all),
+        }
+    }
+}
+
+/// Whether a table comes from an input whose verdict is already made (a config_dump: Envoy
+/// accepted what it lists) or made by someone else (a CiliumEnvoyConfig: the agent adds
+/// clusters of its own before Envoy sees it).
+fn not_ours(kind: InputKind, pointer: &str) -> bool {
+    match kind {
+        InputKind::ConfigDump | InputKind::DynamicListenersDump | InputKind::StaticListenersDump => true,
+        InputKind::CiliumEnvoyConfig => true,
+        // A stream mixing kinds: the place of the table tells.
+        InputKind::Mixed => pointer.contains("/spec/resources/") || pointer.contains("/configs/"),
+        _ => false,
+    }
+}
+
+fn diagnostic(t: &TableCx<'_, '_>, at: &[String], what: Use, cluster: &str, whose: String) -> Diagnostic {
+    let pointer = at.iter().find(|p| t.text.locate_pointer(p).is_some()).unwrap_or(&at[0]);
+    let role = match what {
+        Use::Target => "sends requests to",
+        Use::Weighted => "splits requests to",
+        Use::Mirror => "mirrors requests to",
+    };
+    let message = format!(
+        "{whose} {role} cluster '{cluster}', which no cluster list of this run defines (route table '{}')",
+        t.table.display_name()
+    );
+    let d =
+        Diagnostic::new(&RULE, message).at(t.location(pointer)).envoy_error(envoy_text::unknown_cluster(what, cluster));
+    let d = match (&t.listener, &t.table.origin) {
+        (Some((l, _)), _) if l.listener.state == ListenerState::Static => d.note(
+            "the table is inline in a static listener: Envoy builds it before CDS delivers any cluster, so only the bootstrap's static_resources.clusters count, and it rejects the bootstrap",
+        ),
+        (_, TableOrigin::Inline | TableOrigin::DumpStatic) => d.note(
+            "the table is inline in the listener's http_connection_manager: Envoy rejects the listener; add the cluster, or set validate_clusters: false to have such requests answered 503",
+        ),
+        (_, TableOrigin::Rds) => d.note(
+            "validate_clusters is true on this RDS table: Envoy rejects the update and keeps the table it had (a fresh Envoy has none)",
+        ),
+    };
+    t.attach(d)
+}
+
+impl Check for UnknownCluster {
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        let known = Known::of(cx.snapshot);
+        let kind_of = |s: SourceId| cx.snapshot.inputs.iter().find(|i| i.source == s).map(|i| i.kind);
+        for t in cx.route_tables() {
+            let table = t.table;
+            if kind_of(table.source).is_none_or(|k| not_ours(k, &table.pointer))
+                || !table.validate_clusters.unwrap_or(table.origin == TableOrigin::Inline)
+            {
+                continue;
+            }
+            let Some(clusters) = known.for_table(&t) else { continue };
+            let unknown = |c: &str| !c.is_empty() && !clusters.contains(c);
+            // The mirror lists routes use: each route its own, else its virtual host's, else the
+            // table's (a virtual host without routes validates none).
+            let lists: HashMap<(Option<usize>, Option<usize>), usize> =
+                table.mirror_policies.iter().enumerate().map(|(i, m)| ((m.virtual_host, m.route), i)).collect();
+            let mut used = vec![false; table.mirror_policies.len()];
+            for (v, vh) in table.virtual_hosts.iter().enumerate() {
+                for r in &vh.routes {
+                    let whose = || format!("route '{}' of virtual host '{}'", r.display_name(), vh.name);
+                    let action = join_token(&r.pointer, "route");
+                    match &r.action {
+                        Action::Cluster(c) if unknown(c) => {
+                            out.push(diagnostic(&t, &[join_token(&action, "cluster")], Use::Target, c, whose()));
+                        }
+                        Action::WeightedClusters(w) => {
+                            for (i, (c, _)) in w.iter().enumerate().filter(|(_, (c, _))| unknown(c)) {
+                                let at = ["weighted_clusters", "weightedClusters"].map(|k| {
+                                    join_token(&join_index(&join_token(&join_token(&action, k), "clusters"), i), "name")
+                                });
+                                out.push(diagnostic(&t, &at, Use::Weighted, c, whose()));
+                            }
+                        }
+                        _ => {}
+                    }
+                    let list = [(Some(v), Some(r.index)), (Some(v), None), (None, None)]
+                        .into_iter()
+                        .find_map(|key| lists.get(&key));
+                    if let Some(&i) = list {
+                        used[i] = true;
+                    }
+                }
+            }
+            for (m, _) in table.mirror_policies.iter().zip(&used).filter(|(_, u)| **u) {
+                let whose = match (m.virtual_host, m.route) {
+                    (Some(v), Some(r)) => format!(
+                        "route '{}' of virtual host '{}'",
+                        table.virtual_hosts[v]
+                            .routes
+                            .iter()
+                            .find(|x| x.index == r)
+                            .map_or_else(|| format!("routes[{r}]"), |x| x.display_name()),
+                        table.virtual_hosts[v].name
+                    ),
+                    (Some(v), None) => format!("virtual host '{}'", table.virtual_hosts[v].name),
+                    _ => "the route table".to_owned(),
+                };
+                mirrors(&t, m, &whose, &unknown, out);
+            }
+        }
+    }
+}
+
+fn mirrors(
+    t: &TableCx<'_, '_>,
+    m: &MirrorPolicies,
+    whose: &str,
+    unknown: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    for (i, c) in m.clusters.iter().enumerate().filter(|(_, c)| unknown(c)) {
+        let at = join_token(&join_index(&m.pointer, i), "cluster");
+        out.push(diagnostic(t, &[at], Use::Mirror, c, whose.to_owned()));
+    }
+}
+
+/// What the report says when routes that Envoy validates could not be checked for lack of a
+/// cluster list, once for the run: `None` when there is nothing to say. Read from what the
+/// loaders saw (inline tables of live listeners, RDS tables), before the route pass.
+pub(crate) fn not_checked(snapshot: &Snapshot<'_>) -> Option<&'static str> {
+    let has_routes = |i: &crate::model::Input<'_>| {
+        i.route_tables > 0
+            || i.listeners.iter().filter(|l| l.state.is_live()).any(|l| {
+                l.filter_chains.iter().chain(&l.default_filter_chain).flat_map(|c| &c.filters).any(|f| {
+                    matches!(
+                        &f.kind,
+                        NetworkFilterKind::HttpConnectionManager { routes: RouteSource::Inline { .. }, .. }
+                    )
+                })
+            })
+    };
+    let dump = |k: InputKind| {
+        matches!(k, InputKind::ConfigDump | InputKind::DynamicListenersDump | InputKind::StaticListenersDump)
+    };
+    let routed: Vec<_> = snapshot.inputs.iter().filter(|i| !dump(i.kind) && has_routes(i)).collect();
+    if routed.iter().any(|i| i.kind != InputKind::CiliumEnvoyConfig)
+        && snapshot.inputs.iter().all(|i| i.clusters.is_none())
+    {
+        return Some(
+            "routes' clusters not checked (XDS117): no input holds a cluster list (bootstrap static_resources.clusters, config_dump clusters, CDS response)",
+        );
+    }
+    if routed.iter().any(|i| i.kind == InputKind::CiliumEnvoyConfig) {
+        return Some(
+            "routes' clusters not checked (XDS117) in CiliumEnvoyConfigs: the cilium-agent adds clusters of its own",
+        );
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Options, SourceFile, Sources};
+
+    const RDS: &str = r#"
+type_url: type.googleapis.com/envoy.config.route.v3.RouteConfiguration
+resources:
+- "@type": type.googleapis.com/envoy.config.route.v3.RouteConfiguration
+  name: next
+  validate_clusters: true
+  virtual_hosts:
+  - name: all
+    domains: ["*"]
+    routes:
+    - {match: {prefix: /v2}, route: {cluster: api-v2}}
+    - {match: {prefix: /}, route: {cluster: gone}}
+"#;
+
+    fn run(files: &[(&str, String)]) -> crate::report::Report {
+        let mut sources = Sources::new();
+        for (name, text) in files {
+            sources.add(SourceFile::new(*name, text.clone()));
+        }
+        crate::analyze(&sources, &Options::default())
+    }
+
+    #[test]
+    fn a_config_dump_lends_its_clusters_to_the_other_inputs_of_the_run() {
+        let dump = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../testdata/checks/unknown-cluster/ok-config-dump.yaml"
+        ))
+        .expect("fixture");
+        let report = run(&[("dump.yaml", dump), ("next.yaml", RDS.to_owned())]);
+        let errors: Vec<_> = report.findings.iter().filter(|d| d.rule.code == "XDS117").collect();
+        // `api-v2` is warming in the dump, which Envoy counts; `gone` is nowhere. The dump's own
+        // table (naming `api-v1`, absent) was accepted by Envoy and is not checked again.
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].envoy_error.as_deref(), Some("route: unknown cluster 'gone'"));
+        assert!(report.notes.is_empty(), "{:?}", report.notes);
+    }
+
+    #[test]
+    fn without_a_cluster_list_the_report_says_the_clusters_were_not_checked() {
+        let report = run(&[("next.yaml", RDS.to_owned())]);
+        assert!(report.findings.iter().all(|d| d.rule.code != "XDS117"));
+        assert_eq!(report.notes.len(), 1);
+        assert!(report.notes[0].contains("no input holds a cluster list"), "{:?}", report.notes);
+    }
+}
