@@ -693,6 +693,9 @@ pub struct TransportSocket<'a> {
     pub name: Cow<'a, str>,
     /// `typed_config["@type"]`, when given.
     pub type_url: Option<Cow<'a, str>>,
+    /// `common_tls_context.alpn_protocols` of a DownstreamTlsContext: what the chain offers a
+    /// client in ALPN (`h2` makes a browser speak HTTP/2 and coalesce connections).
+    pub alpn_protocols: Vec<Cow<'a, str>>,
 }
 
 impl TransportSocket<'_> {

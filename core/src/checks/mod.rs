@@ -13,6 +13,7 @@ mod duplicate_listener_address;
 mod duplicate_listener_in_update;
 mod duplicate_static_listener;
 mod envoy_text;
+mod h2_coalescing_misroute;
 mod invalid_cidr;
 mod invalid_port;
 mod invalid_virtual_host;
@@ -270,6 +271,7 @@ pub static ALL: &[&dyn Check] = &[
     &shadowed_route::ShadowedRoute,
     &unmatchable_domain::UnmatchableDomain,
     &unrouted_server_name::UnroutedServerName,
+    &h2_coalescing_misroute::H2CoalescingMisroute,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,

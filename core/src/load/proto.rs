@@ -13,6 +13,7 @@ use envoy_types::pb::envoy::config::core::v3 as core;
 use envoy_types::pb::envoy::config::listener::v3 as listener;
 use envoy_types::pb::envoy::extensions::filters::network::http_connection_manager::v3 as hcm;
 use envoy_types::pb::envoy::extensions::filters::network::tcp_proxy::v3 as tcp_proxy;
+use envoy_types::pb::envoy::extensions::transport_sockets::tls::v3 as tls;
 use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryResponse, Resource};
 use envoy_types::pb::google::protobuf::Any;
 use envoy_types::pb::xds::r#type::matcher::v3 as xm;
@@ -257,9 +258,15 @@ fn chain(c: &listener::FilterChain, index: ChainIndex) -> FilterChain<'static> {
             application_protocols: m.application_protocols.iter().map(|s| own(s)).collect(),
         }),
         filters: c.filters.iter().map(filter).collect(),
-        transport_socket: c.transport_socket.as_ref().map(|t| TransportSocket {
-            name: own(&t.name),
-            type_url: t.config_type.as_ref().map(|core::transport_socket::ConfigType::TypedConfig(a)| own(&a.type_url)),
+        transport_socket: c.transport_socket.as_ref().map(|t| {
+            let any = t.config_type.as_ref().map(|core::transport_socket::ConfigType::TypedConfig(a)| a);
+            let tls = any.and_then(decode::<tls::DownstreamTlsContext>);
+            let alpn = tls.and_then(|t| t.common_tls_context).map(|c| c.alpn_protocols).unwrap_or_default();
+            TransportSocket {
+                name: own(&t.name),
+                type_url: any.map(|a| own(&a.type_url)),
+                alpn_protocols: alpn.into_iter().map(Cow::Owned).collect(),
+            }
         }),
     }
 }

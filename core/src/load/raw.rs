@@ -409,9 +409,11 @@ impl<'a> RawFilterChain<'a> {
             casing: Casing::from_camel(self.camel),
             filter_chain_match: self.filter_chain_match.map(RawFilterChainMatch::into_model),
             filters: exact(self.filters, RawFilter::into_model),
-            transport_socket: self.transport_socket.map(|t| TransportSocket {
-                name: cow(t.name),
-                type_url: t.typed_config.and_then(|c| c.type_url).map(Str::into_cow),
+            transport_socket: self.transport_socket.map(|t| {
+                let (type_url, alpn) = t
+                    .typed_config
+                    .map_or((None, None), |c| (c.type_url, c.common_tls_context.and_then(|ctx| ctx.alpn_protocols)));
+                TransportSocket { name: cow(t.name), type_url: type_url.map(Str::into_cow), alpn_protocols: cows(alpn) }
             }),
         }
     }
@@ -476,7 +478,21 @@ impl<'de> Deserialize<'de> for SourceType {
 proto_message! {
     pub(crate) struct RawTransportSocket<'a> as "a TransportSocket object" {
         name: Str<'a> = "name",
-        typed_config: RawTypeOnly<'a> = "typed_config" | "typedConfig",
+        typed_config: RawTlsConfig<'a> = "typed_config" | "typedConfig",
+    }
+}
+
+proto_message! {
+    /// A transport socket's typed_config: its type, and the ALPN a DownstreamTlsContext offers.
+    pub(crate) struct RawTlsConfig<'a> as "a typed_config object" {
+        type_url: Str<'a> = "@type",
+        common_tls_context: RawCommonTlsContext<'a> = "common_tls_context" | "commonTlsContext",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawCommonTlsContext<'a> as "a CommonTlsContext object" {
+        alpn_protocols: Repeated<Str<'a>> = "alpn_protocols" | "alpnProtocols",
     }
 }
 

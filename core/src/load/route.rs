@@ -17,7 +17,8 @@ use serde_json::{Map, Value};
 
 use crate::model::Snapshot;
 use crate::model::route::{
-    Action, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, MirrorPolicies, NotAnalysed, PathSpec, RequireTls, Route,
+    Action, CodecType, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, MirrorPolicies, NotAnalysed, PathSpec,
+    RequireTls, Route,
     RouteMatch, RouteTable, RouteTables, TableOrigin, VirtualHost,
 };
 use crate::source::{SourceId, Sources, join_index, join_token};
@@ -118,6 +119,16 @@ fn boolean(o: &Map<String, Value>, snake: &str) -> Option<bool> {
     }
 }
 
+/// `codec_type`, by name or number (protobuf JSON takes both); anything else is the default.
+fn codec_type(v: Option<&Value>) -> CodecType {
+    match v.and_then(|v| v.as_str().map(str::to_owned).or_else(|| v.as_u64().map(|n| n.to_string()))).as_deref() {
+        Some("HTTP1" | "1") => CodecType::Http1,
+        Some("HTTP2" | "2") => CodecType::Http2,
+        Some("HTTP3" | "3") => CodecType::Http3,
+        _ => CodecType::Auto,
+    }
+}
+
 fn u32_of(v: &Value) -> Option<u32> {
     match v {
         Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
@@ -158,7 +169,7 @@ fn pointer_of(path: &[Seg<'_>]) -> String {
 /// fields are walked as they stream past (or skipped, once its `@type` says it is one of the
 /// two); these are kept as borrowed raw text until the object's end says what it is, and only
 /// then parsed into values (for the two message types) or walked (for any other object).
-const KEPT: [&str; 21] = [
+const KEPT: [&str; 23] = [
     "rds",
     "route_config",
     "routeConfig",
@@ -168,6 +179,8 @@ const KEPT: [&str; 21] = [
     "stripAnyHostPort",
     "strip_matching_host_port",
     "stripMatchingHostPort",
+    "codec_type",
+    "codecType",
     "name",
     "virtual_hosts",
     "virtualHosts",
@@ -380,6 +393,7 @@ impl Walker<'_> {
             routes,
             strip_any_host_port: boolean(o, "strip_any_host_port").unwrap_or(false),
             strip_matching_host_port: boolean(o, "strip_matching_host_port").unwrap_or(false),
+            codec_type: codec_type(get(o, "codec_type")),
             pointer,
         };
         self.out.push_hcm(hcm);

@@ -299,6 +299,30 @@ pub struct Hcm {
     pub strip_any_host_port: bool,
     /// `strip_matching_host_port`: the Host's `:port` is dropped only when it is the listener's.
     pub strip_matching_host_port: bool,
+    /// `codec_type`: whether a TLS client that negotiated `h2` is spoken to in HTTP/2.
+    pub codec_type: CodecType,
+}
+
+/// `HttpConnectionManager.CodecType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CodecType {
+    /// `AUTO` (the default): HTTP/2 when ALPN says `h2` (or the client opens with the HTTP/2
+    /// preface), HTTP/1.1 otherwise.
+    #[default]
+    Auto,
+    /// `HTTP1` only.
+    Http1,
+    /// `HTTP2` only.
+    Http2,
+    /// `HTTP3` (QUIC listeners).
+    Http3,
+}
+
+impl CodecType {
+    /// Whether a connection of this manager can be HTTP/2.
+    pub fn speaks_http2(self) -> bool {
+        matches!(self, CodecType::Auto | CodecType::Http2)
+    }
 }
 
 /// A part of the route configuration xdsck does not analyse, and where it is.

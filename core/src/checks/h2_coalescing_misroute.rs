@@ -1,0 +1,308 @@
+//! `h2-coalescing-misroute`: two TLS-terminating chains of one listener serve names one
+//! certificate may cover, the first offers `h2`, and their route tables treat the second's name
+//! differently. A browser that holds an HTTP/2 connection for the first name reuses it for the
+//! second (connection coalescing, RFC 9113 §9.1.1); Envoy chose the chain once, by SNI, and
+//! routes that request with the first chain's table (envoyproxy/envoy#6767).
+//!
+//! xdsck cannot see certificates (they often come by SDS), so it takes a chain's certificate to
+//! cover what its `server_names` cover, with a certificate's wildcard reach: `*.example.com`
+//! covers `api.example.com`, not `a.b.example.com`. Which chain a connection reaches is asked of
+//! the listener's own selection ([`crate::graph::select::ListenerMatch`]) with the address the
+//! first chain is reached on, so both connections are to the same IP and port. Reported only
+//! where it is certain that the two answers differ: both tables are in the input, the request
+//! reaches different virtual hosts that route differently (or one reaches none), and the first
+//! table does not already answer the name with a 421.
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
+
+use crate::checks::{Check, Context, ListenerCx};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::graph::trace::{Client, Connection, Outcome};
+use crate::model::route::{Action, Hcm, HcmRoutes, RouteTable, VirtualHost};
+use crate::model::{Address, FilterChain, Protocol};
+use crate::routing::{DomainIndex, Request, RouteOutcome, select_route, strip_port};
+
+declare_rule! {
+    pub(crate) static RULE for H2CoalescingMisroute = {
+        code: "XDS214",
+        name: "h2-coalescing-misroute",
+        severity: Severity::Warning,
+        summary: "An HTTP/2 connection opened for one TLS chain's name may carry requests for a name another chain serves (connection coalescing): they are routed by the first chain's route table.",
+        explanation: "h2_coalescing_misroute.md",
+    }
+}
+
+pub(crate) struct H2CoalescingMisroute;
+
+/// What browsers offer in ALPN: Envoy's chain selection compares it with `application_protocols`.
+const BROWSER_ALPN: [&str; 2] = ["h2", "http/1.1"];
+
+/// A chain's one HTTP connection manager and the table it routes with, when the input holds it.
+#[derive(Clone, Copy)]
+struct Http<'s> {
+    hcm: &'s Hcm,
+    table: &'s RouteTable,
+}
+
+fn http_of<'s>(cx: &Context<'s, '_>, l: &ListenerCx<'s, '_>, chain: &FilterChain<'_>) -> Option<Http<'s>> {
+    let pointer = l.listener.chain_pointer(chain);
+    let mut hcms = cx.routes.hcms_of_chain(l.source, &pointer);
+    let hcm = hcms.next()?;
+    if hcms.next().is_some() {
+        return None;
+    }
+    let table = cx.routes.table_of(hcm).filter(|t| !t.vhds)?;
+    Some(Http { hcm, table })
+}
+
+/// Whether the two managers route with the same table (one RDS name, or one inline table).
+fn same_table(a: Http<'_>, b: Http<'_>) -> bool {
+    std::ptr::eq(a.table, b.table)
+        || matches!((&a.hcm.routes, &b.hcm.routes), (HcmRoutes::Rds(x), HcmRoutes::Rds(y)) if x == y)
+}
+
+/// The `h2` a client can negotiate with the chain, and a manager that speaks it.
+fn offers_h2(chain: &FilterChain<'_>, http: Http<'_>) -> bool {
+    chain.terminates_tls()
+        && chain.transport_socket.as_ref().is_some_and(|t| t.alpn_protocols.iter().any(|p| p == "h2"))
+        && http.hcm.codec_type.speaks_http2()
+}
+
+/// A Host under a wildcard server name `*.y` that is no exact server name of the listener:
+/// `www.y`, else `www1.y`, ...
+fn under_wildcard(parent: &str, exact: &HashSet<String>) -> String {
+    let mut label = "www".to_owned();
+    let mut n = 0;
+    loop {
+        let host = format!("{label}.{parent}");
+        if !exact.contains(&host) {
+            return host;
+        }
+        n += 1;
+        label = format!("www{n}");
+    }
+}
+
+/// The address a client reaches chain `chain` on: its first destination range (a range holds
+/// its own address) or the listener's IP, and its destination port or the listener's.
+fn destination(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Option<SocketAddr> {
+    let Some(Address::Socket(s)) = &l.listener.address else { return None };
+    if s.protocol == Protocol::Udp {
+        return None;
+    }
+    let m = chain.filter_chain_match.as_ref();
+    let ip: IpAddr = match m.and_then(|m| m.prefix_ranges.first()) {
+        Some(r) => r.address_prefix.parse().ok()?,
+        None => s.address.parse().ok()?,
+    };
+    let port = m.and_then(|m| m.destination_port).or(s.port_value)?;
+    Some(SocketAddr::new(ip, u16::try_from(port).ok()?))
+}
+
+/// The Host a browser sends for `name` on `port` (the port only when it is not 443), as the
+/// manager rewrites it before the table sees it.
+fn host_for(hcm: &Hcm, name: &str, port: u16) -> String {
+    let authority = if port == 443 { name.to_owned() } else { format!("{name}:{port}") };
+    strip_port(&authority, hcm.strip_any_host_port, hcm.strip_matching_host_port, Some(port)).unwrap_or(authority)
+}
+
+/// Two virtual hosts route alike when every route xdsck reads is the same, in the same order.
+fn same_routes(a: &VirtualHost, b: &VirtualHost) -> bool {
+    a.require_tls == b.require_tls
+        && a.routes.len() == b.routes.len()
+        && a.routes.iter().zip(&b.routes).all(|(x, y)| x.matcher == y.matcher && x.action == y.action)
+}
+
+/// What a table does with `GET /` for a Host: the witness a finding prints.
+struct Answer<'s> {
+    table: &'s RouteTable,
+    vh: Option<&'s VirtualHost>,
+    route: Option<(String, &'s Action)>,
+}
+
+fn answer<'s>(http: Http<'s>, name: &str, port: u16) -> Answer<'s> {
+    let host = host_for(http.hcm, name, port);
+    let index = DomainIndex::build(http.table);
+    let vh = index.select(http.table, &host).virtual_host.map(|i| &http.table.virtual_hosts[i]);
+    let route = vh.and_then(|vh| {
+        let req = Request { host, path: "/".into(), method: "GET".into(), headers: Vec::new() };
+        match select_route(vh, &req).outcome {
+            RouteOutcome::Route(i) => Some((vh.routes[i].display_name(), &vh.routes[i].action)),
+            RouteOutcome::NoRoute | RouteOutcome::Undecided(_) => None,
+        }
+    });
+    Answer { table: http.table, vh, route }
+}
+
+impl Answer<'_> {
+    /// `virtual host 'x' of route table 't' (route: action)`, or `no virtual host of ... (404)`.
+    fn describe(&self) -> String {
+        let table = self.table.display_name();
+        match (self.vh, &self.route) {
+            (None, _) => format!("no virtual host of route table '{table}' (404)"),
+            (Some(vh), Some((route, action))) => {
+                format!("virtual host '{}' of route table '{table}' ({route}: {action})", vh.name)
+            }
+            (Some(vh), None) => format!("virtual host '{}' of route table '{table}'", vh.name),
+        }
+    }
+
+    /// The table answers the request with 421 Misdirected Request: the client retries on a new
+    /// connection, which reaches the right chain.
+    fn misdirected(&self) -> bool {
+        matches!(self.route, Some((_, Action::DirectResponse { status: 421, .. })))
+    }
+}
+
+/// Which of `chain`'s server names takes `host`: the name itself, else the longest wildcard.
+fn entry_for(chain: &FilterChain<'_>, host: &str) -> Option<usize> {
+    let names = &chain.filter_chain_match.as_ref()?.server_names;
+    let lower: Vec<String> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
+    lower.iter().position(|n| n == host).or_else(|| {
+        let wild = lower.iter().enumerate().filter(|(_, n)| n.strip_prefix('*').is_some_and(|s| host.ends_with(s)));
+        wild.max_by_key(|(_, n)| n.len()).map(|(i, _)| i)
+    })
+}
+
+/// One finding's facts.
+struct Misroute<'x> {
+    a: &'x FilterChain<'x>,
+    a_entry: usize,
+    sni: &'x str,
+    b: &'x FilterChain<'x>,
+    host: &'x str,
+}
+
+fn diagnostic(l: &ListenerCx<'_, '_>, m: &Misroute<'_>, on_a: &Answer<'_>, on_b: &Answer<'_>) -> Diagnostic {
+    let (a, b) = (m.a.display_name(), m.b.display_name());
+    let at = match entry_for(m.b, m.host) {
+        Some(i) => l.chain_field_location(m.b, &["filter_chain_match", "server_names", &i.to_string()]),
+        None => l.chain_location(m.b),
+    };
+    let a_name = &m.a.filter_chain_match.as_ref().map(|f| f.server_names[m.a_entry].to_string()).unwrap_or_default();
+    let a_at = l.chain_field_location(m.a, &["filter_chain_match", "server_names", &m.a_entry.to_string()]);
+    Diagnostic::new(
+        &RULE,
+        format!(
+            "a request for {host} on an HTTP/2 connection opened for {sni} is routed by chain '{a}' to {}, not as chain '{b}' routes it, to {}",
+            on_a.describe(),
+            on_b.describe(),
+            host = m.host,
+            sni = m.sni,
+        ),
+    )
+    .at(at)
+    .related(
+        if a_name.eq_ignore_ascii_case(m.host) {
+            format!("chain '{a}' takes the connection and lists {} too", m.host)
+        } else {
+            format!("chain '{a}' takes the connection; its server name '{a_name}' covers {}", m.host)
+        },
+        a_at,
+    )
+    .note(format!(
+        "a browser reuses an HTTP/2 connection for another name that resolves to the same address when the connection's certificate covers it (RFC 9113 §9.1.1); xdsck cannot see certificates and assumes that the one of chain '{a}' covers its server_names"
+    ))
+    .note("Envoy picks the filter chain once per connection, by SNI, and routes every request on it with that chain's route table (envoyproxy/envoy#6767)")
+    .note(format!(
+        "give the chains certificates that do not overlap (or separate addresses), or add a virtual host for {} to route table '{}' that answers 421 (direct_response), which makes the client retry on a connection of its own",
+        m.host,
+        on_a.table.display_name()
+    ))
+    .example("sni", m.sni)
+    .example("host", m.host)
+    .listener(l.listener.name.to_string())
+    .chain(b.into_owned())
+}
+
+impl Check for H2CoalescingMisroute {
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        // Under a filter_chain_matcher server_names are ignored and the names a chain serves are
+        // in the matcher: only the filter-chain index is examined. A listener Envoy rejects
+        // serves nothing (other checks say why); without a TLS inspector no chain sees an SNI.
+        let listeners = cx.listeners().filter(|l| {
+            l.listener.filter_chain_matcher.is_none() && !l.matching.index_rejected() && l.listener.has_tls_inspector()
+        });
+        for l in listeners {
+            let chains = &l.listener.filter_chains;
+            let names = |c: &FilterChain<'_>| -> Vec<String> {
+                c.filter_chain_match.iter().flat_map(|m| &m.server_names).map(|n| n.to_ascii_lowercase()).collect()
+            };
+            // The exact server names of the listener, and by parent domain: what a wildcard's
+            // certificate covers (one label).
+            let mut exact: HashSet<String> = HashSet::new();
+            let mut by_parent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for n in chains.iter().flat_map(names).filter(|n| !n.is_empty() && !n.starts_with('*')) {
+                if let Some((_, parent)) = n.split_once('.') {
+                    by_parent.entry(parent.to_owned()).or_default().push(n.clone());
+                }
+                exact.insert(n);
+            }
+            for list in by_parent.values_mut() {
+                list.sort();
+                list.dedup();
+            }
+            let land = |dst: SocketAddr, sni: &str| {
+                let client = Client::Tls { sni: sni.to_owned(), alpn: BROWSER_ALPN.map(str::to_owned).to_vec() };
+                let (c, _) = Connection::detect(l.listener, &client, Some(dst), None);
+                let chain = l.matching.select(&c).ok()?.trace.outcome;
+                match chain {
+                    Outcome::Chain(_) | Outcome::Default => l.matching.chain(chain),
+                    Outcome::Closed | Outcome::NeedsInput(_) => None,
+                }
+            };
+            for a in chains {
+                let Some(http_a) = http_of(&cx, &l, a).filter(|&h| offers_h2(a, h)) else { continue };
+                let Some(dst) = destination(&l, a) else { continue };
+                let a_names = names(a);
+                // Each name of A as a concrete host, with the entry it came from.
+                let concrete: Vec<(usize, String)> = a_names
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, n)| match n.strip_prefix("*.") {
+                        Some(parent) => Some((i, under_wildcard(parent, &exact))),
+                        None if !n.is_empty() && !n.contains('*') => Some((i, n.clone())),
+                        None => None,
+                    })
+                    .collect();
+                // A connection the client opened for one of A's names that Envoy gives to A.
+                let Some(sni) =
+                    concrete.iter().map(|(_, h)| h).find(|h| land(dst, h).is_some_and(|c| c.index == a.index))
+                else {
+                    continue;
+                };
+                // Every host A's certificate covers, with the server name that covers it.
+                let mut covered: Vec<(usize, String)> = concrete.clone();
+                for (i, n) in a_names.iter().enumerate() {
+                    if let Some(parent) = n.strip_prefix("*.") {
+                        covered.extend(by_parent.get(parent).into_iter().flatten().map(|h| (i, h.clone())));
+                    }
+                }
+                let mut seen = HashSet::new();
+                for (a_entry, host) in covered {
+                    if !seen.insert(host.clone()) {
+                        continue;
+                    }
+                    let Some(b) = land(dst, &host).filter(|b| b.index != a.index && b.terminates_tls()) else {
+                        continue;
+                    };
+                    let Some(http_b) = http_of(&cx, &l, b).filter(|&h| !same_table(http_a, h)) else { continue };
+                    let on_a = answer(http_a, &host, dst.port());
+                    let on_b = answer(http_b, &host, dst.port());
+                    let alike = match (on_a.vh, on_b.vh) {
+                        (None, None) => true,
+                        (Some(x), Some(y)) => x.has_matcher || y.has_matcher || same_routes(x, y),
+                        // A virtual host chosen by a matcher tree is not evaluated.
+                        (Some(x), None) | (None, Some(x)) => x.has_matcher,
+                    };
+                    if alike || on_a.misdirected() {
+                        continue;
+                    }
+                    let m = Misroute { a, a_entry, sni, b, host: &host };
+                    out.push(diagnostic(&l, &m, &on_a, &on_b));
+                }
+            }
+        }
+    }
+}
