@@ -148,6 +148,15 @@ fn describe(input: &Input<'_>, file: &SourceFile) -> String {
             .unwrap();
         writeln!(out, "  details: {}", e.details).unwrap();
     }
+    if input.route_tables > 0 {
+        writeln!(out, "route tables: {}", input.route_tables).unwrap();
+    }
+    if let Some(list) = &input.clusters {
+        let names: Vec<String> =
+            list.names.iter().map(|c| format!("{}{}", c.name, if c.is_static { " (static)" } else { "" })).collect();
+        let partial = if list.partial { " (partial)" } else { "" };
+        writeln!(out, "clusters{partial}: [{}]", names.join(", ")).unwrap();
+    }
     for s in &input.skipped {
         let loc = Location::new(input.source, s.pointer.clone(), s.offset.map(|o| text.node_offset(o)));
         writeln!(out, "skipped {:?} {} @ {}", s.kind, s.what, at(file, &loc)).unwrap();

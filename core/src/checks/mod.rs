@@ -162,7 +162,16 @@ impl<'s, 'a> Context<'s, 'a> {
 impl TableCx<'_, '_> {
     /// A place in the table's source by pointer.
     pub fn location(&self, pointer: &str) -> Location {
-        Location::new(self.table.source, pointer.to_owned(), self.text.locate_pointer(pointer))
+        Location::new(self.table.source, pointer.to_owned(), self.offset(pointer))
+    }
+
+    /// The offset of a node of the table: for an inline table only its listener is read again
+    /// (a finding costs the listener, not the file: tenant layouts have one listener each).
+    pub fn offset(&self, pointer: &str) -> Option<usize> {
+        match &self.listener {
+            Some((l, _)) => l.locate_in_listener(pointer),
+            None => self.text.locate_pointer(pointer),
+        }
     }
 
     /// Names the listener and chain on a finding about an inline table.

@@ -89,7 +89,9 @@ fn not_ours(kind: InputKind, pointer: &str) -> bool {
 }
 
 fn diagnostic(t: &TableCx<'_, '_>, at: &[String], what: Use, cluster: &str, whose: String) -> Diagnostic {
-    let pointer = at.iter().find(|p| t.text.locate_pointer(p).is_some()).unwrap_or(&at[0]);
+    // The first spelling of the field that is in the text (an input may be camelCase).
+    let (pointer, offset) =
+        at.iter().find_map(|p| Some((p, t.offset(p)?))).map_or((&at[0], None), |(p, o)| (p, Some(o)));
     let role = match what {
         Use::Target => "sends requests to",
         Use::Weighted => "splits requests to",
@@ -99,8 +101,8 @@ fn diagnostic(t: &TableCx<'_, '_>, at: &[String], what: Use, cluster: &str, whos
         "{whose} {role} cluster '{cluster}', which no cluster list of this run defines (route table '{}')",
         t.table.display_name()
     );
-    let d =
-        Diagnostic::new(&RULE, message).at(t.location(pointer)).envoy_error(envoy_text::unknown_cluster(what, cluster));
+    let at = crate::source::Location::new(t.table.source, pointer.clone(), offset);
+    let d = Diagnostic::new(&RULE, message).at(at).envoy_error(envoy_text::unknown_cluster(what, cluster));
     let d = match (&t.listener, &t.table.origin) {
         (Some((l, _)), _) if l.listener.state == ListenerState::Static => d.note(
             "the table is inline in a static listener: Envoy builds it before CDS delivers any cluster, so only the bootstrap's static_resources.clusters count, and it rejects the bootstrap",
@@ -118,7 +120,8 @@ fn diagnostic(t: &TableCx<'_, '_>, at: &[String], what: Use, cluster: &str, whos
 impl Check for UnknownCluster {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         let known = Known::of(cx.snapshot);
-        let kind_of = |s: SourceId| cx.snapshot.inputs.iter().find(|i| i.source == s).map(|i| i.kind);
+        let kinds: HashMap<SourceId, InputKind> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
+        let kind_of = |s: SourceId| kinds.get(&s).copied();
         for t in cx.route_tables() {
             let table = t.table;
             if kind_of(table.source).is_none_or(|k| not_ours(k, &table.pointer))
