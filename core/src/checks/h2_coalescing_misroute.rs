@@ -7,13 +7,14 @@
 //! xdsck cannot see certificates (they often come by SDS), so it takes a chain's certificate to
 //! cover what its `server_names` cover, with a certificate's wildcard reach: `*.example.com`
 //! covers `api.example.com`, not `a.b.example.com`. Which chain a connection reaches is asked of
-//! the listener's own selection ([`crate::graph::select::ListenerMatch`]) with the address the
+//! the listener's own filter-chain index ([`crate::graph::MatchGraph::reach`], what
+//! [`crate::graph::select::ListenerMatch`] selects with) with the address the
 //! first chain is reached on, so both connections are to the same IP and port. Reported only
 //! where it is certain that the two answers differ: both tables are in the input, the request
 //! reaches different virtual hosts that route differently (or one reaches none), and the first
 //! table does not already answer the name with a 421.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 
 use crate::checks::{Check, Context, ListenerCx};
@@ -121,9 +122,20 @@ struct Answer<'s> {
     route: Option<(String, &'s Action)>,
 }
 
-fn answer<'s>(http: Http<'s>, name: &str, port: u16) -> Answer<'s> {
+/// Each table's domain index, built once: one wildcard chain may cover thousands of names, and
+/// one RDS table may serve thousands of chains.
+#[derive(Default)]
+struct Indexes(HashMap<*const RouteTable, DomainIndex>);
+
+impl Indexes {
+    fn of(&mut self, table: &RouteTable) -> &DomainIndex {
+        self.0.entry(std::ptr::from_ref(table)).or_insert_with(|| DomainIndex::build(table))
+    }
+}
+
+fn answer<'s>(indexes: &mut Indexes, http: Http<'s>, name: &str, port: u16) -> Answer<'s> {
     let host = host_for(http.hcm, name, port);
-    let index = DomainIndex::build(http.table);
+    let index = indexes.of(http.table);
     let vh = index.select(http.table, &host).virtual_host.map(|i| &http.table.virtual_hosts[i]);
     let route = vh.and_then(|vh| {
         let req = Request { host, path: "/".into(), method: "GET".into(), headers: Vec::new() };
@@ -224,6 +236,7 @@ impl Check for H2CoalescingMisroute {
         let listeners = cx.listeners().filter(|l| {
             l.listener.filter_chain_matcher.is_none() && !l.matching.index_rejected() && l.listener.has_tls_inspector()
         });
+        let mut indexes = Indexes::default();
         for l in listeners {
             let chains = &l.listener.filter_chains;
             let names = |c: &FilterChain<'_>| -> Vec<String> {
@@ -246,7 +259,9 @@ impl Check for H2CoalescingMisroute {
             let land = |dst: SocketAddr, sni: &str| {
                 let client = Client::Tls { sni: sni.to_owned(), alpn: BROWSER_ALPN.map(str::to_owned).to_vec() };
                 let (c, _) = Connection::detect(l.listener, &client, Some(dst), None);
-                let chain = l.matching.select(&c).ok()?.trace.outcome;
+                // The index's hash probes, not a trace: a trace lists every key of a level, and
+                // a wildcard chain covering thousands of names asks once per name.
+                let chain = l.graph.reach(&c, None).outcome;
                 match chain {
                     Outcome::Chain(_) | Outcome::Default => l.matching.chain(chain),
                     Outcome::Closed | Outcome::NeedsInput(_) => None,
@@ -288,8 +303,8 @@ impl Check for H2CoalescingMisroute {
                         continue;
                     };
                     let Some(http_b) = http_of(&cx, &l, b).filter(|&h| !same_table(http_a, h)) else { continue };
-                    let on_a = answer(http_a, &host, dst.port());
-                    let on_b = answer(http_b, &host, dst.port());
+                    let on_a = answer(&mut indexes, http_a, &host, dst.port());
+                    let on_b = answer(&mut indexes, http_b, &host, dst.port());
                     let alike = match (on_a.vh, on_b.vh) {
                         (None, None) => true,
                         (Some(x), Some(y)) => x.has_matcher || y.has_matcher || same_routes(x, y),
