@@ -62,7 +62,7 @@ pub struct Context<'s, 'a> {
     pub sources: &'s Sources,
     listeners: &'s [ListenerCx<'s, 'a>],
     /// The route tables and HCMs of every input (read by [`crate::load::route`]).
-    pub routes: &'s crate::model::route::RouteTables,
+    pub routes: &'s crate::model::route::RouteTables<'s>,
 }
 
 /// One live listener with the source it came from and how it selects chains, built once for
@@ -121,7 +121,7 @@ impl<'s, 'a> Context<'s, 'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct TableCx<'s, 'a> {
     /// The route table, as the loader read it.
-    pub table: &'s crate::model::route::RouteTable,
+    pub table: &'s crate::model::route::RouteTable<'s>,
     /// Where places are in the input the table was read from (for an RDS table, not the
     /// listener's).
     pub text: Locator<'s>,

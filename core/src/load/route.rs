@@ -11,10 +11,16 @@
 
 use std::borrow::Cow;
 
+use std::sync::Arc;
+
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::route_raw::{
+    Field, RawHcm, RawHeaderMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch, RawVirtualHost, boolean, get,
+    key_of, message, string, take,
+};
 use crate::model::Snapshot;
 use crate::model::route::{
     Action, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, NotAnalysed, PathSpec, RequireTls, Route, RouteMatch,
@@ -28,7 +34,7 @@ const ROUTE_TYPE: &str = ".RouteConfiguration";
 /// Reads the route tables of every loaded input of a snapshot, for the checks: an input with
 /// no virtual host and no `scoped_routes` has nothing for them and is not read again (a
 /// tenant-scale dump whose HCMs all name RDS tables it does not hold costs a substring search).
-pub fn read_all(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
+pub fn read_all<'s>(snapshot: &Snapshot<'s>, sources: &'s Sources) -> RouteTables<'s> {
     let mut out = RouteTables::default();
     for input in &snapshot.inputs {
         let text = input.locator(sources.get(input.source)).json_text();
@@ -41,7 +47,7 @@ pub fn read_all(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
 }
 
 /// [`read_all`] for a trace, which needs every HCM even when its table is elsewhere.
-pub fn read_all_hcms(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
+pub fn read_all_hcms<'s>(snapshot: &Snapshot<'s>, sources: &'s Sources) -> RouteTables<'s> {
     let mut out = RouteTables::default();
     for input in &snapshot.inputs {
         read(input.source, input.locator(sources.get(input.source)).json_text(), &mut out);
@@ -50,7 +56,7 @@ pub fn read_all_hcms(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables 
 }
 
 /// Reads one source's route tables into `out`, from the JSON text the listener loader read.
-pub fn read(source: SourceId, text: &str, out: &mut RouteTables) {
+pub fn read<'t>(source: SourceId, text: &'t str, out: &mut RouteTables<'t>) {
     let finder = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
     if !finder(HCM_TYPE) && !finder(ROUTE_TYPE) {
         return;
@@ -64,75 +70,9 @@ pub fn read(source: SourceId, text: &str, out: &mut RouteTables) {
 /// A CiliumEnvoyConfig's namespace (empty for a clusterwide one) and name.
 type Cec = (String, String);
 
-struct Walker<'o> {
+struct Walker<'o, 't> {
     source: SourceId,
-    out: &'o mut RouteTables,
-}
-
-fn field<'v>(o: &'v Map<String, Value>, snake: &str) -> Option<(&'v str, &'v Value)> {
-    if let Some((k, v)) = o.get_key_value(snake) {
-        return Some((k.as_str(), v));
-    }
-    if !snake.contains('_') {
-        return None;
-    }
-    // Objects here have a handful of keys: a scan that compares camel-wise costs less than
-    // making the camel-case name (an allocation for every absent field of every route).
-    o.iter().find(|(k, _)| is_camel_of(k, snake)).map(|(k, v)| (k.as_str(), v))
-}
-
-/// Whether `key` is `snake` in lowerCamelCase (what `Casing::Camel.field` makes of it).
-fn is_camel_of(key: &str, snake: &str) -> bool {
-    let mut k = key.chars();
-    let mut s = snake.chars();
-    while let Some(c) = s.next() {
-        let want = if c == '_' {
-            match s.next() {
-                Some(n) => n.to_ascii_uppercase(),
-                None => return k.next().is_none(),
-            }
-        } else {
-            c
-        };
-        if k.next() != Some(want) {
-            return false;
-        }
-    }
-    k.next().is_none()
-}
-
-fn get<'v>(o: &'v Map<String, Value>, snake: &str) -> Option<&'v Value> {
-    field(o, snake).map(|(_, v)| v)
-}
-
-fn string(o: &Map<String, Value>, snake: &str) -> Option<String> {
-    get(o, snake).and_then(Value::as_str).map(str::to_owned)
-}
-
-/// A bool field, also as a `BoolValue` wrapper (`{value: true}`).
-fn boolean(o: &Map<String, Value>, snake: &str) -> Option<bool> {
-    match get(o, snake)? {
-        Value::Bool(b) => Some(*b),
-        Value::Object(w) => w.get("value").and_then(Value::as_bool),
-        _ => None,
-    }
-}
-
-fn u32_of(v: &Value) -> Option<u32> {
-    match v {
-        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
-        Value::String(s) => s.parse().ok(),
-        Value::Object(w) => w.get("value").and_then(u32_of),
-        _ => None,
-    }
-}
-
-fn list<'v>(o: &'v Map<String, Value>, snake: &'v str) -> (&'v str, &'v [Value]) {
-    match field(o, snake) {
-        Some((k, Value::Array(a))) => (k, a.as_slice()),
-        Some((k, _)) => (k, &[]),
-        None => (snake, &[]),
-    }
+    out: &'o mut RouteTables<'t>,
 }
 
 /// One step of the path from the document's root to the node being read. The pointer string
@@ -157,7 +97,8 @@ fn pointer_of(path: &[Seg<'_>]) -> String {
 /// The fields the HCM, RouteConfiguration and CiliumEnvoyConfig readers use. An object's other
 /// fields are walked as they stream past (or skipped, once its `@type` says it is one of the
 /// two); these are kept as borrowed raw text until the object's end says what it is, and only
-/// then parsed into values (for the two message types) or walked (for any other object).
+/// then read into the typed messages of [`super::route_raw`] (for the two message types) or
+/// walked (for any other object).
 const KEPT: [&str; 17] = [
     "rds",
     "route_config",
@@ -181,7 +122,7 @@ const KEPT: [&str; 17] = [
 /// Walks a JSON text for HCMs and RouteConfigurations, without building a value for it.
 fn walk_text<'t>(
     text: &'t str,
-    w: &mut Walker<'_>,
+    w: &mut Walker<'_, 't>,
     path: &mut Vec<Seg<'t>>,
     cec: Option<&Cec>,
 ) -> Result<(), serde_json::Error> {
@@ -216,7 +157,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
 
 /// One node of the walk, as a serde seed: scalars are skipped, arrays and objects walked.
 struct Node<'a, 'o, 't> {
-    w: &'a mut Walker<'o>,
+    w: &'a mut Walker<'o, 't>,
     path: &'a mut Vec<Seg<'t>>,
     cec: Option<&'a Cec>,
 }
@@ -294,15 +235,14 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
             }
         }
         let type_is = |suffix: &str| type_url.as_ref().and_then(Value::as_str).is_some_and(|t| t.ends_with(suffix));
-        let object = || -> Map<String, Value> {
-            // Raw text is valid JSON by construction.
-            kept.iter()
-                .filter_map(|(k, v)| Some((k.clone().into_owned(), serde_json::from_str(v.get()).ok()?)))
-                .collect()
-        };
+        // The kept fields as the one message they belong to (raw text is valid JSON).
+        fn message_of<'de, T: Deserialize<'de>, E: de::Error>(kept: &[(Cow<'de, str>, &'de RawValue)]) -> Result<T, E> {
+            let fields = kept.iter().map(|(k, v)| (k.as_ref(), *v));
+            T::deserialize(de::value::MapDeserializer::<_, serde_json::Error>::new(fields)).map_err(E::custom)
+        }
         if type_is(HCM_TYPE) {
             let pointer = pointer_of(self.path);
-            self.w.hcm(&object(), pointer, self.cec);
+            self.w.hcm(message_of::<_, A::Error>(&kept)?, pointer, self.cec);
             return Ok(());
         }
         if type_is(ROUTE_TYPE) {
@@ -312,9 +252,9 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
                 .any(|s| matches!(s, Seg::Key(k) if k == "static_route_configs" || k == "staticRouteConfigs"));
             let origin = if in_static { TableOrigin::DumpStatic } else { TableOrigin::Rds };
             let pointer = pointer_of(self.path);
-            let mut t = self.w.table(&object(), pointer, origin);
+            let mut t = self.w.table(message_of::<_, A::Error>(&kept)?, pointer, origin);
             if let (Some(n), Some((ns, name))) = (&t.name, self.cec) {
-                t.name = Some(super::classify::qualified_name(ns, name, &n.as_str().into()).into_owned());
+                t.name = Some(Cow::Owned(super::classify::qualified_name(ns, name, n).into_owned()));
             }
             self.w.out.push_table(t);
             return Ok(());
@@ -343,204 +283,219 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
     }
 }
 
-impl Walker<'_> {
+impl<'t> Walker<'_, 't> {
     fn not_analysed(&mut self, pointer: String, what: &'static str) {
         self.out.not_analysed.push(NotAnalysed { source: self.source, pointer, what });
     }
 
-    fn hcm(&mut self, o: &Map<String, Value>, pointer: String, cec: Option<&Cec>) {
+    fn hcm(&mut self, o: RawHcm<'t>, pointer: String, cec: Option<&Cec>) {
         // `.../filter_chains/N/filters/M/typed_config`: the chain is what comes before `/filters/`.
         let chain_pointer = pointer.rfind("/filters/").map_or_else(String::new, |i| pointer[..i].to_owned());
-        let routes = if let Some(rds) = get(o, "rds").and_then(Value::as_object) {
-            let name = string(rds, "route_config_name").unwrap_or_default();
+        let strip_any_host_port = boolean(&o.strip_any_host_port).unwrap_or(false);
+        let strip_matching_host_port = boolean(&o.strip_matching_host_port).unwrap_or(false);
+        let scoped = key_of(&o.scoped_routes, "scoped_routes", "scopedRoutes");
+        let has_scoped = o.scoped_routes.is_some();
+        let table_key = key_of(&o.route_config, "route_config", "routeConfig");
+        let routes = if let Some(rds) = message(o.rds) {
+            let name = string(rds.route_config_name).unwrap_or_default();
             let name = match cec {
-                Some((ns, cec_name)) => {
-                    super::classify::qualified_name(ns, cec_name, &name.as_str().into()).into_owned()
-                }
-                None => name,
+                Some((ns, cec_name)) => super::classify::qualified_name(ns, cec_name, &name).into_owned(),
+                None => name.into_owned(),
             };
             HcmRoutes::Rds(name)
-        } else if let Some((k, Value::Object(rc))) = field(o, "route_config") {
-            let t = self.table(rc, join_token(&pointer, k), TableOrigin::Inline);
+        } else if let Some(rc) = message(o.route_config) {
+            let t = self.table(rc, join_token(&pointer, table_key), TableOrigin::Inline);
             HcmRoutes::Inline(self.out.push_table(t))
-        } else if let Some((k, _)) = field(o, "scoped_routes") {
-            self.not_analysed(join_token(&pointer, k), "scoped_routes");
+        } else if has_scoped {
+            self.not_analysed(join_token(&pointer, scoped), "scoped_routes");
             HcmRoutes::Scoped
         } else {
             HcmRoutes::None
         };
-        let hcm = Hcm {
-            source: self.source,
-            chain_pointer,
-            routes,
-            strip_any_host_port: boolean(o, "strip_any_host_port").unwrap_or(false),
-            strip_matching_host_port: boolean(o, "strip_matching_host_port").unwrap_or(false),
-            pointer,
-        };
+        let hcm =
+            Hcm { source: self.source, chain_pointer, routes, strip_any_host_port, strip_matching_host_port, pointer };
         self.out.push_hcm(hcm);
     }
 
-    fn table(&mut self, o: &Map<String, Value>, pointer: String, origin: TableOrigin) -> RouteTable {
-        let (key, vhs) = list(o, "virtual_hosts");
-        let base = join_token(&pointer, key);
+    fn table(&mut self, o: RawRouteConfiguration<'t>, pointer: String, origin: TableOrigin) -> RouteTable<'t> {
+        let list: Arc<str> = join_token(&pointer, key_of(&o.virtual_hosts, "virtual_hosts", "virtualHosts")).into();
         // A dump's copy of an inline table was reported where the listener holds it.
         let report = origin != TableOrigin::DumpStatic;
-        let virtual_hosts = vhs
-            .iter()
+        let vhds = o.vhds.as_ref().map(|_| "vhds");
+        let ignore_port_in_host_matching = boolean(&o.ignore_port_in_host_matching).unwrap_or(false);
+        let virtual_hosts = take(o.virtual_hosts)
+            .map(|l| l.0)
+            .unwrap_or_default()
+            .into_iter()
             .enumerate()
-            .filter_map(|(i, v)| Some((i, v.as_object()?)))
-            .map(|(i, v)| self.virtual_host(v, join_index(&base, i), report))
+            .filter_map(|(i, v)| Some((i, v.0?)))
+            .map(|(i, v)| self.virtual_host(v, &list, i, report))
             .collect();
-        let vhds = field(o, "vhds");
-        if let Some((k, _)) = vhds.filter(|_| report) {
+        if let Some(k) = vhds.filter(|_| report) {
             self.not_analysed(join_token(&pointer, k), "vhds");
         }
         RouteTable {
             source: self.source,
-            name: string(o, "name"),
+            name: string(o.name),
             origin,
             virtual_hosts,
-            ignore_port_in_host_matching: boolean(o, "ignore_port_in_host_matching").unwrap_or(false),
+            ignore_port_in_host_matching,
             vhds: vhds.is_some(),
             pointer,
         }
     }
 
-    fn virtual_host(&mut self, o: &Map<String, Value>, pointer: String, report: bool) -> VirtualHost {
-        let (_, domains) = list(o, "domains");
-        let (key, routes) = list(o, "routes");
-        let base = join_token(&pointer, key);
-        let routes = routes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| Some((i, r.as_object()?)))
-            .map(|(i, r)| route(r, i, join_index(&base, i)))
-            .collect();
-        let matcher = field(o, "matcher");
-        if let Some((k, _)) = matcher.filter(|_| report) {
-            self.not_analysed(join_token(&pointer, k), "a virtual host matcher");
-        }
-        let require_tls = match get(o, "require_tls") {
-            Some(Value::String(s)) if s == "ALL" => RequireTls::All,
-            Some(Value::String(s)) if s == "EXTERNAL_ONLY" => RequireTls::ExternalOnly,
-            Some(Value::Number(n)) if n.as_u64() == Some(2) => RequireTls::All,
-            Some(Value::Number(n)) if n.as_u64() == Some(1) => RequireTls::ExternalOnly,
-            _ => RequireTls::None,
+    fn virtual_host(&mut self, o: RawVirtualHost<'t>, list: &Arc<str>, index: usize, report: bool) -> VirtualHost<'t> {
+        let vh = VirtualHost {
+            name: string(o.name).unwrap_or_default(),
+            list: list.clone(),
+            index,
+            domains: Vec::new(),
+            routes: Vec::new(),
+            has_matcher: o.matcher.is_some(),
+            require_tls: match get(&o.require_tls).map(|r| r.0) {
+                Some(2) => RequireTls::All,
+                Some(1) => RequireTls::ExternalOnly,
+                _ => RequireTls::None,
+            },
         };
+        if o.matcher.is_some() && report {
+            self.not_analysed(join_token(&vh.pointer(), "matcher"), "a virtual host matcher");
+        }
+        let domains = take(o.domains).map(|l| l.0).unwrap_or_default();
+        let raw_routes = take(o.routes).map(|l| l.0).unwrap_or_default();
+        // One pointer string per virtual host, shared by its routes.
+        let routes_list: Arc<str> =
+            if raw_routes.is_empty() { Arc::from("") } else { join_token(&vh.pointer(), "routes").into() };
         VirtualHost {
-            name: string(o, "name").unwrap_or_default(),
-            domains: domains.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-            routes,
-            has_matcher: matcher.is_some(),
-            require_tls,
-            pointer,
+            domains: exact(domains.into_iter().filter_map(|d| d.0)),
+            routes: exact(
+                raw_routes.into_iter().enumerate().filter_map(|(i, r)| Some(route(r.0?, i, routes_list.clone()))),
+            ),
+            ..vh
         }
     }
 }
 
-fn route(o: &Map<String, Value>, index: usize, pointer: String) -> Route {
-    let matcher = get(o, "match").and_then(Value::as_object).map(route_match).unwrap_or_default();
-    Route { name: string(o, "name"), index, pointer, matcher, action: action(o) }
+/// Collects into a `Vec` of exactly the items' length (a route table is read in full, not
+/// grown into: no spare capacity kept per virtual host).
+fn exact<T>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = items.collect();
+    v.shrink_to_fit();
+    v
 }
 
-fn route_match(m: &Map<String, Value>) -> RouteMatch {
-    let path = if let Some(p) = string(m, "prefix") {
+fn route<'t>(o: RawRoute<'t>, index: usize, list: Arc<str>) -> Route<'t> {
+    let name = string(o.name);
+    let matcher = message(o.r#match).map(route_match).unwrap_or_default();
+    let action =
+        action(o.route, o.redirect, o.direct_response, o.filter_action.is_some(), o.non_forwarding_action.is_some());
+    Route { name, index, list, matcher, action }
+}
+
+fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
+    let unevaluated = [
+        ("query_parameters", &m.query_parameters),
+        ("runtime_fraction", &m.runtime_fraction),
+        ("grpc", &m.grpc),
+        ("tls_context", &m.tls_context),
+        ("dynamic_metadata", &m.dynamic_metadata),
+        ("filter_state", &m.filter_state),
+    ]
+    .into_iter()
+    .filter(|(_, f)| get(f).is_some_and(|p| p.0))
+    .map(|(name, _)| name)
+    .collect();
+    let case_sensitive = boolean(&m.case_sensitive).unwrap_or(true);
+    let (connect, policy) = (m.connect_matcher.is_some(), m.path_match_policy.is_some());
+    let headers = take(m.headers).map(|l| l.0).unwrap_or_default();
+    let path = if let Some(p) = string(m.prefix) {
         PathSpec::Prefix(p)
-    } else if let Some(p) = string(m, "path") {
+    } else if let Some(p) = string(m.path) {
         PathSpec::Path(p)
-    } else if let Some(r) = get(m, "safe_regex").and_then(Value::as_object) {
-        PathSpec::SafeRegex(string(r, "regex").unwrap_or_default())
-    } else if let Some(p) = string(m, "path_separated_prefix") {
+    } else if let Some(r) = message(m.safe_regex) {
+        PathSpec::SafeRegex(string(r.regex).unwrap_or_default())
+    } else if let Some(p) = string(m.path_separated_prefix) {
         PathSpec::PathSeparatedPrefix(p)
-    } else if get(m, "connect_matcher").is_some() {
+    } else if connect {
         PathSpec::Connect
-    } else if get(m, "path_match_policy").is_some() {
+    } else if policy {
         PathSpec::Policy
     } else {
         PathSpec::Missing
     };
-    let (_, headers) = list(m, "headers");
-    let unevaluated =
-        ["query_parameters", "runtime_fraction", "grpc", "tls_context", "dynamic_metadata", "filter_state"]
-            .into_iter()
-            .filter(|f| match get(m, f) {
-                Some(Value::Array(a)) => !a.is_empty(),
-                Some(Value::Null) | None => false,
-                Some(_) => true,
-            })
-            .collect();
     RouteMatch {
         path,
-        case_sensitive: boolean(m, "case_sensitive").unwrap_or(true),
-        headers: headers.iter().filter_map(Value::as_object).map(header_matcher).collect(),
+        case_sensitive,
+        headers: exact(headers.into_iter().filter_map(|h| h.0).map(header_matcher)),
         unevaluated,
     }
 }
 
-fn header_matcher(h: &Map<String, Value>) -> HeaderMatcher {
-    let s = |f: &str| string(h, f);
-    let kind = if let Some(v) = s("exact_match") {
+fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {
+    let invert_match = boolean(&h.invert_match).unwrap_or(false);
+    let treat_missing_header_as_empty = boolean(&h.treat_missing_header_as_empty).unwrap_or(false);
+    let present = boolean(&h.present_match);
+    let kind = if let Some(v) = string(h.exact_match) {
         HeaderMatch::Exact { value: v, ignore_case: false }
-    } else if let Some(v) = s("prefix_match") {
+    } else if let Some(v) = string(h.prefix_match) {
         HeaderMatch::Prefix { value: v, ignore_case: false }
-    } else if let Some(v) = s("suffix_match") {
+    } else if let Some(v) = string(h.suffix_match) {
         HeaderMatch::Suffix { value: v, ignore_case: false }
-    } else if let Some(v) = s("contains_match") {
+    } else if let Some(v) = string(h.contains_match) {
         HeaderMatch::Contains { value: v, ignore_case: false }
-    } else if let Some(r) = get(h, "safe_regex_match").and_then(Value::as_object) {
-        HeaderMatch::Regex(string(r, "regex").unwrap_or_default())
-    } else if let Some(p) = boolean(h, "present_match") {
+    } else if let Some(r) = message(h.safe_regex_match) {
+        HeaderMatch::Regex(string(r.regex).unwrap_or_default())
+    } else if let Some(p) = present {
         HeaderMatch::Present(p)
-    } else if let Some(sm) = get(h, "string_match").and_then(Value::as_object) {
-        let ignore_case = boolean(sm, "ignore_case").unwrap_or(false);
-        if let Some(v) = string(sm, "exact") {
+    } else if let Some(sm) = message(h.string_match) {
+        let ignore_case = boolean(&sm.ignore_case).unwrap_or(false);
+        if let Some(v) = string(sm.exact) {
             HeaderMatch::Exact { value: v, ignore_case }
-        } else if let Some(v) = string(sm, "prefix") {
+        } else if let Some(v) = string(sm.prefix) {
             HeaderMatch::Prefix { value: v, ignore_case }
-        } else if let Some(v) = string(sm, "suffix") {
+        } else if let Some(v) = string(sm.suffix) {
             HeaderMatch::Suffix { value: v, ignore_case }
-        } else if let Some(v) = string(sm, "contains") {
+        } else if let Some(v) = string(sm.contains) {
             HeaderMatch::Contains { value: v, ignore_case }
-        } else if let Some(r) = get(sm, "safe_regex").and_then(Value::as_object) {
-            HeaderMatch::Regex(string(r, "regex").unwrap_or_default())
+        } else if let Some(r) = message(sm.safe_regex) {
+            HeaderMatch::Regex(string(r.regex).unwrap_or_default())
         } else {
-            HeaderMatch::Other("string_match".to_owned())
+            HeaderMatch::Other("string_match".into())
         }
-    } else if let Some((k, _)) = h.iter().find(|(k, _)| k.ends_with("_match") || k.ends_with("Match")) {
-        HeaderMatch::Other(k.clone())
+    } else if let Some(k) = h.match_key {
+        HeaderMatch::Other(k)
     } else {
         // No match specifier: Envoy then tests presence.
         HeaderMatch::Present(true)
     };
-    HeaderMatcher {
-        name: string(h, "name").unwrap_or_default(),
-        kind,
-        invert_match: boolean(h, "invert_match").unwrap_or(false),
-        treat_missing_header_as_empty: boolean(h, "treat_missing_header_as_empty").unwrap_or(false),
-    }
+    HeaderMatcher { name: string(h.name).unwrap_or_default(), kind, invert_match, treat_missing_header_as_empty }
 }
 
-fn action(o: &Map<String, Value>) -> Action {
-    if let Some(r) = get(o, "route").and_then(Value::as_object) {
-        if let Some(c) = string(r, "cluster") {
+fn action<'t>(
+    route: Option<Field<super::route_raw::Obj<super::route_raw::RawRouteAction<'t>>>>,
+    redirect: Option<Field<super::route_raw::AnyObject>>,
+    direct: Option<Field<super::route_raw::Obj<super::route_raw::RawDirectResponse<'t>>>>,
+    filter_action: bool,
+    non_forwarding_action: bool,
+) -> Action<'t> {
+    if let Some(r) = message(route) {
+        if let Some(c) = string(r.cluster) {
             return Action::Cluster(c);
         }
-        if let Some(w) = get(r, "weighted_clusters").and_then(Value::as_object) {
-            let (_, clusters) = list(w, "clusters");
-            return Action::WeightedClusters(
-                clusters
-                    .iter()
-                    .filter_map(Value::as_object)
-                    .map(|c| (string(c, "name").unwrap_or_default(), get(c, "weight").and_then(u32_of).unwrap_or(0)))
-                    .collect(),
-            );
+        if let Some(w) = message(r.weighted_clusters) {
+            let clusters = take(w.clusters).map(|l| l.0).unwrap_or_default();
+            return Action::WeightedClusters(exact(clusters.into_iter().filter_map(|c| c.0).map(|c| {
+                let weight = get(&c.weight).and_then(|w| w.0).unwrap_or(0);
+                (string(c.name).unwrap_or_default(), weight)
+            })));
         }
-        if let Some(h) = string(r, "cluster_header") {
+        if let Some(h) = string(r.cluster_header) {
             return Action::ClusterHeader(h);
         }
         return Action::ClusterPlugin;
     }
-    if let Some(r) = get(o, "redirect").and_then(Value::as_object) {
+    if let Some(r) = take(redirect).and_then(|r| r.0) {
         let parts: Vec<String> = r
             .iter()
             .filter_map(|(k, v)| match v {
@@ -552,14 +507,14 @@ fn action(o: &Map<String, Value>) -> Action {
             .collect();
         return Action::Redirect(parts.join(" "));
     }
-    if let Some(d) = get(o, "direct_response").and_then(Value::as_object) {
-        let body = get(d, "body").and_then(Value::as_object).and_then(|b| string(b, "inline_string"));
-        return Action::DirectResponse { status: get(d, "status").and_then(u32_of).unwrap_or(0), body };
+    if let Some(d) = message(direct) {
+        let body = message(d.body).and_then(|b| string(b.inline_string));
+        return Action::DirectResponse { status: get(&d.status).and_then(|s| s.0).unwrap_or(0), body };
     }
-    if get(o, "filter_action").is_some() {
+    if filter_action {
         return Action::Other("filter_action");
     }
-    if get(o, "non_forwarding_action").is_some() {
+    if non_forwarding_action {
         return Action::Other("non_forwarding_action");
     }
     Action::Missing
@@ -570,13 +525,15 @@ mod tests {
     use super::*;
     use crate::source::{SourceFile, Sources};
 
-    fn tables(yaml: &str) -> RouteTables {
+    fn tables(yaml: &str) -> RouteTables<'static> {
+        // Leaked: the tables borrow the text, and each test is one short process step.
         let mut sources = Sources::new();
         let id = sources.add(SourceFile::new("t.yaml", yaml));
-        let document = crate::load::Document::new(id, sources.get(id));
+        let sources: &'static Sources = Box::leak(Box::new(sources));
+        let document = Box::leak(Box::new(crate::load::Document::new(id, sources.get(id))));
         let input = document.load().expect("loads");
-        let snapshot = Snapshot { inputs: vec![input] };
-        read_all(&snapshot, &sources)
+        let snapshot = Box::leak(Box::new(Snapshot { inputs: vec![input] }));
+        read_all(snapshot, sources)
     }
 
     const HCM: &str =
@@ -621,7 +578,7 @@ static_resources:
         assert!(table.ignore_port_in_host_matching);
         let vh = &table.virtual_hosts[0];
         assert_eq!(
-            vh.pointer,
+            vh.pointer(),
             "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/route_config/virtual_hosts/0"
         );
         assert_eq!(vh.domains, ["a.com"]);
@@ -636,12 +593,47 @@ static_resources:
     }
 
     #[test]
-    fn camel_lookup_agrees_with_the_casing_rule() {
-        for snake in ["virtual_hosts", "ignore_port_in_host_matching", "safe_regex_match", "present_match", "name"] {
-            let camel = crate::source::Casing::Camel.field(snake);
-            assert!(is_camel_of(&camel, snake), "{snake}");
-            assert!(!is_camel_of(&format!("{camel}x"), snake) && !is_camel_of(&camel[..camel.len() - 1], snake));
-        }
+    fn camel_case_keys_lenient_values_and_repeats_read_as_before() {
+        // The listener loader reads an inline table's names and domains strictly; a table
+        // delivered by RDS is read by this pass alone, leniently.
+        let json = format!(
+            r#"{{"resources": [{{"@type": "type.googleapis.com/envoy.config.listener.v3.Listener", "name": "l",
+              "filterChains": [{{"filters": [{{"name": "hcm", "typedConfig": {{"@type": "{HCM}",
+                "stripAnyHostPort": {{"value": true}}, "strip_any_host_port": false,
+                "routeConfig": {{"name": "rt", "virtualHosts": [{{"name": "v", "domains": ["a", "b\u002e"],
+                  "requireTls": 2, "routes": [
+                    {{"name": "r", "match": {{"prefix": 5, "path": "/p", "caseSensitive": "no", "grpc": {{}},
+                      "runtimeFraction": null, "queryParameters": [],
+                      "headers": [{{"name": "h", "invert_match": true}}, {{"name": "h", "rangeMatch": {{}}, "present_match": 1}}]}},
+                     "route": {{"weightedClusters": {{"clusters": [{{"name": "c", "weight": {{"value": "7"}}}}, 9]}}}}}},
+                    {{"match": {{"prefix": "/"}}, "redirect": {{"path_redirect": "/x", "response_code": 301, "strip_query": true}}}}
+                  ]}}]}}}}}}]}}]}},
+              {{"@type": "type.googleapis.com/envoy.config.route.v3.RouteConfiguration", "name": "rt2",
+                "virtualHosts": [3, {{"name": "w", "domains": ["a", 1, "c"]}}]}}]}}"#
+        );
+        let t = tables(&json);
+        let hcm = &t.hcms[0];
+        assert!(!hcm.strip_any_host_port, "the snake_case spelling wins");
+        let table = t.table_of(hcm).expect("inline table");
+        assert_eq!(table.pointer, "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig");
+        let vh = &table.virtual_hosts[0];
+        assert_eq!(vh.pointer(), "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig/virtualHosts/0");
+        assert_eq!(vh.domains, ["a", "b."]);
+        assert_eq!(vh.require_tls, RequireTls::All);
+        let r = &vh.routes[0];
+        assert_eq!(r.pointer(), format!("{}/routes/0", vh.pointer()));
+        assert_eq!(r.matcher.path, PathSpec::Path("/p".into()));
+        assert!(r.matcher.case_sensitive);
+        assert_eq!(r.matcher.unevaluated, ["grpc"]);
+        assert_eq!(r.matcher.headers[0].kind, HeaderMatch::Other("invert_match".into()));
+        assert_eq!(r.matcher.headers[1].kind, HeaderMatch::Other("rangeMatch".into()));
+        assert_eq!(r.action, Action::WeightedClusters(vec![("c".into(), 7)]));
+        assert_eq!(vh.routes[1].action, Action::Redirect("path_redirect=/x response_code=301 strip_query=true".into()));
+        let rds = &t.tables[1];
+        assert_eq!(rds.name.as_deref(), Some("rt2"));
+        assert_eq!(rds.virtual_hosts.len(), 1);
+        assert_eq!(rds.virtual_hosts[0].pointer(), "/resources/1/virtualHosts/1");
+        assert_eq!(rds.virtual_hosts[0].domains, ["a", "c"]);
     }
 
     #[test]

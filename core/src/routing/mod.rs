@@ -414,7 +414,7 @@ mod tests {
     use super::*;
     use crate::model::route::{Action, RouteMatch, TableOrigin};
 
-    fn table(vhs: &[(&str, &[&str])], ignore_port: bool) -> RouteTable {
+    fn table<'a>(vhs: &[(&'a str, &[&'a str])], ignore_port: bool) -> RouteTable<'a> {
         RouteTable {
             source: crate::source::SourceId(0),
             name: Some("rt".into()),
@@ -424,7 +424,8 @@ mod tests {
                 .iter()
                 .map(|(n, d)| VirtualHost {
                     name: (*n).into(),
-                    pointer: String::new(),
+                    list: "".into(),
+                    index: 0,
                     domains: d.iter().map(|s| (*s).into()).collect(),
                     routes: Vec::new(),
                     has_matcher: false,
@@ -438,7 +439,7 @@ mod tests {
 
     fn pick(t: &RouteTable, host: &str) -> Option<String> {
         let i = DomainIndex::build(t);
-        i.select(t, host).virtual_host.map(|v| t.virtual_hosts[v].name.clone())
+        i.select(t, host).virtual_host.map(|v| t.virtual_hosts[v].name.to_string())
     }
 
     #[test]
@@ -491,11 +492,11 @@ mod tests {
         assert_eq!(strip_port("a.com:x", true, false, None), None);
     }
 
-    fn route(path: PathSpec, case_sensitive: bool) -> Route {
+    fn route(path: PathSpec<'_>, case_sensitive: bool) -> Route<'_> {
         Route {
             name: None,
             index: 0,
-            pointer: String::new(),
+            list: "".into(),
             matcher: RouteMatch { path, case_sensitive, ..RouteMatch::default() },
             action: Action::Missing,
         }
