@@ -63,6 +63,9 @@ pub struct Context<'s, 'a> {
     listeners: &'s [ListenerCx<'s, 'a>],
     /// The route tables and HCMs of every input (read by [`crate::load::route`]).
     pub routes: &'s crate::model::route::RouteTables<'s>,
+    /// [`Self::route_tables`], found once for every check that asks (finding a chain's HCMs
+    /// builds the chain's pointer: once per chain, not once per chain and check).
+    tables: &'s [TableCx<'s, 'a>],
 }
 
 /// One live listener with the source it came from and how it selects chains, built once for
@@ -134,7 +137,11 @@ pub struct TableCx<'s, 'a> {
 impl<'s, 'a> Context<'s, 'a> {
     /// Every route table Envoy would build: the inline tables of live listeners' chains, then
     /// every RDS table of the run, in input order.
-    pub fn route_tables(&self) -> Vec<TableCx<'s, 'a>> {
+    pub fn route_tables(&self) -> impl Iterator<Item = TableCx<'s, 'a>> + 's {
+        self.tables.iter().copied()
+    }
+
+    fn find_route_tables(&self) -> Vec<TableCx<'s, 'a>> {
         use crate::model::route::{HcmRoutes, TableOrigin};
         let mut out = Vec::new();
         for l in self.listeners() {
@@ -306,7 +313,9 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             graph: matching.graph(),
         })
         .collect();
-    let cx = Context { snapshot, sources, listeners: &listeners, routes: &routes };
+    let cx = Context { snapshot, sources, listeners: &listeners, routes: &routes, tables: &[] };
+    let tables = cx.find_route_tables();
+    let cx = Context { tables: &tables, ..cx };
     // Checks are independent readers of the same graphs; their findings are concatenated in
     // registry order, so the output does not depend on which finished first.
     par_map(checks, |check| {

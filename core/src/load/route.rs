@@ -18,8 +18,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::route_raw::{
-    Field, RawHcm, RawHeaderMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch, RawVirtualHost, boolean, get,
-    key_of, message, string, take,
+    Field, FromRaw, LStr, RawHcm, RawHeaderMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch, RawVirtualHost,
+    boolean, get, key_of, message, string, take,
 };
 use crate::model::Snapshot;
 use crate::model::route::{
@@ -211,21 +211,17 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut type_url: Option<Value> = None;
-        let mut kind: Option<Value> = None;
+        let mut type_url: Option<Cow<'de, str>> = None;
+        let mut kind: Option<Cow<'de, str>> = None;
         let mut kept: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             if k == "@type" {
-                type_url = Some(map.next_value()?);
+                type_url = map.next_value::<LStr<'de>>()?.0;
             } else if k == "kind" {
-                kind = Some(map.next_value()?);
+                kind = map.next_value::<LStr<'de>>()?.0;
             } else if KEPT.contains(&k.as_ref()) {
                 kept.push((k, map.next_value()?));
-            } else if type_url
-                .as_ref()
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.ends_with(HCM_TYPE) || t.ends_with(ROUTE_TYPE))
-            {
+            } else if type_url.as_deref().is_some_and(|t| t.ends_with(HCM_TYPE) || t.ends_with(ROUTE_TYPE)) {
                 // The two readers use only kept fields.
                 map.next_value::<IgnoredAny>()?;
             } else {
@@ -234,7 +230,7 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
                 self.path.pop();
             }
         }
-        let type_is = |suffix: &str| type_url.as_ref().and_then(Value::as_str).is_some_and(|t| t.ends_with(suffix));
+        let type_is = |suffix: &str| type_url.as_deref().is_some_and(|t| t.ends_with(suffix));
         // The kept fields as the one message they belong to (raw text is valid JSON).
         fn message_of<'de, T: Deserialize<'de>, E: de::Error>(kept: &[(Cow<'de, str>, &'de RawValue)]) -> Result<T, E> {
             let fields = kept.iter().map(|(k, v)| (k.as_ref(), *v));
@@ -260,7 +256,7 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
             return Ok(());
         }
         let own;
-        let cec = match kind.as_ref().and_then(Value::as_str) {
+        let cec = match kind.as_deref() {
             Some(k @ ("CiliumEnvoyConfig" | "CiliumClusterwideEnvoyConfig")) => {
                 let meta = kept
                     .iter()
@@ -323,14 +319,20 @@ impl<'t> Walker<'_, 't> {
         let report = origin != TableOrigin::DumpStatic;
         let vhds = o.vhds.as_ref().map(|_| "vhds");
         let ignore_port_in_host_matching = boolean(&o.ignore_port_in_host_matching).unwrap_or(false);
-        let virtual_hosts = take(o.virtual_hosts)
-            .map(|l| l.0)
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, v)| Some((i, v.0?)))
-            .map(|(i, v)| self.virtual_host(v, &list, i, report))
-            .collect();
+        let mut virtual_hosts = take(o.virtual_hosts).map(|l| l.0).unwrap_or_default();
+        for vh in &mut virtual_hosts {
+            vh.list = list.clone();
+            if vh.has_matcher && report {
+                self.not_analysed(join_token(&vh.pointer(), "matcher"), "a virtual host matcher");
+            }
+            if !vh.routes.is_empty() {
+                // One pointer string per virtual host, shared by its routes.
+                let routes: Arc<str> = join_token(&vh.pointer(), "routes").into();
+                for r in &mut vh.routes {
+                    r.list = routes.clone();
+                }
+            }
+        }
         if let Some(k) = vhds.filter(|_| report) {
             self.not_analysed(join_token(&pointer, k), "vhds");
         }
@@ -344,36 +346,44 @@ impl<'t> Walker<'_, 't> {
             pointer,
         }
     }
+}
 
-    fn virtual_host(&mut self, o: RawVirtualHost<'t>, list: &Arc<str>, index: usize, report: bool) -> VirtualHost<'t> {
-        let vh = VirtualHost {
+/// No pointer yet: the table's reader sets the lists' pointers once the table's is known.
+fn unplaced() -> Arc<str> {
+    Arc::from("")
+}
+
+impl<'t> FromRaw<'t> for VirtualHost<'t> {
+    type Raw = RawVirtualHost<'t>;
+    fn from_raw(o: RawVirtualHost<'t>, index: usize) -> Self {
+        let domains = take(o.domains).map(|l| l.0).unwrap_or_default();
+        VirtualHost {
             name: string(o.name).unwrap_or_default(),
-            list: list.clone(),
+            list: unplaced(),
             index,
-            domains: Vec::new(),
-            routes: Vec::new(),
+            domains: exact(domains.into_iter().filter_map(|d| d.0)),
+            routes: take(o.routes).map(|l| l.0).unwrap_or_default(),
             has_matcher: o.matcher.is_some(),
             require_tls: match get(&o.require_tls).map(|r| r.0) {
                 Some(2) => RequireTls::All,
                 Some(1) => RequireTls::ExternalOnly,
                 _ => RequireTls::None,
             },
-        };
-        if o.matcher.is_some() && report {
-            self.not_analysed(join_token(&vh.pointer(), "matcher"), "a virtual host matcher");
         }
-        let domains = take(o.domains).map(|l| l.0).unwrap_or_default();
-        let raw_routes = take(o.routes).map(|l| l.0).unwrap_or_default();
-        // One pointer string per virtual host, shared by its routes.
-        let routes_list: Arc<str> =
-            if raw_routes.is_empty() { Arc::from("") } else { join_token(&vh.pointer(), "routes").into() };
-        VirtualHost {
-            domains: exact(domains.into_iter().filter_map(|d| d.0)),
-            routes: exact(
-                raw_routes.into_iter().enumerate().filter_map(|(i, r)| Some(route(r.0?, i, routes_list.clone()))),
-            ),
-            ..vh
-        }
+    }
+}
+
+impl<'t> FromRaw<'t> for Route<'t> {
+    type Raw = RawRoute<'t>;
+    fn from_raw(o: RawRoute<'t>, index: usize) -> Self {
+        route(o, index, unplaced())
+    }
+}
+
+impl<'t> FromRaw<'t> for HeaderMatcher<'t> {
+    type Raw = RawHeaderMatcher<'t>;
+    fn from_raw(h: RawHeaderMatcher<'t>, _: usize) -> Self {
+        header_matcher(h)
     }
 }
 
@@ -424,12 +434,7 @@ fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
     } else {
         PathSpec::Missing
     };
-    RouteMatch {
-        path,
-        case_sensitive,
-        headers: exact(headers.into_iter().filter_map(|h| h.0).map(header_matcher)),
-        unevaluated,
-    }
+    RouteMatch { path, case_sensitive, headers, unevaluated }
 }
 
 fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {

@@ -220,6 +220,46 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     }
 }
 
+/// What a message of a repeated field becomes in the model, made as the list streams past: the
+/// raw messages (large: a field for everything xdsck may read) are never held in a list.
+pub(crate) trait FromRaw<'a>: Sized {
+    type Raw: Deserialize<'a>;
+    /// The model of the message at `index` of its list.
+    fn from_raw(raw: Self::Raw, index: usize) -> Self;
+}
+
+/// A repeated message field read straight into the model: non-object elements are skipped
+/// (keeping the others' indices).
+#[derive(Debug)]
+pub(crate) struct Items<M>(pub Vec<M>);
+
+impl<M> Default for Items<M> {
+    fn default() -> Self {
+        Items(Vec::new())
+    }
+}
+
+impl<'de, M: FromRaw<'de>> Shallow<'de> for Items<M> {
+    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut out = Vec::new();
+        let mut index = 0;
+        while let Some(Obj(raw)) = seq.next_element::<Obj<M::Raw>>()? {
+            if let Some(raw) = raw {
+                out.push(M::from_raw(raw, index));
+            }
+            index += 1;
+        }
+        out.shrink_to_fit();
+        Ok(Items(out))
+    }
+}
+
+impl<'de, M: FromRaw<'de>> Deserialize<'de> for Items<M> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ShallowVisitor(PhantomData))
+    }
+}
+
 /// A field whose presence is all that is read (`null` included: it was given).
 #[derive(Debug, Default)]
 pub(crate) struct Given;
@@ -397,7 +437,7 @@ route_message! {
     /// A `RouteConfiguration`.
     struct RawRouteConfiguration {
         name: LStr<'a> = "name",
-        virtual_hosts: List<Obj<RawVirtualHost<'a>>> = "virtual_hosts" | "virtualHosts",
+        virtual_hosts: Items<crate::model::route::VirtualHost<'a>> = "virtual_hosts" | "virtualHosts",
         ignore_port_in_host_matching: LBool = "ignore_port_in_host_matching" | "ignorePortInHostMatching",
         vhds: Given = "vhds",
     }
@@ -407,7 +447,7 @@ route_message! {
     struct RawVirtualHost {
         name: LStr<'a> = "name",
         domains: List<LStr<'a>> = "domains",
-        routes: List<Obj<RawRoute<'a>>> = "routes",
+        routes: Items<crate::model::route::Route<'a>> = "routes",
         matcher: Given = "matcher",
         require_tls: TlsRequirement = "require_tls" | "requireTls",
     }
@@ -433,7 +473,7 @@ route_message! {
         path_separated_prefix: LStr<'a> = "path_separated_prefix" | "pathSeparatedPrefix",
         connect_matcher: Given = "connect_matcher" | "connectMatcher",
         path_match_policy: Given = "path_match_policy" | "pathMatchPolicy",
-        headers: List<Obj<RawHeaderMatcher<'a>>> = "headers",
+        headers: Items<crate::model::route::HeaderMatcher<'a>> = "headers",
         case_sensitive: LBool = "case_sensitive" | "caseSensitive",
         query_parameters: Predicate = "query_parameters" | "queryParameters",
         runtime_fraction: Predicate = "runtime_fraction" | "runtimeFraction",
