@@ -7,11 +7,14 @@ minified (one line of JSON, what `json.dump`, `json.Marshal` and `jq -c` write) 
     python3 scripts/compare-envoy.py            # 10k and 100k tenants, both shapes (minutes)
     python3 scripts/compare-envoy.py --small 1000 --large 10000 --shapes minified
     python3 scripts/compare-envoy.py --data /tmp/xdsck-inputs   # generate once, reuse after
+    python3 scripts/compare-envoy.py --routes    # each TLS chain's HCM with an inline route table
 
 Every number comes from one invocation on this machine (xdsck and the floor: the fastest of
 `--runs`, default 3; Envoy: one run); the inputs are Envoy bootstraps made by
 `xdsck-gen` (Cilium's TenantGateway layout, one shared 443 listener), which both Envoy and
-xdsck read. Envoy runs only on the small input: at 100k tenants it takes many minutes.
+xdsck read. With `--routes` every tenant's TLS-terminating chain carries an inline route table
+(a virtual host per server name, five routes each) and the bootstrap the clusters they name,
+so `check` does its route analysis too. Envoy runs only on the small input: at 100k tenants it takes many minutes.
 Binaries are taken from `$CARGO_TARGET_DIR/release` (default `target/release`).
 """
 
@@ -57,6 +60,7 @@ def main():
     ap.add_argument("--large", type=int, default=100_000, help="tenants of the scaling input")
     ap.add_argument("--runs", type=int, default=3, help="runs per xdsck/floor measurement; the fastest counts")
     ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: minified, pretty")
+    ap.add_argument("--routes", action="store_true", help="inline route tables per TLS chain (and their clusters)")
     ap.add_argument("--data", help="directory for the generated inputs, kept and reused (default: a temporary one)")
     args = ap.parse_args()
     shapes = [s for s in args.shapes.split(",") if s]
@@ -72,9 +76,11 @@ def main():
         files = {}
         for shape in shapes:
             for size, tenants in (("small", args.small), ("large", args.large)):
-                path = os.path.join(data, f"bootstrap-{tenants}-{shape}.json")
+                kind = "routes-" if args.routes else ""
+                path = os.path.join(data, f"bootstrap-{kind}{tenants}-{shape}.json")
                 if not (args.data and os.path.exists(path)):
                     flags = ["--minified"] if shape == "minified" else []
+                    flags += ["--routes", "inline"] if args.routes else []
                     subprocess.run([os.path.join(RELEASE, "xdsck-gen"), "--tenants", str(tenants), "--format", "bootstrap-json", *flags, "--out", path], check=True)
                 files[(shape, size)] = (tenants, path, os.path.getsize(path))
 

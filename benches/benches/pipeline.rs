@@ -1,5 +1,6 @@
 //! Criterion benches per stage at tenant scale: load and end to end per input shape (minified
-//! and pretty JSON, YAML, a CEC stream), graph build, checks, trace lookups. 1k and 10k tenants
+//! and pretty JSON, YAML, a CEC stream), graph build, checks, trace lookups, and the route pass
+//! and end to end with an inline route table per TLS chain. 1k and 10k tenants
 //! by default; 100k (400k chains, ~215-290 MB of JSON) with `XDSCK_BENCH_100K=1` (minutes, and
 //! several GB of memory for the YAML shapes).
 
@@ -8,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use xdsck_benches::{Format, Spec, write};
+use xdsck_benches::{Format, Routes, Spec, write};
 use xdsck_core::graph::MatchGraph;
 use xdsck_core::graph::trace::Connection;
 use xdsck_core::report::{Format as Out, RenderOptions, render};
@@ -26,8 +27,12 @@ const SHAPES: &[(&str, Format, bool)] = &[
 ];
 
 fn text(tenants: usize, format: Format, minified: bool) -> String {
+    text_with(&Spec { minified, ..Spec::tenants(tenants, format) })
+}
+
+fn text_with(spec: &Spec) -> String {
     let mut buf = Vec::new();
-    write(&Spec { minified, ..Spec::tenants(tenants, format) }, &mut buf).expect("generates into memory");
+    write(spec, &mut buf).expect("generates into memory");
     String::from_utf8(buf).expect("UTF-8")
 }
 
@@ -131,5 +136,42 @@ fn end_to_end(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, load_stage, graph_checks_trace, end_to_end);
+/// Route tables at tenant scale (an inline table per TLS chain, bootstrap JSON): the route pass
+/// alone, and end to end, minified and pretty.
+fn route_tables(c: &mut Criterion) {
+    let mut g = c.benchmark_group("routes");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for tenants in sizes() {
+        for (shape, minified) in [("minified", true), ("pretty", false)] {
+            let spec = Spec { minified, routes: Routes::Inline, ..Spec::tenants(tenants, Format::BootstrapJson) };
+            let t = text_with(&spec);
+            g.throughput(Throughput::Bytes(t.len() as u64));
+            let mut sources = Sources::new();
+            sources.add(SourceFile::new("bench", t.clone()));
+            let document = load::Document::new(SourceId(0), sources.get(SourceId(0)));
+            let snapshot =
+                xdsck_core::model::Snapshot { inputs: vec![document.load().expect("generated input loads")] };
+            g.bench_function(BenchmarkId::new(format!("route_pass_{shape}"), tenants), |b| {
+                b.iter(|| black_box(load::route::read_all(&snapshot, &sources).tables.len()));
+            });
+            g.bench_with_input(BenchmarkId::new(format!("json_report_{shape}"), tenants), &t, |b, t| {
+                b.iter_batched(
+                    || {
+                        let mut s = Sources::new();
+                        s.add(SourceFile::new("bench", t.clone()));
+                        s
+                    },
+                    |sources| {
+                        let report = analyze(&sources, &Options::default());
+                        black_box(render(Out::Json, &report, &sources, RenderOptions::default()).len());
+                    },
+                    BatchSize::PerIteration,
+                );
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, load_stage, graph_checks_trace, end_to_end, route_tables);
 criterion_main!(benches);

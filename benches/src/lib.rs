@@ -60,6 +60,21 @@ pub struct Spec {
     /// JSON formats on one line, as `json.dump`, `json.Marshal` and `jq -c` write them, instead
     /// of indented like Envoy's admin output.
     pub minified: bool,
+    /// Where the TLS-terminating chains' HCMs find their routes.
+    pub routes: Routes,
+}
+
+/// How the tenants' HCMs get their route tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Routes {
+    /// `rds` naming a table the input does not hold (what Cilium's agent sends over ADS).
+    External,
+    /// Per TLS-terminating chain an inline `route_config` (virtual hosts for the chain's
+    /// names, a few routes each), and the static clusters those routes name.
+    Inline,
+    /// config_dump only: `rds` per chain and the tables in `dynamic_route_configs`, the
+    /// clusters in a `ClustersConfigDump`.
+    Rds,
 }
 
 impl Spec {
@@ -73,6 +88,7 @@ impl Spec {
             duplicate_every: None,
             blackhole_every: None,
             minified: false,
+            routes: Routes::External,
         }
     }
 }
@@ -84,16 +100,87 @@ fn apex(t: usize) -> String {
 }
 
 fn hcm(stat: &str, route: &str) -> Value {
-    json!({
-        "name": "envoy.filters.network.http_connection_manager",
-        "typed_config": {
-            "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
-            "stat_prefix": stat,
-            "rds": {"route_config_name": route, "config_source": {"ads": {}, "resource_api_version": "V3"}},
-            "use_remote_address": true,
-            "http_filters": [{"name": "envoy.filters.http.router", "typed_config": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}]
-        }
+    hcm_with(
+        stat,
+        "rds",
+        json!({"route_config_name": route, "config_source": {"ads": {}, "resource_api_version": "V3"}}),
+    )
+}
+
+/// An HCM whose routes come from `key` (`rds` or `route_config`).
+fn hcm_with(stat: &str, key: &str, routes: Value) -> Value {
+    let mut cfg = json!({
+        "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+        "stat_prefix": stat,
+    });
+    cfg[key] = routes;
+    cfg["use_remote_address"] = json!(true);
+    cfg["http_filters"] = json!([{"name": "envoy.filters.http.router", "typed_config": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}]);
+    json!({"name": "envoy.filters.network.http_connection_manager", "typed_config": cfg})
+}
+
+/// The clusters a tenant's routes name.
+const SERVICES: [&str; 3] = ["web", "api", "auth"];
+
+fn service(t: usize, svc: &str) -> String {
+    format!("tenant-{t}/{svc}:8080")
+}
+
+/// A route as Cilium writes one for an HTTPRoute rule.
+fn route(m: Value, cluster: &str) -> Value {
+    json!({"match": m, "route": {"cluster": cluster, "max_stream_duration": {"max_stream_duration": "0s"}}})
+}
+
+/// The route table of one TLS-terminating chain: a virtual host per server name (and the name
+/// with `:443`, so a Host that spells out the port is routed too), HTTPRoute-style rules in Cilium's order
+/// (exact paths, then longer prefixes, then `/`), every one reaching a cluster of the tenant.
+fn route_table(t: usize, name: &str, hosts: &[String]) -> Value {
+    let c = |s: &str| service(t, s);
+    let virtual_hosts: Vec<Value> = hosts
+        .iter()
+        .map(|h| {
+            let routes = vec![
+                route(json!({"path": "/login", "headers": [{"name": ":method", "string_match": {"exact": "POST"}}]}), &c("auth")),
+                route(json!({"prefix": "/api/", "headers": [{"name": "x-api-version", "string_match": {"exact": "v2"}}]}), &c("api")),
+                route(json!({"path_separated_prefix": "/api"}), &c("api")),
+                json!({"match": {"prefix": "/static/"}, "route": {"weighted_clusters": {"clusters": [{"name": c("web"), "weight": 90}, {"name": c("api"), "weight": 10}]}}}),
+                route(json!({"prefix": "/"}), &c("web")),
+            ];
+            json!({"name": h, "domains": [h, format!("{h}:443")], "routes": routes})
+        })
+        .collect();
+    json!({"name": name, "virtual_hosts": virtual_hosts})
+}
+
+/// The static clusters of one tenant's services.
+fn clusters(t: usize) -> impl Iterator<Item = Value> {
+    SERVICES.into_iter().map(move |svc| {
+        let name = service(t, svc);
+        let ip = format!("10.{}.{}.{}", t / 65536 % 256, t / 256 % 256, t % 256);
+        json!({
+            "name": name,
+            "type": "STATIC",
+            "connect_timeout": "5s",
+            "load_assignment": {"cluster_name": name, "endpoints": [{"lb_endpoints": [{"endpoint": {"address": {"socket_address": {"address": ip, "port_value": 8080}}}}]}]},
+        })
     })
+}
+
+/// The HCM of a TLS-terminating chain for `hosts`, with its table where the spec puts it.
+fn secure_hcm(spec: &Spec, t: usize, stat: &str, table: &str, hosts: &[String]) -> Value {
+    match spec.routes {
+        Routes::External => hcm(stat, &format!("tenant-{t}/listener-secure")),
+        Routes::Inline => hcm_with(stat, "route_config", route_table(t, table, hosts)),
+        Routes::Rds => hcm(stat, table),
+    }
+}
+
+/// The RDS tables of `Routes::Rds`, in chain order: (name, hosts) per TLS-terminating chain.
+fn tenant_tables(spec: &Spec, t: usize) -> Vec<(String, Vec<String>)> {
+    let apex = apex(t);
+    let mut v = vec![(format!("tenant-{t}/listener-secure"), vec![format!("*.{apex}"), apex.clone()])];
+    v.extend((0..spec.hostnames).map(|h| (format!("tenant-{t}/listener-secure-{h}"), vec![format!("app-{h}.{apex}")])));
+    v
 }
 
 fn tls_socket(secret: &str) -> Value {
@@ -123,18 +210,19 @@ fn tcp_proxy(stat: &str, cluster: &str) -> Value {
 /// The chains of one tenant, in Cilium's order.
 fn tenant_chains(spec: &Spec, t: usize, out: &mut Vec<Value>) {
     let apex = apex(t);
+    let tables = tenant_tables(spec, t);
+    let (table, hosts) = &tables[0];
     out.push(json!({
         "name": format!("https-{t}"),
-        "filter_chain_match": {"server_names": [format!("*.{apex}"), apex], "transport_protocol": "tls"},
-        "filters": [hcm(&format!("listener-secure-{t}"), &format!("tenant-{t}/listener-secure"))],
+        "filter_chain_match": {"server_names": hosts, "transport_protocol": "tls"},
+        "filters": [secure_hcm(spec, t, &format!("listener-secure-{t}"), table, hosts)],
         "transport_socket": tls_socket(&format!("cilium-secrets/tenant-{t}-wildcard-tls")),
     }));
-    for h in 0..spec.hostnames {
-        let host = format!("app-{h}.{apex}");
+    for (h, (table, hosts)) in tables[1..].iter().enumerate() {
         out.push(json!({
             "name": format!("https-{t}-app-{h}"),
-            "filter_chain_match": {"server_names": [host], "transport_protocol": "tls"},
-            "filters": [hcm(&format!("listener-secure-{t}-{h}"), &format!("tenant-{t}/listener-secure"))],
+            "filter_chain_match": {"server_names": hosts, "transport_protocol": "tls"},
+            "filters": [secure_hcm(spec, t, &format!("listener-secure-{t}-{h}"), table, hosts)],
             "transport_socket": tls_socket(&format!("cilium-secrets/tenant-{t}-app-{h}-tls")),
         }));
     }
@@ -244,9 +332,45 @@ fn to_writer(out: &mut impl Write, v: &Value, minified: bool) -> io::Result<()> 
     serde::Serialize::serialize(v, &mut ser).map_err(io::Error::other)
 }
 
+/// The clusters every tenant's routes name (CEC streams carry none: the Cilium agent makes them).
+fn all_clusters(spec: &Spec) -> impl Iterator<Item = Value> {
+    (0..spec.tenants).flat_map(clusters)
+}
+
+/// The head of a config_dump entry of type `kind` up to its list `field`.
+fn dump_head(kind: &str, field: &str, minified: bool) -> Vec<u8> {
+    if minified {
+        format!(",{{\"@type\":\"type.googleapis.com/envoy.admin.v3.{kind}\",\"{field}\":[").into_bytes()
+    } else {
+        format!(", {{\"@type\": \"type.googleapis.com/envoy.admin.v3.{kind}\", \"{field}\": [\n").into_bytes()
+    }
+}
+
+/// A list written element by element between `head` and `tail`.
+fn section(
+    out: &mut impl Write,
+    head: &[u8],
+    sep: &[u8],
+    items: impl Iterator<Item = Value>,
+    tail: &[u8],
+    minified: bool,
+) -> io::Result<()> {
+    out.write_all(head)?;
+    for (i, v) in items.enumerate() {
+        if i > 0 {
+            out.write_all(sep)?;
+        }
+        to_writer(&mut *out, &v, minified)?;
+    }
+    out.write_all(tail)
+}
+
 /// Writes the spec's document. Listeners are written one at a time, so a 175 MB config is never
 /// held as one `Value`.
 pub fn write(spec: &Spec, out: &mut impl Write) -> io::Result<()> {
+    if spec.routes == Routes::Rds && spec.format != Format::ConfigDump {
+        return Err(io::Error::other("RDS route tables are written in a config_dump only"));
+    }
     let listeners = listeners(spec);
     match spec.format {
         Format::ConfigDump => {
@@ -263,7 +387,27 @@ pub fn write(spec: &Spec, out: &mut impl Write) -> io::Result<()> {
                 let entry = json!({"name": l["name"], "active_state": {"version_info": "1", "listener": l, "last_updated": "2026-11-30T00:00:00Z"}});
                 to_writer(&mut *out, &entry, spec.minified)?;
             }
-            out.write_all(tail)
+            out.write_all(&tail[..2])?;
+            if spec.routes != Routes::External {
+                let head = dump_head("ClustersConfigDump", "static_clusters", spec.minified);
+                let entries = all_clusters(spec).map(|c| json!({"cluster": c, "last_updated": "2026-11-30T00:00:00Z"}));
+                section(out, &head, sep, entries, b"]}", spec.minified)?;
+            }
+            if spec.routes == Routes::Rds {
+                let head = dump_head("RoutesConfigDump", "dynamic_route_configs", spec.minified);
+                let entries = (0..spec.tenants).flat_map(|t| {
+                    tenant_tables(spec, t).into_iter().map(move |(name, hosts)| {
+                        let mut table = route_table(t, &name, &hosts);
+                        table.as_object_mut().expect("an object").insert(
+                            "@type".into(),
+                            json!("type.googleapis.com/envoy.config.route.v3.RouteConfiguration"),
+                        );
+                        json!({"version_info": "1", "route_config": table, "last_updated": "2026-11-30T00:00:00Z"})
+                    })
+                });
+                section(out, &head, sep, entries, b"]}", spec.minified)?;
+            }
+            out.write_all(&tail[2..])
         }
         Format::BootstrapJson => {
             let (head, sep, tail): (&[u8], &[u8], &[u8]) = if spec.minified {
@@ -286,7 +430,12 @@ pub fn write(spec: &Spec, out: &mut impl Write) -> io::Result<()> {
                 }
                 to_writer(&mut *out, &l, spec.minified)?;
             }
-            out.write_all(tail)
+            out.write_all(&tail[..1])?;
+            if spec.routes == Routes::Inline {
+                let head: &[u8] = if spec.minified { b",\"clusters\":[" } else { b", \"clusters\": [\n" };
+                section(out, head, sep, all_clusters(spec), b"]", spec.minified)?;
+            }
+            out.write_all(&tail[1..])
         }
         Format::BootstrapYaml => {
             out.write_all(b"node:\n  id: bench\n  cluster: bench\nstatic_resources:\n  listeners:\n")?;
@@ -298,6 +447,14 @@ pub fn write(spec: &Spec, out: &mut impl Write) -> io::Result<()> {
                 let mut s = String::new();
                 yaml_item(&l, 2, &mut s);
                 out.write_all(s.as_bytes())?;
+            }
+            if spec.routes == Routes::Inline {
+                out.write_all(b"  clusters:\n")?;
+                for c in all_clusters(spec) {
+                    let mut s = String::new();
+                    yaml_item(&c, 2, &mut s);
+                    out.write_all(s.as_bytes())?;
+                }
             }
             Ok(())
         }
@@ -430,6 +587,34 @@ mod tests {
             assert_eq!(a, b, "{format:?}");
             assert_eq!(inventory(&pretty), inventory(&minified), "{format:?}");
         }
+    }
+
+    #[test]
+    fn route_tables_add_no_findings_and_one_table_per_tls_chain() {
+        let shapes = [
+            (Format::BootstrapJson, Routes::Inline),
+            (Format::BootstrapYaml, Routes::Inline),
+            (Format::ConfigDump, Routes::Inline),
+            (Format::ConfigDump, Routes::Rds),
+        ];
+        for (format, routes) in shapes {
+            for minified in [false, true] {
+                let plain = Spec { hostnames: 1, minified, ..Spec::tenants(6, format) };
+                let spec = Spec { routes, ..plain };
+                assert_eq!(inventory(&spec), inventory(&plain), "{format:?} {routes:?}");
+                let mut sources = Sources::new();
+                sources.add(SourceFile::new("gen", generate(&spec)));
+                let document =
+                    xdsck_core::load::Document::new(xdsck_core::SourceId(0), sources.get(xdsck_core::SourceId(0)));
+                let snapshot = xdsck_core::model::Snapshot { inputs: vec![document.load().expect("loads")] };
+                let tables = xdsck_core::load::route::read_all(&snapshot, &sources);
+                let served = tables.hcms.iter().filter_map(|h| tables.table_of(h)).count();
+                assert_eq!(served, 12, "{format:?} {routes:?}");
+            }
+        }
+        assert!(
+            write(&Spec { routes: Routes::Rds, ..Spec::tenants(1, Format::BootstrapJson) }, &mut Vec::new()).is_err()
+        );
     }
 
     #[test]

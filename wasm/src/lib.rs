@@ -347,12 +347,12 @@ struct RouteTableSummary<'a> {
 #[derive(Serialize)]
 struct VirtualHostSummary<'a> {
     name: &'a str,
-    domains: &'a [String],
+    domains: &'a [std::borrow::Cow<'a, str>],
     routes: usize,
 }
 
 /// The route tables of one chain's HCMs, from the core's route reading.
-fn route_tables<'a>(routes: &'a RouteTables, source: SourceId, chain_pointer: &str) -> Vec<RouteTableSummary<'a>> {
+fn route_tables<'a>(routes: &'a RouteTables<'a>, source: SourceId, chain_pointer: &str) -> Vec<RouteTableSummary<'a>> {
     routes
         .hcms_of_chain(source, chain_pointer)
         .map(|hcm| {

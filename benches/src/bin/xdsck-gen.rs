@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
-use xdsck_benches::{Format, Layout, Shape, Spec, write};
+use xdsck_benches::{Format, Layout, Routes, Shape, Spec, write};
 
 #[derive(Debug, Parser)]
 #[command(about = "Generate tenant-scale Envoy configuration for xdsck's benchmarks")]
@@ -30,6 +30,11 @@ struct Args {
     /// JSON on one line (what `json.dump`, `json.Marshal` and `jq -c` write) instead of indented.
     #[arg(long)]
     minified: bool,
+    /// Where the TLS-terminating chains' HCMs find their routes: `external` (RDS names the
+    /// input does not hold), `inline` (a `route_config` per chain and the clusters its routes
+    /// name), `rds` (config_dump only: the tables in `dynamic_route_configs`).
+    #[arg(long, value_enum, default_value_t = RoutesArg::External)]
+    routes: RoutesArg,
     #[arg(long)]
     out: Option<std::path::PathBuf>,
 }
@@ -46,6 +51,13 @@ enum FormatArg {
 enum LayoutArg {
     Shared,
     PerTenant,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum RoutesArg {
+    External,
+    Inline,
+    Rds,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -80,6 +92,11 @@ fn main() -> Result<()> {
         duplicate_every: a.duplicate_every,
         blackhole_every: a.blackhole_every,
         minified: a.minified,
+        routes: match a.routes {
+            RoutesArg::External => Routes::External,
+            RoutesArg::Inline => Routes::Inline,
+            RoutesArg::Rds => Routes::Rds,
+        },
     };
     match &a.out {
         Some(path) => {

@@ -41,6 +41,16 @@ fn main() -> Result<()> {
     println!("graph build  {:>8.3}s  {chains} nodes{}", t.elapsed().as_secs_f64(), memory());
     let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
     let t = Instant::now();
+    let routes = load::route::read_all(&snapshot, &sources);
+    let vhs: usize = routes.tables.iter().map(|t| t.virtual_hosts.len()).sum();
+    println!(
+        "route pass   {:>8.3}s  {} tables, {vhs} virtual hosts{}",
+        t.elapsed().as_secs_f64(),
+        routes.tables.len(),
+        memory()
+    );
+    drop(routes);
+    let t = Instant::now();
     let findings = checks::run_all(&snapshot, &sources);
     println!(
         "all checks   {:>8.3}s  {} findings (graphs included){}",

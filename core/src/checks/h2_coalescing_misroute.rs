@@ -43,7 +43,7 @@ const BROWSER_ALPN: [&str; 2] = ["h2", "http/1.1"];
 #[derive(Clone, Copy)]
 struct Http<'s> {
     hcm: &'s Hcm,
-    table: &'s RouteTable,
+    table: &'s RouteTable<'s>,
 }
 
 fn http_of<'s>(cx: &Context<'s, '_>, l: &ListenerCx<'s, '_>, chain: &FilterChain<'_>) -> Option<Http<'s>> {
@@ -117,19 +117,20 @@ fn same_routes(a: &VirtualHost, b: &VirtualHost) -> bool {
 
 /// What a table does with `GET /` for a Host: the witness a finding prints.
 struct Answer<'s> {
-    table: &'s RouteTable,
-    vh: Option<&'s VirtualHost>,
-    route: Option<(String, &'s Action)>,
+    table: &'s RouteTable<'s>,
+    vh: Option<&'s VirtualHost<'s>>,
+    route: Option<(String, &'s Action<'s>)>,
 }
 
 /// Each table's domain index, built once: one wildcard chain may cover thousands of names, and
 /// one RDS table may serve thousands of chains.
 #[derive(Default)]
-struct Indexes(HashMap<*const RouteTable, DomainIndex>);
+struct Indexes(HashMap<usize, DomainIndex>);
 
 impl Indexes {
-    fn of(&mut self, table: &RouteTable) -> &DomainIndex {
-        self.0.entry(std::ptr::from_ref(table)).or_insert_with(|| DomainIndex::build(table))
+    fn of(&mut self, table: &RouteTable<'_>) -> &DomainIndex {
+        // Keyed by address: the tables outlive the run of the check and are never moved.
+        self.0.entry(std::ptr::from_ref(table).addr()).or_insert_with(|| DomainIndex::build(table))
     }
 }
 

@@ -20,18 +20,18 @@ declare_rule! {
 pub(crate) struct InvalidVirtualHost;
 
 /// The constraints broken in one virtual host: where, what xdsck says, PGV's cause.
-fn problems(vh: &VirtualHost) -> Vec<(&str, String, String)> {
+fn problems(vh: &VirtualHost<'_>) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     if vh.name.is_empty() {
         out.push((
-            vh.pointer.as_str(),
+            vh.pointer(),
             "a virtual host has no name".to_owned(),
             "Name: value length must be at least 1 characters".to_owned(),
         ));
     }
     if vh.domains.is_empty() {
         out.push((
-            vh.pointer.as_str(),
+            vh.pointer(),
             format!("virtual host '{}' has no domains", vh.name),
             "Domains: value must contain at least 1 item(s)".to_owned(),
         ));
@@ -40,12 +40,12 @@ fn problems(vh: &VirtualHost) -> Vec<(&str, String, String)> {
         let route = format!("Routes[{}]: embedded message failed validation | caused by ", r.index);
         match r.action {
             Action::Missing => out.push((
-                r.pointer.as_str(),
+                r.pointer(),
                 format!("route {} of virtual host '{}' has no action", r.display_name(), vh.name),
                 format!("{route}field: \"action\", reason: is required"),
             )),
             Action::DirectResponse { status, .. } if !(200..600).contains(&status) => out.push((
-                r.pointer.as_str(),
+                r.pointer(),
                 format!(
                     "route {} of virtual host '{}' answers with status {status}, outside 200..599",
                     r.display_name(),
@@ -79,7 +79,7 @@ impl Check for InvalidVirtualHost {
         for t in cx.route_tables() {
             for (v, vh) in t.table.virtual_hosts.iter().enumerate() {
                 for (pointer, what, cause) in problems(vh) {
-                    out.push(diagnostic(&t, v, pointer, what, cause));
+                    out.push(diagnostic(&t, v, &pointer, what, cause));
                 }
             }
         }

@@ -66,7 +66,10 @@ pub struct Context<'s, 'a> {
     pub sources: &'s Sources,
     listeners: &'s [ListenerCx<'s, 'a>],
     /// The route tables and HCMs of every input (read by [`crate::load::route`]).
-    pub routes: &'s crate::model::route::RouteTables,
+    pub routes: &'s crate::model::route::RouteTables<'s>,
+    /// [`Self::route_tables`], found once for every check that asks (finding a chain's HCMs
+    /// builds the chain's pointer: once per chain, not once per chain and check).
+    tables: &'s [TableCx<'s, 'a>],
 }
 
 /// One live listener with the source it came from and how it selects chains, built once for
@@ -125,7 +128,7 @@ impl<'s, 'a> Context<'s, 'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct TableCx<'s, 'a> {
     /// The route table, as the loader read it.
-    pub table: &'s crate::model::route::RouteTable,
+    pub table: &'s crate::model::route::RouteTable<'s>,
     /// Where places are in the input the table was read from (for an RDS table, not the
     /// listener's).
     pub text: Locator<'s>,
@@ -138,7 +141,11 @@ pub struct TableCx<'s, 'a> {
 impl<'s, 'a> Context<'s, 'a> {
     /// Every route table Envoy would build: the inline tables of live listeners' chains, then
     /// every RDS table of the run, in input order.
-    pub fn route_tables(&self) -> Vec<TableCx<'s, 'a>> {
+    pub fn route_tables(&self) -> impl Iterator<Item = TableCx<'s, 'a>> + 's {
+        self.tables.iter().copied()
+    }
+
+    fn find_route_tables(&self) -> Vec<TableCx<'s, 'a>> {
         use crate::model::route::{HcmRoutes, TableOrigin};
         let mut out = Vec::new();
         for l in self.listeners() {
@@ -321,7 +328,9 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             graph: matching.graph(),
         })
         .collect();
-    let cx = Context { snapshot, sources, listeners: &listeners, routes: &routes };
+    let cx = Context { snapshot, sources, listeners: &listeners, routes: &routes, tables: &[] };
+    let tables = cx.find_route_tables();
+    let cx = Context { tables: &tables, ..cx };
     // Checks are independent readers of the same graphs; their findings are concatenated in
     // registry order, so the output does not depend on which finished first.
     par_map(checks, |check| {

@@ -94,7 +94,9 @@ fn witness_host(index: &DomainIndex, table: &RouteTable, v: usize, strips_ports:
 /// A path the later route takes.
 fn witness_path(later: &Route) -> Option<String> {
     match &later.matcher.path {
-        PathSpec::Prefix(q) | PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q) if !q.is_empty() => Some(q.clone()),
+        PathSpec::Prefix(q) | PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q) if !q.is_empty() => {
+            Some(q.to_string())
+        }
         PathSpec::Prefix(_) => Some("/".to_owned()),
         _ => None,
     }
@@ -118,8 +120,8 @@ fn diagnostic(
             describe_path(&m.path, m.case_sensitive),
         ),
     )
-    .at(t.location(&later.pointer))
-    .related("the earlier route that wins", t.location(&earlier.pointer));
+    .at(t.location(&later.pointer()))
+    .related("the earlier route that wins", t.location(&earlier.pointer()));
     if let (Some(path), Some(host)) = (witness_path(later), host) {
         let headers = if later.matcher.headers.is_empty() { "" } else { " (with the headers it asks for)" };
         d = d
@@ -165,7 +167,7 @@ mod tests {
     #[test]
     fn path_cover_follows_envoys_match_rules() {
         use PathSpec::*;
-        let p = |s: &str| Prefix(s.into());
+        let p = |s: &'static str| Prefix(s.into());
         assert!(path_covers(&m(p("/api"), true), &m(p("/api/v1"), true)));
         assert!(!path_covers(&m(p("/api/v1"), true), &m(p("/api"), true)));
         assert!(path_covers(&m(p("/API"), false), &m(Path("/api/x".into()), true)));

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::checks::{Check, Context, TableCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::route::{Action, MirrorPolicies, TableOrigin};
+use crate::model::route::{Action, Mirrors, TableOrigin};
 use crate::model::{InputKind, ListenerState, NetworkFilterKind, RouteSource, Snapshot};
 use crate::source::{SourceId, join_index, join_token};
 
@@ -131,15 +131,15 @@ impl Check for UnknownCluster {
             }
             let Some(clusters) = known.for_table(&t) else { continue };
             let unknown = |c: &str| !c.is_empty() && !clusters.contains(c);
-            // The mirror lists routes use: each route its own, else its virtual host's, else the
-            // table's (a virtual host without routes validates none).
-            let lists: HashMap<(Option<usize>, Option<usize>), usize> =
-                table.mirror_policies.iter().enumerate().map(|(i, m)| ((m.virtual_host, m.route), i)).collect();
-            let mut used = vec![false; table.mirror_policies.len()];
-            for (v, vh) in table.virtual_hosts.iter().enumerate() {
+            // The mirror list each route uses: its own, else its virtual host's, else the
+            // table's (a virtual host without routes uses none). A list is reported once, where
+            // it is written.
+            let mut table_used = false;
+            for vh in &table.virtual_hosts {
+                let mut host_used = false;
                 for r in &vh.routes {
                     let whose = || format!("route '{}' of virtual host '{}'", r.display_name(), vh.name);
-                    let action = join_token(&r.pointer, "route");
+                    let action = join_token(&r.pointer(), "route");
                     match &r.action {
                         Action::Cluster(c) if unknown(c) => {
                             out.push(diagnostic(&t, &[join_token(&action, "cluster")], Use::Target, c, whose()));
@@ -154,29 +154,19 @@ impl Check for UnknownCluster {
                         }
                         _ => {}
                     }
-                    let list = [(Some(v), Some(r.index)), (Some(v), None), (None, None)]
-                        .into_iter()
-                        .find_map(|key| lists.get(&key));
-                    if let Some(&i) = list {
-                        used[i] = true;
+                    match (&r.mirrors, &vh.mirrors) {
+                        (Some(m), _) => mirrors(&t, m, &join_token(&action, m.key), &whose(), &unknown, out),
+                        (None, Some(_)) => host_used = true,
+                        (None, None) => table_used = true,
                     }
                 }
+                if let Some(m) = vh.mirrors.as_ref().filter(|_| host_used) {
+                    let whose = format!("virtual host '{}'", vh.name);
+                    mirrors(&t, m, &join_token(&vh.pointer(), m.key), &whose, &unknown, out);
+                }
             }
-            for (m, _) in table.mirror_policies.iter().zip(&used).filter(|(_, u)| **u) {
-                let whose = match (m.virtual_host, m.route) {
-                    (Some(v), Some(r)) => format!(
-                        "route '{}' of virtual host '{}'",
-                        table.virtual_hosts[v]
-                            .routes
-                            .iter()
-                            .find(|x| x.index == r)
-                            .map_or_else(|| format!("routes[{r}]"), |x| x.display_name()),
-                        table.virtual_hosts[v].name
-                    ),
-                    (Some(v), None) => format!("virtual host '{}'", table.virtual_hosts[v].name),
-                    _ => "the route table".to_owned(),
-                };
-                mirrors(&t, m, &whose, &unknown, out);
+            if let Some(m) = table.mirrors.as_ref().filter(|_| table_used) {
+                mirrors(&t, m, &join_token(&table.pointer, m.key), "the route table", &unknown, out);
             }
         }
     }
@@ -184,13 +174,14 @@ impl Check for UnknownCluster {
 
 fn mirrors(
     t: &TableCx<'_, '_>,
-    m: &MirrorPolicies,
+    m: &Mirrors<'_>,
+    list: &str,
     whose: &str,
     unknown: &dyn Fn(&str) -> bool,
     out: &mut Vec<Diagnostic>,
 ) {
     for (i, c) in m.clusters.iter().enumerate().filter(|(_, c)| unknown(c)) {
-        let at = join_token(&join_index(&m.pointer, i), "cluster");
+        let at = join_token(&join_index(list, i), "cluster");
         out.push(diagnostic(t, &[at], Use::Mirror, c, whose.to_owned()));
     }
 }

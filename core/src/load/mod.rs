@@ -20,6 +20,7 @@ pub mod proto;
 pub(crate) mod protojson;
 pub(crate) mod raw;
 pub mod route;
+mod route_raw;
 pub mod yaml;
 
 pub use document::Document;

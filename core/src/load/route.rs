@@ -11,15 +11,20 @@
 
 use std::borrow::Cow;
 
+use std::sync::Arc;
+
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::route_raw::{
+    Field, FromRaw, LStr, RawHcm, RawHeaderMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch, RawVirtualHost,
+    boolean, get, key_of, message, string, take,
+};
 use crate::model::Snapshot;
 use crate::model::route::{
-    Action, CodecType, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, MirrorPolicies, NotAnalysed, PathSpec,
-    RequireTls, Route,
-    RouteMatch, RouteTable, RouteTables, TableOrigin, VirtualHost,
+    Action, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, Mirrors, NotAnalysed, PathSpec, RequireTls, Route, RouteMatch,
+    RouteTable, RouteTables, TableOrigin, VirtualHost,
 };
 use crate::source::{SourceId, Sources, join_index, join_token};
 
@@ -29,7 +34,7 @@ const ROUTE_TYPE: &str = ".RouteConfiguration";
 /// Reads the route tables of every loaded input of a snapshot, for the checks: an input with
 /// no virtual host and no `scoped_routes` has nothing for them and is not read again (a
 /// tenant-scale dump whose HCMs all name RDS tables it does not hold costs a substring search).
-pub fn read_all(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
+pub fn read_all<'s>(snapshot: &Snapshot<'s>, sources: &'s Sources) -> RouteTables<'s> {
     let mut out = RouteTables::default();
     for input in &snapshot.inputs {
         let text = input.locator(sources.get(input.source)).json_text();
@@ -42,7 +47,7 @@ pub fn read_all(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
 }
 
 /// [`read_all`] for a trace, which needs every HCM even when its table is elsewhere.
-pub fn read_all_hcms(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables {
+pub fn read_all_hcms<'s>(snapshot: &Snapshot<'s>, sources: &'s Sources) -> RouteTables<'s> {
     let mut out = RouteTables::default();
     for input in &snapshot.inputs {
         read(input.source, input.locator(sources.get(input.source)).json_text(), &mut out);
@@ -51,7 +56,7 @@ pub fn read_all_hcms(snapshot: &Snapshot<'_>, sources: &Sources) -> RouteTables 
 }
 
 /// Reads one source's route tables into `out`, from the JSON text the listener loader read.
-pub fn read(source: SourceId, text: &str, out: &mut RouteTables) {
+pub fn read<'t>(source: SourceId, text: &'t str, out: &mut RouteTables<'t>) {
     let finder = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
     if !finder(HCM_TYPE) && !finder(ROUTE_TYPE) {
         return;
@@ -65,85 +70,9 @@ pub fn read(source: SourceId, text: &str, out: &mut RouteTables) {
 /// A CiliumEnvoyConfig's namespace (empty for a clusterwide one) and name.
 type Cec = (String, String);
 
-struct Walker<'o> {
+struct Walker<'o, 't> {
     source: SourceId,
-    out: &'o mut RouteTables,
-}
-
-fn field<'v>(o: &'v Map<String, Value>, snake: &str) -> Option<(&'v str, &'v Value)> {
-    if let Some((k, v)) = o.get_key_value(snake) {
-        return Some((k.as_str(), v));
-    }
-    if !snake.contains('_') {
-        return None;
-    }
-    // Objects here have a handful of keys: a scan that compares camel-wise costs less than
-    // making the camel-case name (an allocation for every absent field of every route).
-    o.iter().find(|(k, _)| is_camel_of(k, snake)).map(|(k, v)| (k.as_str(), v))
-}
-
-/// Whether `key` is `snake` in lowerCamelCase (what `Casing::Camel.field` makes of it).
-fn is_camel_of(key: &str, snake: &str) -> bool {
-    let mut k = key.chars();
-    let mut s = snake.chars();
-    while let Some(c) = s.next() {
-        let want = if c == '_' {
-            match s.next() {
-                Some(n) => n.to_ascii_uppercase(),
-                None => return k.next().is_none(),
-            }
-        } else {
-            c
-        };
-        if k.next() != Some(want) {
-            return false;
-        }
-    }
-    k.next().is_none()
-}
-
-fn get<'v>(o: &'v Map<String, Value>, snake: &str) -> Option<&'v Value> {
-    field(o, snake).map(|(_, v)| v)
-}
-
-fn string(o: &Map<String, Value>, snake: &str) -> Option<String> {
-    get(o, snake).and_then(Value::as_str).map(str::to_owned)
-}
-
-/// A bool field, also as a `BoolValue` wrapper (`{value: true}`).
-fn boolean(o: &Map<String, Value>, snake: &str) -> Option<bool> {
-    match get(o, snake)? {
-        Value::Bool(b) => Some(*b),
-        Value::Object(w) => w.get("value").and_then(Value::as_bool),
-        _ => None,
-    }
-}
-
-/// `codec_type`, by name or number (protobuf JSON takes both); anything else is the default.
-fn codec_type(v: Option<&Value>) -> CodecType {
-    match v.and_then(|v| v.as_str().map(str::to_owned).or_else(|| v.as_u64().map(|n| n.to_string()))).as_deref() {
-        Some("HTTP1" | "1") => CodecType::Http1,
-        Some("HTTP2" | "2") => CodecType::Http2,
-        Some("HTTP3" | "3") => CodecType::Http3,
-        _ => CodecType::Auto,
-    }
-}
-
-fn u32_of(v: &Value) -> Option<u32> {
-    match v {
-        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
-        Value::String(s) => s.parse().ok(),
-        Value::Object(w) => w.get("value").and_then(u32_of),
-        _ => None,
-    }
-}
-
-fn list<'v>(o: &'v Map<String, Value>, snake: &'v str) -> (&'v str, &'v [Value]) {
-    match field(o, snake) {
-        Some((k, Value::Array(a))) => (k, a.as_slice()),
-        Some((k, _)) => (k, &[]),
-        None => (snake, &[]),
-    }
+    out: &'o mut RouteTables<'t>,
 }
 
 /// One step of the path from the document's root to the node being read. The pointer string
@@ -168,7 +97,8 @@ fn pointer_of(path: &[Seg<'_>]) -> String {
 /// The fields the HCM, RouteConfiguration and CiliumEnvoyConfig readers use. An object's other
 /// fields are walked as they stream past (or skipped, once its `@type` says it is one of the
 /// two); these are kept as borrowed raw text until the object's end says what it is, and only
-/// then parsed into values (for the two message types) or walked (for any other object).
+/// then read into the typed messages of [`super::route_raw`] (for the two message types) or
+/// walked (for any other object).
 const KEPT: [&str; 23] = [
     "rds",
     "route_config",
@@ -189,7 +119,7 @@ const KEPT: [&str; 23] = [
     "ignorePortInHostMatching",
     "metadata",
     "spec",
-    // for the cluster check (`mirror_policies`)
+    // for the cluster check
     "validate_clusters",
     "validateClusters",
     "request_mirror_policies",
@@ -199,7 +129,7 @@ const KEPT: [&str; 23] = [
 /// Walks a JSON text for HCMs and RouteConfigurations, without building a value for it.
 fn walk_text<'t>(
     text: &'t str,
-    w: &mut Walker<'_>,
+    w: &mut Walker<'_, 't>,
     path: &mut Vec<Seg<'t>>,
     cec: Option<&Cec>,
 ) -> Result<(), serde_json::Error> {
@@ -234,7 +164,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
 
 /// One node of the walk, as a serde seed: scalars are skipped, arrays and objects walked.
 struct Node<'a, 'o, 't> {
-    w: &'a mut Walker<'o>,
+    w: &'a mut Walker<'o, 't>,
     path: &'a mut Vec<Seg<'t>>,
     cec: Option<&'a Cec>,
 }
@@ -288,21 +218,17 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut type_url: Option<Value> = None;
-        let mut kind: Option<Value> = None;
+        let mut type_url: Option<Cow<'de, str>> = None;
+        let mut kind: Option<Cow<'de, str>> = None;
         let mut kept: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             if k == "@type" {
-                type_url = Some(map.next_value()?);
+                type_url = map.next_value::<LStr<'de>>()?.0;
             } else if k == "kind" {
-                kind = Some(map.next_value()?);
+                kind = map.next_value::<LStr<'de>>()?.0;
             } else if KEPT.contains(&k.as_ref()) {
                 kept.push((k, map.next_value()?));
-            } else if type_url
-                .as_ref()
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.ends_with(HCM_TYPE) || t.ends_with(ROUTE_TYPE))
-            {
+            } else if type_url.as_deref().is_some_and(|t| t.ends_with(HCM_TYPE) || t.ends_with(ROUTE_TYPE)) {
                 // The two readers use only kept fields.
                 map.next_value::<IgnoredAny>()?;
             } else {
@@ -311,16 +237,15 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
                 self.path.pop();
             }
         }
-        let type_is = |suffix: &str| type_url.as_ref().and_then(Value::as_str).is_some_and(|t| t.ends_with(suffix));
-        let object = || -> Map<String, Value> {
-            // Raw text is valid JSON by construction.
-            kept.iter()
-                .filter_map(|(k, v)| Some((k.clone().into_owned(), serde_json::from_str(v.get()).ok()?)))
-                .collect()
-        };
+        let type_is = |suffix: &str| type_url.as_deref().is_some_and(|t| t.ends_with(suffix));
+        // The kept fields as the one message they belong to (raw text is valid JSON).
+        fn message_of<'de, T: Deserialize<'de>, E: de::Error>(kept: &[(Cow<'de, str>, &'de RawValue)]) -> Result<T, E> {
+            let fields = kept.iter().map(|(k, v)| (k.as_ref(), *v));
+            T::deserialize(de::value::MapDeserializer::<_, serde_json::Error>::new(fields)).map_err(E::custom)
+        }
         if type_is(HCM_TYPE) {
             let pointer = pointer_of(self.path);
-            self.w.hcm(&object(), pointer, self.cec);
+            self.w.hcm(message_of::<_, A::Error>(&kept)?, pointer, self.cec);
             return Ok(());
         }
         if type_is(ROUTE_TYPE) {
@@ -330,15 +255,15 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
                 .any(|s| matches!(s, Seg::Key(k) if k == "static_route_configs" || k == "staticRouteConfigs"));
             let origin = if in_static { TableOrigin::DumpStatic } else { TableOrigin::Rds };
             let pointer = pointer_of(self.path);
-            let mut t = self.w.table(&object(), pointer, origin);
+            let mut t = self.w.table(message_of::<_, A::Error>(&kept)?, pointer, origin);
             if let (Some(n), Some((ns, name))) = (&t.name, self.cec) {
-                t.name = Some(super::classify::qualified_name(ns, name, &n.as_str().into()).into_owned());
+                t.name = Some(Cow::Owned(super::classify::qualified_name(ns, name, n).into_owned()));
             }
             self.w.out.push_table(t);
             return Ok(());
         }
         let own;
-        let cec = match kind.as_ref().and_then(Value::as_str) {
+        let cec = match kind.as_deref() {
             Some(k @ ("CiliumEnvoyConfig" | "CiliumClusterwideEnvoyConfig")) => {
                 let meta = kept
                     .iter()
@@ -361,28 +286,32 @@ impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
     }
 }
 
-impl Walker<'_> {
+impl<'t> Walker<'_, 't> {
     fn not_analysed(&mut self, pointer: String, what: &'static str) {
         self.out.not_analysed.push(NotAnalysed { source: self.source, pointer, what });
     }
 
-    fn hcm(&mut self, o: &Map<String, Value>, pointer: String, cec: Option<&Cec>) {
+    fn hcm(&mut self, o: RawHcm<'t>, pointer: String, cec: Option<&Cec>) {
         // `.../filter_chains/N/filters/M/typed_config`: the chain is what comes before `/filters/`.
         let chain_pointer = pointer.rfind("/filters/").map_or_else(String::new, |i| pointer[..i].to_owned());
-        let routes = if let Some(rds) = get(o, "rds").and_then(Value::as_object) {
-            let name = string(rds, "route_config_name").unwrap_or_default();
+        let strip_any_host_port = boolean(&o.strip_any_host_port).unwrap_or(false);
+        let strip_matching_host_port = boolean(&o.strip_matching_host_port).unwrap_or(false);
+        let codec_type = get(&o.codec_type).map(|c| c.0).unwrap_or_default();
+        let scoped = key_of(&o.scoped_routes, "scoped_routes", "scopedRoutes");
+        let has_scoped = o.scoped_routes.is_some();
+        let table_key = key_of(&o.route_config, "route_config", "routeConfig");
+        let routes = if let Some(rds) = message(o.rds) {
+            let name = string(rds.route_config_name).unwrap_or_default();
             let name = match cec {
-                Some((ns, cec_name)) => {
-                    super::classify::qualified_name(ns, cec_name, &name.as_str().into()).into_owned()
-                }
-                None => name,
+                Some((ns, cec_name)) => super::classify::qualified_name(ns, cec_name, &name).into_owned(),
+                None => name.into_owned(),
             };
             HcmRoutes::Rds(name)
-        } else if let Some((k, Value::Object(rc))) = field(o, "route_config") {
-            let t = self.table(rc, join_token(&pointer, k), TableOrigin::Inline);
+        } else if let Some(rc) = message(o.route_config) {
+            let t = self.table(rc, join_token(&pointer, table_key), TableOrigin::Inline);
             HcmRoutes::Inline(self.out.push_table(t))
-        } else if let Some((k, _)) = field(o, "scoped_routes") {
-            self.not_analysed(join_token(&pointer, k), "scoped_routes");
+        } else if has_scoped {
+            self.not_analysed(join_token(&pointer, scoped), "scoped_routes");
             HcmRoutes::Scoped
         } else {
             HcmRoutes::None
@@ -391,206 +320,222 @@ impl Walker<'_> {
             source: self.source,
             chain_pointer,
             routes,
-            strip_any_host_port: boolean(o, "strip_any_host_port").unwrap_or(false),
-            strip_matching_host_port: boolean(o, "strip_matching_host_port").unwrap_or(false),
-            codec_type: codec_type(get(o, "codec_type")),
+            strip_any_host_port,
+            strip_matching_host_port,
+            codec_type,
             pointer,
         };
         self.out.push_hcm(hcm);
     }
 
-    fn table(&mut self, o: &Map<String, Value>, pointer: String, origin: TableOrigin) -> RouteTable {
-        let (key, vhs) = list(o, "virtual_hosts");
-        let base = join_token(&pointer, key);
+    fn table(&mut self, o: RawRouteConfiguration<'t>, pointer: String, origin: TableOrigin) -> RouteTable<'t> {
+        let list: Arc<str> = join_token(&pointer, key_of(&o.virtual_hosts, "virtual_hosts", "virtualHosts")).into();
         // A dump's copy of an inline table was reported where the listener holds it.
         let report = origin != TableOrigin::DumpStatic;
-        let virtual_hosts = vhs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| Some((i, v.as_object()?)))
-            .map(|(i, v)| self.virtual_host(v, join_index(&base, i), report))
-            .collect();
-        let vhds = field(o, "vhds");
-        if let Some((k, _)) = vhds.filter(|_| report) {
+        let vhds = o.vhds.as_ref().map(|_| "vhds");
+        let ignore_port_in_host_matching = boolean(&o.ignore_port_in_host_matching).unwrap_or(false);
+        let validate_clusters = boolean(&o.validate_clusters);
+        let mirrors = mirrors(o.request_mirror_policies);
+        let mut virtual_hosts = take(o.virtual_hosts).map(|l| l.0).unwrap_or_default();
+        for vh in &mut virtual_hosts {
+            vh.list = list.clone();
+            if vh.has_matcher && report {
+                self.not_analysed(join_token(&vh.pointer(), "matcher"), "a virtual host matcher");
+            }
+            if !vh.routes.is_empty() {
+                // One pointer string per virtual host, shared by its routes.
+                let routes: Arc<str> = join_token(&vh.pointer(), "routes").into();
+                for r in &mut vh.routes {
+                    r.list = routes.clone();
+                }
+            }
+        }
+        if let Some(k) = vhds.filter(|_| report) {
             self.not_analysed(join_token(&pointer, k), "vhds");
         }
         RouteTable {
             source: self.source,
-            name: string(o, "name"),
+            name: string(o.name),
             origin,
             virtual_hosts,
-            ignore_port_in_host_matching: boolean(o, "ignore_port_in_host_matching").unwrap_or(false),
+            ignore_port_in_host_matching,
             vhds: vhds.is_some(),
-            validate_clusters: boolean(o, "validate_clusters"),
-            mirror_policies: mirror_policies(o, &pointer),
+            validate_clusters,
+            mirrors,
             pointer,
         }
     }
+}
 
-    fn virtual_host(&mut self, o: &Map<String, Value>, pointer: String, report: bool) -> VirtualHost {
-        let (_, domains) = list(o, "domains");
-        let (key, routes) = list(o, "routes");
-        let base = join_token(&pointer, key);
-        let routes = routes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| Some((i, r.as_object()?)))
-            .map(|(i, r)| route(r, i, join_index(&base, i)))
-            .collect();
-        let matcher = field(o, "matcher");
-        if let Some((k, _)) = matcher.filter(|_| report) {
-            self.not_analysed(join_token(&pointer, k), "a virtual host matcher");
-        }
-        let require_tls = match get(o, "require_tls") {
-            Some(Value::String(s)) if s == "ALL" => RequireTls::All,
-            Some(Value::String(s)) if s == "EXTERNAL_ONLY" => RequireTls::ExternalOnly,
-            Some(Value::Number(n)) if n.as_u64() == Some(2) => RequireTls::All,
-            Some(Value::Number(n)) if n.as_u64() == Some(1) => RequireTls::ExternalOnly,
-            _ => RequireTls::None,
-        };
+/// No pointer yet: the table's reader sets the lists' pointers once the table's is known.
+fn unplaced() -> Arc<str> {
+    Arc::from("")
+}
+
+impl<'t> FromRaw<'t> for VirtualHost<'t> {
+    type Raw = RawVirtualHost<'t>;
+    fn from_raw(o: RawVirtualHost<'t>, index: usize) -> Self {
+        let domains = take(o.domains).map(|l| l.0).unwrap_or_default();
         VirtualHost {
-            name: string(o, "name").unwrap_or_default(),
-            domains: domains.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-            routes,
-            has_matcher: matcher.is_some(),
-            require_tls,
-            pointer,
+            name: string(o.name).unwrap_or_default(),
+            list: unplaced(),
+            index,
+            domains: exact(domains.into_iter().filter_map(|d| d.0)),
+            routes: take(o.routes).map(|l| l.0).unwrap_or_default(),
+            has_matcher: o.matcher.is_some(),
+            mirrors: mirrors(o.request_mirror_policies),
+            require_tls: match get(&o.require_tls).map(|r| r.0) {
+                Some(2) => RequireTls::All,
+                Some(1) => RequireTls::ExternalOnly,
+                _ => RequireTls::None,
+            },
         }
     }
 }
 
-/// Every `request_mirror_policies` list of a RouteConfiguration `o` at `pointer`: its own, its
-/// virtual hosts', its routes' (`route.request_mirror_policies`). For the cluster check.
-fn mirror_policies(o: &Map<String, Value>, pointer: &str) -> Vec<MirrorPolicies> {
-    let mut out = Vec::new();
-    let mut add = |o: &Map<String, Value>, at: &str, virtual_host, route| {
-        let (key, list) = list(o, "request_mirror_policies");
-        if !list.is_empty() {
-            let clusters = list.iter().map(|p| p.as_object().and_then(|p| string(p, "cluster")).unwrap_or_default());
-            let pointer = join_token(at, key);
-            out.push(MirrorPolicies { virtual_host, route, pointer, clusters: clusters.collect() });
-        }
-    };
-    add(o, pointer, None, None);
-    let (key, vhs) = list(o, "virtual_hosts");
-    let base = join_token(pointer, key);
-    for (v, vh) in vhs.iter().enumerate().filter_map(|(v, vh)| Some((v, vh.as_object()?))) {
-        let vp = join_index(&base, v);
-        add(vh, &vp, Some(v), None);
-        let (key, routes) = list(vh, "routes");
-        let rbase = join_token(&vp, key);
-        for (r, route) in routes.iter().enumerate().filter_map(|(r, x)| Some((r, x.as_object()?))) {
-            if let Some((k, Value::Object(action))) = field(route, "route") {
-                add(action, &join_token(&join_index(&rbase, r), k), Some(v), Some(r));
-            }
-        }
+impl<'t> FromRaw<'t> for Route<'t> {
+    type Raw = RawRoute<'t>;
+    fn from_raw(o: RawRoute<'t>, index: usize) -> Self {
+        route(o, index, unplaced())
     }
-    out
 }
 
-fn route(o: &Map<String, Value>, index: usize, pointer: String) -> Route {
-    let matcher = get(o, "match").and_then(Value::as_object).map(route_match).unwrap_or_default();
-    Route { name: string(o, "name"), index, pointer, matcher, action: action(o) }
+impl<'t> FromRaw<'t> for HeaderMatcher<'t> {
+    type Raw = RawHeaderMatcher<'t>;
+    fn from_raw(h: RawHeaderMatcher<'t>, _: usize) -> Self {
+        header_matcher(h)
+    }
 }
 
-fn route_match(m: &Map<String, Value>) -> RouteMatch {
-    let path = if let Some(p) = string(m, "prefix") {
+/// Collects into a `Vec` of exactly the items' length (a route table is read in full, not
+/// grown into: no spare capacity kept per virtual host).
+fn exact<T>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = items.collect();
+    v.shrink_to_fit();
+    v
+}
+
+fn route<'t>(o: RawRoute<'t>, index: usize, list: Arc<str>) -> Route<'t> {
+    let name = string(o.name);
+    let matcher = message(o.r#match).map(route_match).unwrap_or_default();
+    let mut forward = message(o.route);
+    let mirrors = mirrors(forward.as_mut().and_then(|r| r.request_mirror_policies.take()));
+    let action =
+        action(forward, o.redirect, o.direct_response, o.filter_action.is_some(), o.non_forwarding_action.is_some());
+    Route { name, index, list, matcher, action, mirrors }
+}
+
+fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
+    let unevaluated = [
+        ("query_parameters", &m.query_parameters),
+        ("runtime_fraction", &m.runtime_fraction),
+        ("grpc", &m.grpc),
+        ("tls_context", &m.tls_context),
+        ("dynamic_metadata", &m.dynamic_metadata),
+        ("filter_state", &m.filter_state),
+    ]
+    .into_iter()
+    .filter(|(_, f)| get(f).is_some_and(|p| p.0))
+    .map(|(name, _)| name)
+    .collect();
+    let case_sensitive = boolean(&m.case_sensitive).unwrap_or(true);
+    let (connect, policy) = (m.connect_matcher.is_some(), m.path_match_policy.is_some());
+    let headers = take(m.headers).map(|l| l.0).unwrap_or_default();
+    let path = if let Some(p) = string(m.prefix) {
         PathSpec::Prefix(p)
-    } else if let Some(p) = string(m, "path") {
+    } else if let Some(p) = string(m.path) {
         PathSpec::Path(p)
-    } else if let Some(r) = get(m, "safe_regex").and_then(Value::as_object) {
-        PathSpec::SafeRegex(string(r, "regex").unwrap_or_default())
-    } else if let Some(p) = string(m, "path_separated_prefix") {
+    } else if let Some(r) = message(m.safe_regex) {
+        PathSpec::SafeRegex(string(r.regex).unwrap_or_default())
+    } else if let Some(p) = string(m.path_separated_prefix) {
         PathSpec::PathSeparatedPrefix(p)
-    } else if get(m, "connect_matcher").is_some() {
+    } else if connect {
         PathSpec::Connect
-    } else if get(m, "path_match_policy").is_some() {
+    } else if policy {
         PathSpec::Policy
     } else {
         PathSpec::Missing
     };
-    let (_, headers) = list(m, "headers");
-    let unevaluated =
-        ["query_parameters", "runtime_fraction", "grpc", "tls_context", "dynamic_metadata", "filter_state"]
-            .into_iter()
-            .filter(|f| match get(m, f) {
-                Some(Value::Array(a)) => !a.is_empty(),
-                Some(Value::Null) | None => false,
-                Some(_) => true,
-            })
-            .collect();
-    RouteMatch {
-        path,
-        case_sensitive: boolean(m, "case_sensitive").unwrap_or(true),
-        headers: headers.iter().filter_map(Value::as_object).map(header_matcher).collect(),
-        unevaluated,
-    }
+    RouteMatch { path, case_sensitive, headers, unevaluated }
 }
 
-fn header_matcher(h: &Map<String, Value>) -> HeaderMatcher {
-    let s = |f: &str| string(h, f);
-    let kind = if let Some(v) = s("exact_match") {
+fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {
+    let invert_match = boolean(&h.invert_match).unwrap_or(false);
+    let treat_missing_header_as_empty = boolean(&h.treat_missing_header_as_empty).unwrap_or(false);
+    let present = boolean(&h.present_match);
+    let kind = if let Some(v) = string(h.exact_match) {
         HeaderMatch::Exact { value: v, ignore_case: false }
-    } else if let Some(v) = s("prefix_match") {
+    } else if let Some(v) = string(h.prefix_match) {
         HeaderMatch::Prefix { value: v, ignore_case: false }
-    } else if let Some(v) = s("suffix_match") {
+    } else if let Some(v) = string(h.suffix_match) {
         HeaderMatch::Suffix { value: v, ignore_case: false }
-    } else if let Some(v) = s("contains_match") {
+    } else if let Some(v) = string(h.contains_match) {
         HeaderMatch::Contains { value: v, ignore_case: false }
-    } else if let Some(r) = get(h, "safe_regex_match").and_then(Value::as_object) {
-        HeaderMatch::Regex(string(r, "regex").unwrap_or_default())
-    } else if let Some(p) = boolean(h, "present_match") {
+    } else if let Some(r) = message(h.safe_regex_match) {
+        HeaderMatch::Regex(string(r.regex).unwrap_or_default())
+    } else if let Some(p) = present {
         HeaderMatch::Present(p)
-    } else if let Some(sm) = get(h, "string_match").and_then(Value::as_object) {
-        let ignore_case = boolean(sm, "ignore_case").unwrap_or(false);
-        if let Some(v) = string(sm, "exact") {
+    } else if let Some(sm) = message(h.string_match) {
+        let ignore_case = boolean(&sm.ignore_case).unwrap_or(false);
+        if let Some(v) = string(sm.exact) {
             HeaderMatch::Exact { value: v, ignore_case }
-        } else if let Some(v) = string(sm, "prefix") {
+        } else if let Some(v) = string(sm.prefix) {
             HeaderMatch::Prefix { value: v, ignore_case }
-        } else if let Some(v) = string(sm, "suffix") {
+        } else if let Some(v) = string(sm.suffix) {
             HeaderMatch::Suffix { value: v, ignore_case }
-        } else if let Some(v) = string(sm, "contains") {
+        } else if let Some(v) = string(sm.contains) {
             HeaderMatch::Contains { value: v, ignore_case }
-        } else if let Some(r) = get(sm, "safe_regex").and_then(Value::as_object) {
-            HeaderMatch::Regex(string(r, "regex").unwrap_or_default())
+        } else if let Some(r) = message(sm.safe_regex) {
+            HeaderMatch::Regex(string(r.regex).unwrap_or_default())
         } else {
-            HeaderMatch::Other("string_match".to_owned())
+            HeaderMatch::Other("string_match".into())
         }
-    } else if let Some((k, _)) = h.iter().find(|(k, _)| k.ends_with("_match") || k.ends_with("Match")) {
-        HeaderMatch::Other(k.clone())
+    } else if let Some(k) = h.match_key {
+        HeaderMatch::Other(k)
     } else {
         // No match specifier: Envoy then tests presence.
         HeaderMatch::Present(true)
     };
-    HeaderMatcher {
-        name: string(h, "name").unwrap_or_default(),
-        kind,
-        invert_match: boolean(h, "invert_match").unwrap_or(false),
-        treat_missing_header_as_empty: boolean(h, "treat_missing_header_as_empty").unwrap_or(false),
-    }
+    HeaderMatcher { name: string(h.name).unwrap_or_default(), kind, invert_match, treat_missing_header_as_empty }
 }
 
-fn action(o: &Map<String, Value>) -> Action {
-    if let Some(r) = get(o, "route").and_then(Value::as_object) {
-        if let Some(c) = string(r, "cluster") {
+/// A `request_mirror_policies` list, when it has an entry (a policy that is not an object, or
+/// mirrors by `cluster_header`, keeps its place with `""`).
+fn mirrors<'t>(
+    f: Option<Field<super::route_raw::List<super::route_raw::Obj<super::route_raw::RawMirror<'t>>>>>,
+) -> Option<Box<Mirrors<'t>>> {
+    let key = key_of(&f, "request_mirror_policies", "requestMirrorPolicies");
+    let list = take(f)?.0;
+    (!list.is_empty()).then(|| {
+        let clusters = exact(list.into_iter().map(|p| p.0.and_then(|p| string(p.cluster)).unwrap_or_default()));
+        Box::new(Mirrors { key, clusters })
+    })
+}
+
+fn action<'t>(
+    route: Option<super::route_raw::RawRouteAction<'t>>,
+    redirect: Option<Field<super::route_raw::AnyObject>>,
+    direct: Option<Field<super::route_raw::Obj<super::route_raw::RawDirectResponse<'t>>>>,
+    filter_action: bool,
+    non_forwarding_action: bool,
+) -> Action<'t> {
+    if let Some(r) = route {
+        if let Some(c) = string(r.cluster) {
             return Action::Cluster(c);
         }
-        if let Some(w) = get(r, "weighted_clusters").and_then(Value::as_object) {
-            let (_, clusters) = list(w, "clusters");
-            return Action::WeightedClusters(
-                clusters
-                    .iter()
-                    .filter_map(Value::as_object)
-                    .map(|c| (string(c, "name").unwrap_or_default(), get(c, "weight").and_then(u32_of).unwrap_or(0)))
-                    .collect(),
-            );
+        if let Some(w) = message(r.weighted_clusters) {
+            let clusters = take(w.clusters).map(|l| l.0).unwrap_or_default();
+            return Action::WeightedClusters(exact(clusters.into_iter().filter_map(|c| c.0).map(|c| {
+                let weight = get(&c.weight).and_then(|w| w.0).unwrap_or(0);
+                (string(c.name).unwrap_or_default(), weight)
+            })));
         }
-        if let Some(h) = string(r, "cluster_header") {
+        if let Some(h) = string(r.cluster_header) {
             return Action::ClusterHeader(h);
         }
         return Action::ClusterPlugin;
     }
-    if let Some(r) = get(o, "redirect").and_then(Value::as_object) {
+    if let Some(r) = take(redirect).and_then(|r| r.0) {
         let parts: Vec<String> = r
             .iter()
             .filter_map(|(k, v)| match v {
@@ -602,14 +547,14 @@ fn action(o: &Map<String, Value>) -> Action {
             .collect();
         return Action::Redirect(parts.join(" "));
     }
-    if let Some(d) = get(o, "direct_response").and_then(Value::as_object) {
-        let body = get(d, "body").and_then(Value::as_object).and_then(|b| string(b, "inline_string"));
-        return Action::DirectResponse { status: get(d, "status").and_then(u32_of).unwrap_or(0), body };
+    if let Some(d) = message(direct) {
+        let body = message(d.body).and_then(|b| string(b.inline_string));
+        return Action::DirectResponse { status: get(&d.status).and_then(|s| s.0).unwrap_or(0), body };
     }
-    if get(o, "filter_action").is_some() {
+    if filter_action {
         return Action::Other("filter_action");
     }
-    if get(o, "non_forwarding_action").is_some() {
+    if non_forwarding_action {
         return Action::Other("non_forwarding_action");
     }
     Action::Missing
@@ -620,13 +565,15 @@ mod tests {
     use super::*;
     use crate::source::{SourceFile, Sources};
 
-    fn tables(yaml: &str) -> RouteTables {
+    fn tables(yaml: &str) -> RouteTables<'static> {
+        // Leaked: the tables borrow the text, and each test is one short process step.
         let mut sources = Sources::new();
         let id = sources.add(SourceFile::new("t.yaml", yaml));
-        let document = crate::load::Document::new(id, sources.get(id));
+        let sources: &'static Sources = Box::leak(Box::new(sources));
+        let document = Box::leak(Box::new(crate::load::Document::new(id, sources.get(id))));
         let input = document.load().expect("loads");
-        let snapshot = Snapshot { inputs: vec![input] };
-        read_all(&snapshot, &sources)
+        let snapshot = Box::leak(Box::new(Snapshot { inputs: vec![input] }));
+        read_all(snapshot, sources)
     }
 
     const HCM: &str =
@@ -671,7 +618,7 @@ static_resources:
         assert!(table.ignore_port_in_host_matching);
         let vh = &table.virtual_hosts[0];
         assert_eq!(
-            vh.pointer,
+            vh.pointer(),
             "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/route_config/virtual_hosts/0"
         );
         assert_eq!(vh.domains, ["a.com"]);
@@ -686,7 +633,7 @@ static_resources:
     }
 
     #[test]
-    fn mirror_lists_and_validate_clusters_are_read_where_they_are() {
+    fn mirror_lists_validate_clusters_and_codec_are_read_where_they_are() {
         let yaml = r#"
 resources:
 - "@type": type.googleapis.com/envoy.config.route.v3.RouteConfiguration
@@ -704,38 +651,79 @@ resources:
         let t = tables(yaml);
         let table = &t.tables[0];
         assert_eq!(table.validate_clusters, Some(true));
-        let got: Vec<_> = table
-            .mirror_policies
-            .iter()
-            .map(|m| (m.virtual_host, m.route, m.pointer.as_str(), m.clusters.clone()))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (None, None, "/resources/0/requestMirrorPolicies", vec!["t".to_owned()]),
-                (
-                    Some(0),
-                    None,
-                    "/resources/0/virtual_hosts/0/request_mirror_policies",
-                    vec!["v".into(), String::new()]
-                ),
-                (
-                    Some(0),
-                    Some(1),
-                    "/resources/0/virtual_hosts/0/routes/1/route/requestMirrorPolicies",
-                    vec!["r".into()]
-                ),
-            ]
-        );
+        let m = |m: &Option<Box<Mirrors<'static>>>| m.as_ref().map(|m| (m.key, m.clusters.clone()));
+        assert_eq!(m(&table.mirrors), Some(("requestMirrorPolicies", vec!["t".into()])));
+        let vh = &table.virtual_hosts[0];
+        assert_eq!(m(&vh.mirrors), Some(("request_mirror_policies", vec!["v".into(), "".into()])));
+        assert_eq!(m(&vh.routes[0].mirrors), None);
+        assert_eq!(m(&vh.routes[1].mirrors), Some(("requestMirrorPolicies", vec!["r".into()])));
+        assert_eq!(vh.routes[1].action, Action::Cluster("c".into()));
+
+        let hcm = |codec: &str| {
+            let yaml = format!(
+                r#"
+name: l
+address: {{socket_address: {{address: 0.0.0.0, port_value: 80}}}}
+filter_chains:
+- filters:
+  - name: envoy.filters.network.http_connection_manager
+    typed_config:
+      "@type": {HCM}
+      stat_prefix: s
+      {codec}
+      route_config: {{virtual_hosts: [{{name: a, domains: ["*"]}}]}}
+"#
+            );
+            tables(&yaml).hcms[0].codec_type
+        };
+        assert_eq!(hcm(""), crate::model::route::CodecType::Auto);
+        assert_eq!(hcm("codec_type: HTTP1"), crate::model::route::CodecType::Http1);
+        assert_eq!(hcm("codecType: 2"), crate::model::route::CodecType::Http2);
+        assert_eq!(hcm("codec_type: BOGUS"), crate::model::route::CodecType::Auto);
     }
 
     #[test]
-    fn camel_lookup_agrees_with_the_casing_rule() {
-        for snake in ["virtual_hosts", "ignore_port_in_host_matching", "safe_regex_match", "present_match", "name"] {
-            let camel = crate::source::Casing::Camel.field(snake);
-            assert!(is_camel_of(&camel, snake), "{snake}");
-            assert!(!is_camel_of(&format!("{camel}x"), snake) && !is_camel_of(&camel[..camel.len() - 1], snake));
-        }
+    fn camel_case_keys_lenient_values_and_repeats_read_as_before() {
+        // The listener loader reads an inline table's names and domains strictly; a table
+        // delivered by RDS is read by this pass alone, leniently.
+        let json = format!(
+            r#"{{"resources": [{{"@type": "type.googleapis.com/envoy.config.listener.v3.Listener", "name": "l",
+              "filterChains": [{{"filters": [{{"name": "hcm", "typedConfig": {{"@type": "{HCM}",
+                "stripAnyHostPort": {{"value": true}}, "strip_any_host_port": false,
+                "routeConfig": {{"name": "rt", "virtualHosts": [{{"name": "v", "domains": ["a", "b\u002e"],
+                  "requireTls": 2, "routes": [
+                    {{"name": "r", "match": {{"prefix": 5, "path": "/p", "caseSensitive": "no", "grpc": {{}},
+                      "runtimeFraction": null, "queryParameters": [],
+                      "headers": [{{"name": "h", "invert_match": true}}, {{"name": "h", "rangeMatch": {{}}, "present_match": 1}}]}},
+                     "route": {{"weightedClusters": {{"clusters": [{{"name": "c", "weight": {{"value": "7"}}}}, 9]}}}}}},
+                    {{"match": {{"prefix": "/"}}, "redirect": {{"path_redirect": "/x", "response_code": 301, "strip_query": true}}}}
+                  ]}}]}}}}}}]}}]}},
+              {{"@type": "type.googleapis.com/envoy.config.route.v3.RouteConfiguration", "name": "rt2",
+                "virtualHosts": [3, {{"name": "w", "domains": ["a", 1, "c"]}}]}}]}}"#
+        );
+        let t = tables(&json);
+        let hcm = &t.hcms[0];
+        assert!(!hcm.strip_any_host_port, "the snake_case spelling wins");
+        let table = t.table_of(hcm).expect("inline table");
+        assert_eq!(table.pointer, "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig");
+        let vh = &table.virtual_hosts[0];
+        assert_eq!(vh.pointer(), "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig/virtualHosts/0");
+        assert_eq!(vh.domains, ["a", "b."]);
+        assert_eq!(vh.require_tls, RequireTls::All);
+        let r = &vh.routes[0];
+        assert_eq!(r.pointer(), format!("{}/routes/0", vh.pointer()));
+        assert_eq!(r.matcher.path, PathSpec::Path("/p".into()));
+        assert!(r.matcher.case_sensitive);
+        assert_eq!(r.matcher.unevaluated, ["grpc"]);
+        assert_eq!(r.matcher.headers[0].kind, HeaderMatch::Other("invert_match".into()));
+        assert_eq!(r.matcher.headers[1].kind, HeaderMatch::Other("rangeMatch".into()));
+        assert_eq!(r.action, Action::WeightedClusters(vec![("c".into(), 7)]));
+        assert_eq!(vh.routes[1].action, Action::Redirect("path_redirect=/x response_code=301 strip_query=true".into()));
+        let rds = &t.tables[1];
+        assert_eq!(rds.name.as_deref(), Some("rt2"));
+        assert_eq!(rds.virtual_hosts.len(), 1);
+        assert_eq!(rds.virtual_hosts[0].pointer(), "/resources/1/virtualHosts/1");
+        assert_eq!(rds.virtual_hosts[0].domains, ["a", "c"]);
     }
 
     #[test]

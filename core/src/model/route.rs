@@ -1,11 +1,16 @@
 //! HTTP route tables: what an `http_connection_manager` routes requests with.
 //!
 //! A [`RouteTable`] is one `RouteConfiguration`, inline in an HCM or delivered by RDS. Every
-//! part keeps the JSON pointer it was read at, so a finding can point at a domain or a route.
-//! Strings are owned: route tables are read by a second, separate pass over the text
-//! ([`crate::load::route`]), which must not tie their lifetime to the listener model's.
+//! part can say the JSON pointer it was read at, so a finding can point at a domain or a route.
+//! Strings borrow from the input's text where it spells them without escapes (a tenant-scale
+//! dump holds millions of them), and a virtual host's or route's pointer is made when asked for
+//! (from its list's pointer, shared by its siblings, and its index): only findings and traces
+//! need one.
 
-use crate::source::SourceId;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::source::{SourceId, join_index};
 
 /// Where a route table was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,19 +27,19 @@ pub enum TableOrigin {
 
 /// One `RouteConfiguration`.
 #[derive(Debug, Clone)]
-pub struct RouteTable {
+pub struct RouteTable<'a> {
     /// The input the table was read from.
     pub source: SourceId,
     /// As Envoy names it (qualified as the Cilium agent does for a CiliumEnvoyConfig); `None`
     /// when the message has no name (Envoy's texts then end in `in route `).
-    pub name: Option<String>,
+    pub name: Option<Cow<'a, str>>,
     /// Where it came from, which decides what Envoy's refusal of it costs.
     pub origin: TableOrigin,
     /// JSON pointer of the `RouteConfiguration` message in its input.
     pub pointer: String,
     /// In the order given: Envoy searches domains in this order, and the first duplicate is the
     /// one it complains about.
-    pub virtual_hosts: Vec<VirtualHost>,
+    pub virtual_hosts: Vec<VirtualHost<'a>>,
     /// `ignore_port_in_host_matching`: the Host's `:port` is dropped before domains are searched.
     pub ignore_port_in_host_matching: bool,
     /// `vhds` is set: virtual hosts arrive on demand and are not in this input.
@@ -42,26 +47,23 @@ pub struct RouteTable {
     /// `validate_clusters` as given; unset, Envoy validates an inline table's clusters and not
     /// an RDS one's (checked with envoy 1.40).
     pub validate_clusters: Option<bool>,
-    /// Every `request_mirror_policies` list of the table, its virtual hosts and its routes, in
-    /// input order: a route mirrors with its own list, else its virtual host's, else the
-    /// table's, and Envoy validates the clusters of the list each route uses.
-    pub mirror_policies: Vec<MirrorPolicies>,
+    /// The table's own `request_mirror_policies`: the routes that have none of their own and
+    /// whose virtual host has none mirror with it.
+    pub mirrors: Option<Box<Mirrors<'a>>>,
 }
 
-/// One `request_mirror_policies` list.
+/// One `request_mirror_policies` list (boxed where it sits: most tables, virtual hosts and
+/// routes have none). A route mirrors with its own list, else its virtual host's, else the
+/// table's, and Envoy validates the clusters of the list each route uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MirrorPolicies {
-    /// The virtual host it is in (`None`: the table's own list).
-    pub virtual_host: Option<usize>,
-    /// The route it is in, within that virtual host (`None`: the virtual host's list).
-    pub route: Option<usize>,
-    /// JSON pointer of the list, spelled as the input spells it.
-    pub pointer: String,
+pub struct Mirrors<'a> {
+    /// The key as the input spells it (`request_mirror_policies` or `requestMirrorPolicies`).
+    pub key: &'static str,
     /// Each policy's `cluster`, in order; `""` for one that mirrors by `cluster_header`.
-    pub clusters: Vec<String>,
+    pub clusters: Vec<Cow<'a, str>>,
 }
 
-impl RouteTable {
+impl RouteTable<'_> {
     /// The name as Envoy prints it in its texts (`""` for an unnamed table).
     pub fn envoy_name(&self) -> &str {
         self.name.as_deref().unwrap_or("")
@@ -70,7 +72,7 @@ impl RouteTable {
     /// The name as xdsck prints it.
     pub fn display_name(&self) -> String {
         match &self.name {
-            Some(n) => n.clone(),
+            Some(n) => n.to_string(),
             None => "(unnamed)".to_owned(),
         }
     }
@@ -91,41 +93,59 @@ pub enum RequireTls {
 
 /// One virtual host.
 #[derive(Debug, Clone)]
-pub struct VirtualHost {
+pub struct VirtualHost<'a> {
     /// Its `name`, which Envoy's texts and xdsck's findings name it by.
-    pub name: String,
-    /// JSON pointer of the `VirtualHost` message in its input.
-    pub pointer: String,
+    pub name: Cow<'a, str>,
+    /// JSON pointer of the table's `virtual_hosts` list, shared by the table's virtual hosts.
+    pub list: Arc<str>,
+    /// Its position in that list.
+    pub index: usize,
     /// As written (Envoy lower-cases them when it indexes them).
-    pub domains: Vec<String>,
+    pub domains: Vec<Cow<'a, str>>,
     /// In the order given: Envoy takes the first whose match holds.
-    pub routes: Vec<Route>,
+    pub routes: Vec<Route<'a>>,
     /// A `matcher` tree is set (routes are then chosen by it, which xdsck does not evaluate).
     pub has_matcher: bool,
     /// Whether plain HTTP is redirected before routing, which a trace reports.
     pub require_tls: RequireTls,
+    /// Its `request_mirror_policies`, for the routes that have none of their own.
+    pub mirrors: Option<Box<Mirrors<'a>>>,
+}
+
+impl VirtualHost<'_> {
+    /// JSON pointer of the `VirtualHost` message in its input.
+    pub fn pointer(&self) -> String {
+        join_index(&self.list, self.index)
+    }
 }
 
 /// One route of a virtual host.
 #[derive(Debug, Clone)]
-pub struct Route {
+pub struct Route<'a> {
     /// Its `name`, if any.
-    pub name: Option<String>,
+    pub name: Option<Cow<'a, str>>,
     /// Its position in the virtual host's `routes`: order decides which of two routes wins.
     pub index: usize,
-    /// JSON pointer of the `Route` message in its input.
-    pub pointer: String,
+    /// JSON pointer of the virtual host's `routes` list, shared by its routes.
+    pub list: Arc<str>,
     /// Its `match`: what a request must be for this route to take it.
-    pub matcher: RouteMatch,
+    pub matcher: RouteMatch<'a>,
     /// What it does with the requests it takes.
-    pub action: Action,
+    pub action: Action<'a>,
+    /// `route.request_mirror_policies`.
+    pub mirrors: Option<Box<Mirrors<'a>>>,
 }
 
-impl Route {
+impl Route<'_> {
+    /// JSON pointer of the `Route` message in its input.
+    pub fn pointer(&self) -> String {
+        join_index(&self.list, self.index)
+    }
+
     /// How xdsck names a route: its name, or `routes[N]`.
     pub fn display_name(&self) -> String {
         match &self.name {
-            Some(n) if !n.is_empty() => n.clone(),
+            Some(n) if !n.is_empty() => n.to_string(),
             _ => format!("routes[{}]", self.index),
         }
     }
@@ -133,16 +153,16 @@ impl Route {
 
 /// The path specifier of a `RouteMatch`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PathSpec {
+pub enum PathSpec<'a> {
     /// `prefix`: the path starts with it (`""` takes every path).
-    Prefix(String),
+    Prefix(Cow<'a, str>),
     /// `path`: the path, query stripped, is exactly it.
-    Path(String),
+    Path(Cow<'a, str>),
     /// `safe_regex.regex`: the RE2 pattern must match the whole path.
-    SafeRegex(String),
+    SafeRegex(Cow<'a, str>),
     /// `path_separated_prefix`: the path, query stripped, is it, or starts with it followed by
     /// `/`.
-    PathSeparatedPrefix(String),
+    PathSeparatedPrefix(Cow<'a, str>),
     /// `connect_matcher`: CONNECT requests only.
     Connect,
     /// `path_match_policy` (an extension, e.g. a URI template).
@@ -153,11 +173,11 @@ pub enum PathSpec {
 
 /// A header matcher of a route.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeaderMatcher {
+pub struct HeaderMatcher<'a> {
     /// The header tested, pseudo-headers (`:path`, `:method`, `:authority`) included.
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// The test applied to its value.
-    pub kind: HeaderMatch,
+    pub kind: HeaderMatch<'a>,
     /// `invert_match`: the matcher holds where the test fails. A string test on an absent header
     /// fails inverted or not; only `present_match` turns over.
     pub invert_match: bool,
@@ -168,59 +188,59 @@ pub struct HeaderMatcher {
 
 /// What a header matcher tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeaderMatch {
+pub enum HeaderMatch<'a> {
     /// `string_match.exact` (or the legacy `exact_match`): the value is this string.
     Exact {
         /// The string compared with.
-        value: String,
+        value: Cow<'a, str>,
         /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
     /// `string_match.prefix`: the value starts with this string.
     Prefix {
         /// The string compared with.
-        value: String,
+        value: Cow<'a, str>,
         /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
     /// `string_match.suffix`: the value ends with this string.
     Suffix {
         /// The string compared with.
-        value: String,
+        value: Cow<'a, str>,
         /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
     /// `string_match.contains`: the value holds this string somewhere.
     Contains {
         /// The string compared with.
-        value: String,
+        value: Cow<'a, str>,
         /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
     /// `string_match.safe_regex` (or `safe_regex_match`): the RE2 pattern must match the whole
     /// value.
-    Regex(String),
+    Regex(Cow<'a, str>),
     /// `present_match: true|false`.
     Present(bool),
     /// A form xdsck does not evaluate (`range_match`, ...).
-    Other(String),
+    Other(Cow<'a, str>),
 }
 
 /// `RouteMatch`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouteMatch {
+pub struct RouteMatch<'a> {
     /// The one path specifier of the match.
-    pub path: PathSpec,
+    pub path: PathSpec<'a>,
     /// `case_sensitive` (default true); applies to prefix, path and path_separated_prefix.
     pub case_sensitive: bool,
     /// `headers`: every one must hold.
-    pub headers: Vec<HeaderMatcher>,
+    pub headers: Vec<HeaderMatcher<'a>>,
     /// Predicates xdsck does not evaluate, by field name (`query_parameters`,
     /// `runtime_fraction`, `grpc`, `tls_context`, `dynamic_metadata`, `filter_state`).
     pub unevaluated: Vec<&'static str>,
 }
 
-impl Default for RouteMatch {
+impl Default for RouteMatch<'_> {
     fn default() -> Self {
         Self { path: PathSpec::Missing, case_sensitive: true, headers: Vec::new(), unevaluated: Vec::new() }
     }
@@ -228,13 +248,13 @@ impl Default for RouteMatch {
 
 /// What a route does with a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub enum Action<'a> {
     /// `route.cluster`: forwarded to this cluster.
-    Cluster(String),
+    Cluster(Cow<'a, str>),
     /// `route.weighted_clusters`: split across these clusters by weight.
-    WeightedClusters(Vec<(String, u32)>),
+    WeightedClusters(Vec<(Cow<'a, str>, u32)>),
     /// `route.cluster_header`: forwarded to the cluster this request header names.
-    ClusterHeader(String),
+    ClusterHeader(Cow<'a, str>),
     /// `cluster_specifier_plugin` or `inline_cluster_specifier_plugin`.
     ClusterPlugin,
     /// `redirect`: answered with a redirect; its scalar fields as `key=value`, space-separated.
@@ -244,7 +264,7 @@ pub enum Action {
         /// The HTTP status Envoy sends.
         status: u32,
         /// The body, when given as `inline_string`; `None` for no body or one from elsewhere.
-        body: Option<String>,
+        body: Option<Cow<'a, str>>,
     },
     /// `filter_action` or `non_forwarding_action`.
     Other(&'static str),
@@ -252,7 +272,24 @@ pub enum Action {
     Missing,
 }
 
-impl std::fmt::Display for Action {
+impl Action<'_> {
+    /// The action with its strings owned, to outlive the input (a trace's answer keeps it).
+    pub fn into_owned(self) -> Action<'static> {
+        let own = |s: Cow<'_, str>| Cow::Owned(s.into_owned());
+        match self {
+            Action::Cluster(c) => Action::Cluster(own(c)),
+            Action::WeightedClusters(w) => Action::WeightedClusters(w.into_iter().map(|(n, x)| (own(n), x)).collect()),
+            Action::ClusterHeader(h) => Action::ClusterHeader(own(h)),
+            Action::ClusterPlugin => Action::ClusterPlugin,
+            Action::Redirect(to) => Action::Redirect(to),
+            Action::DirectResponse { status, body } => Action::DirectResponse { status, body: body.map(own) },
+            Action::Other(k) => Action::Other(k),
+            Action::Missing => Action::Missing,
+        }
+    }
+}
+
+impl std::fmt::Display for Action<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Action::Cluster(c) => write!(f, "cluster {c}"),
@@ -338,10 +375,10 @@ pub struct NotAnalysed {
 
 /// Every route table and HCM of a run.
 #[derive(Debug, Default)]
-pub struct RouteTables {
+pub struct RouteTables<'a> {
     /// Inline and RDS tables alike, in the order they were read; [`HcmRoutes::Inline`] indexes
     /// into it.
-    pub tables: Vec<RouteTable>,
+    pub tables: Vec<RouteTable<'a>>,
     /// Every HCM of every listener, in the order they were read.
     pub hcms: Vec<Hcm>,
     /// What the reader saw but xdsck does not analyse: each becomes a finding, so a partly read
@@ -350,17 +387,19 @@ pub struct RouteTables {
     /// Where the RDS tables are by name: the first of each name.
     by_name: std::collections::HashMap<String, usize>,
     /// Where the HCMs are by (source, chain pointer).
-    by_chain: std::collections::HashMap<(SourceId, String), Vec<usize>>,
+    /// (Per source, so a lookup by a borrowed pointer makes no key.)
+    by_chain: std::collections::HashMap<SourceId, std::collections::HashMap<String, Vec<usize>>>,
 }
 
-impl RouteTables {
+impl<'a> RouteTables<'a> {
     /// Adds a table; returns its index.
-    pub fn push_table(&mut self, table: RouteTable) -> usize {
+    pub fn push_table(&mut self, table: RouteTable<'a>) -> usize {
         let i = self.tables.len();
         if matches!(table.origin, TableOrigin::Rds | TableOrigin::DumpStatic)
             && let Some(n) = &table.name
+            && !self.by_name.contains_key(n.as_ref())
         {
-            self.by_name.entry(n.clone()).or_insert(i);
+            self.by_name.insert(n.to_string(), i);
         }
         self.tables.push(table);
         i
@@ -368,22 +407,24 @@ impl RouteTables {
 
     /// Adds an HCM, found again later by its chain ([`Self::hcms_of_chain`]).
     pub fn push_hcm(&mut self, hcm: Hcm) {
-        self.by_chain.entry((hcm.source, hcm.chain_pointer.clone())).or_default().push(self.hcms.len());
+        let chains = self.by_chain.entry(hcm.source).or_default();
+        chains.entry(hcm.chain_pointer.clone()).or_default().push(self.hcms.len());
         self.hcms.push(hcm);
     }
 
     /// The RDS table with this name, from any input of the run.
-    pub fn rds(&self, name: &str) -> Option<&RouteTable> {
+    pub fn rds(&self, name: &str) -> Option<&RouteTable<'a>> {
         self.by_name.get(name).map(|&i| &self.tables[i])
     }
 
     /// The HCMs of a filter chain, by the chain's pointer.
     pub fn hcms_of_chain(&self, source: SourceId, chain_pointer: &str) -> impl Iterator<Item = &Hcm> {
-        self.by_chain.get(&(source, chain_pointer.to_owned())).into_iter().flatten().map(|&i| &self.hcms[i])
+        let at = self.by_chain.get(&source).and_then(|c| c.get(chain_pointer));
+        at.into_iter().flatten().map(|&i| &self.hcms[i])
     }
 
     /// The table an HCM routes with, when the run holds it.
-    pub fn table_of(&self, hcm: &Hcm) -> Option<&RouteTable> {
+    pub fn table_of(&self, hcm: &Hcm) -> Option<&RouteTable<'a>> {
         match &hcm.routes {
             HcmRoutes::Inline(i) => self.tables.get(*i),
             HcmRoutes::Rds(name) => self.rds(name),

@@ -414,7 +414,7 @@ mod tests {
     use super::*;
     use crate::model::route::{Action, RouteMatch, TableOrigin};
 
-    fn table(vhs: &[(&str, &[&str])], ignore_port: bool) -> RouteTable {
+    fn table<'a>(vhs: &[(&'a str, &[&'a str])], ignore_port: bool) -> RouteTable<'a> {
         RouteTable {
             source: crate::source::SourceId(0),
             name: Some("rt".into()),
@@ -424,23 +424,25 @@ mod tests {
                 .iter()
                 .map(|(n, d)| VirtualHost {
                     name: (*n).into(),
-                    pointer: String::new(),
+                    list: "".into(),
+                    index: 0,
                     domains: d.iter().map(|s| (*s).into()).collect(),
                     routes: Vec::new(),
                     has_matcher: false,
                     require_tls: Default::default(),
+                    mirrors: None,
                 })
                 .collect(),
             ignore_port_in_host_matching: ignore_port,
             vhds: false,
             validate_clusters: None,
-            mirror_policies: Vec::new(),
+            mirrors: None,
         }
     }
 
     fn pick(t: &RouteTable, host: &str) -> Option<String> {
         let i = DomainIndex::build(t);
-        i.select(t, host).virtual_host.map(|v| t.virtual_hosts[v].name.clone())
+        i.select(t, host).virtual_host.map(|v| t.virtual_hosts[v].name.to_string())
     }
 
     #[test]
@@ -493,13 +495,14 @@ mod tests {
         assert_eq!(strip_port("a.com:x", true, false, None), None);
     }
 
-    fn route(path: PathSpec, case_sensitive: bool) -> Route {
+    fn route(path: PathSpec<'_>, case_sensitive: bool) -> Route<'_> {
         Route {
             name: None,
             index: 0,
-            pointer: String::new(),
+            list: "".into(),
             matcher: RouteMatch { path, case_sensitive, ..RouteMatch::default() },
             action: Action::Missing,
+            mirrors: None,
         }
     }
 

@@ -19,7 +19,7 @@ pub struct HttpAnswer {
     /// Its name, or `routes[N]`.
     pub route: Option<String>,
     /// What the chosen route does with the request (cluster, redirect, direct response).
-    pub action: Option<Action>,
+    pub action: Option<Action<'static>>,
     /// `(stage, what happened)`, in order; stages are `request`, `hcm`, `route_config`,
     /// `virtual_host`, `route`, `action`.
     pub steps: Vec<(&'static str, String)>,
@@ -144,7 +144,7 @@ fn route_in_chain(
         }
         HcmRoutes::Inline(i) => {
             let t = &tables.tables[*i];
-            out.route_config = t.name.clone();
+            out.route_config = t.name.as_ref().map(|n| n.to_string());
             out.step("route_config", format!("inline route table {}", t.display_name()));
             t
         }
@@ -169,7 +169,7 @@ fn route_in_chain(
     }
     let Some(v) = selection.virtual_host else { return };
     let vh = &table.virtual_hosts[v];
-    out.virtual_host = Some(vh.name.clone());
+    out.virtual_host = Some(vh.name.to_string());
     if vh.require_tls != RequireTls::None && !chain.terminates_tls() {
         // ALL, or EXTERNAL_ONLY with the default internal_address_config (loopback counts as
         // external): a plaintext request is redirected before any route.
@@ -198,7 +198,7 @@ fn route_in_chain(
             let r = &vh.routes[i];
             out.route = Some(r.display_name());
             out.step("action", r.action.to_string());
-            out.action = Some(r.action.clone());
+            out.action = Some(r.action.clone().into_owned());
         }
         RouteOutcome::NoRoute => {
             out.step("route", "no route matches: Envoy answers 404 (no other virtual host is tried)")
