@@ -83,7 +83,7 @@ fn graph_checks_trace(c: &mut Criterion) {
         });
         let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
         g.bench_function(BenchmarkId::new("checks", tenants), |b| {
-            b.iter(|| black_box(checks::run_all(&snapshot, &sources).len()));
+            b.iter(|| black_box(checks::run_all(&snapshot, &sources).findings.len()));
         });
         let graph = MatchGraph::build(&snapshot.inputs[0].listeners[0]);
         let dst: SocketAddr = "127.1.0.0:443".parse().expect("an address");

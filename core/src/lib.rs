@@ -124,8 +124,8 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
             }
         },
     );
-    report.findings.extend(found);
-    report.notes.extend(checks::clusters_not_checked(&snapshot).map(str::to_owned));
+    report.findings.extend(found.findings);
+    report.notes.extend(found.notes);
     suppress(&mut report, &snapshot, sources, &options.settings);
     report
 }
@@ -159,8 +159,9 @@ pub fn analyze_inputs_with(
     }
     let snapshot = Snapshot { inputs };
     report.findings.extend(problems);
-    report.findings.extend(checks::run_all(&snapshot, sources));
-    report.notes.extend(checks::clusters_not_checked(&snapshot).map(str::to_owned));
+    let checked = checks::run_all(&snapshot, sources);
+    report.findings.extend(checked.findings);
+    report.notes.extend(checked.notes);
     suppress(&mut report, &snapshot, sources, settings);
     report
 }

@@ -51,7 +51,7 @@ fn main() -> Result<()> {
     );
     drop(routes);
     let t = Instant::now();
-    let findings = checks::run_all(&snapshot, &sources);
+    let findings = checks::run_all(&snapshot, &sources).findings;
     println!(
         "all checks   {:>8.3}s  {} findings (graphs included){}",
         t.elapsed().as_secs_f64(),

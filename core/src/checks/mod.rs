@@ -43,7 +43,6 @@ mod skipped_document;
 mod unimplemented_field;
 mod unknown_cluster;
 /// What the report says when routes' clusters could not be checked.
-pub(crate) use unknown_cluster::not_checked as clusters_not_checked;
 mod unmatchable_domain;
 mod unreachable_filter_chain;
 mod unrouted_server_name;
@@ -294,17 +293,26 @@ pub static ALL: &[&dyn Check] = &[
     &route_not_analysed::RouteNotAnalysed,
 ];
 
+/// What the checks found in a snapshot.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// The findings, in registry order.
+    pub findings: Vec<Diagnostic>,
+    /// What the run could not check, said once for the run (see `unknown-cluster`).
+    pub notes: Vec<String>,
+}
+
 /// Runs every check on a snapshot.
-pub fn run_all(snapshot: &Snapshot<'_>, sources: &Sources) -> Vec<Diagnostic> {
+pub fn run_all(snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
     run_checks(ALL, snapshot, sources)
 }
 
 /// Runs one check (graphs included), for profiling.
 pub fn run_one(check: &dyn Check, snapshot: &Snapshot<'_>, sources: &Sources) -> Vec<Diagnostic> {
-    run_checks(&[check], snapshot, sources)
+    run_checks(&[check], snapshot, sources).findings
 }
 
-fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Vec<Diagnostic> {
+fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
     let live: Vec<(SourceId, Locator<'_>, &Listener<'_>)> = snapshot
         .inputs
         .iter()
@@ -333,12 +341,14 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
     let cx = Context { tables: &tables, ..cx };
     // Checks are independent readers of the same graphs; their findings are concatenated in
     // registry order, so the output does not depend on which finished first.
-    par_map(checks, |check| {
+    let findings = par_map(checks, |check| {
         let mut out = Vec::new();
         check.run(cx, &mut out);
         out
     })
     .into_iter()
     .flatten()
-    .collect()
+    .collect();
+    let notes = unknown_cluster::not_checked(&cx).into_iter().map(str::to_owned).collect();
+    Checked { findings, notes }
 }

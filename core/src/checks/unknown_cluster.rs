@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::checks::{Check, Context, TableCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::route::{Action, Mirrors, TableOrigin};
-use crate::model::{InputKind, ListenerState, NetworkFilterKind, RouteSource, Snapshot};
+use crate::model::route::{Action, Mirrors, RouteTable, TableOrigin};
+use crate::model::{InputKind, ListenerState, Snapshot};
 use crate::source::{SourceId, join_index, join_token};
 
 declare_rule! {
@@ -186,38 +186,54 @@ fn mirrors(
     }
 }
 
-/// What the report says when routes that Envoy validates could not be checked for lack of a
-/// cluster list, once for the run: `None` when there is nothing to say. Read from what the
-/// loaders saw (inline tables of live listeners, RDS tables), before the route pass.
-pub(crate) fn not_checked(snapshot: &Snapshot<'_>) -> Option<&'static str> {
-    let has_routes = |i: &crate::model::Input<'_>| {
-        i.route_tables > 0
-            || i.listeners.iter().filter(|l| l.state.is_live()).any(|l| {
-                l.filter_chains.iter().chain(&l.default_filter_chain).flat_map(|c| &c.filters).any(|f| {
-                    matches!(
-                        &f.kind,
-                        NetworkFilterKind::HttpConnectionManager { routes: RouteSource::Inline { .. }, .. }
-                    )
-                })
-            })
-    };
-    let dump = |k: InputKind| {
-        matches!(k, InputKind::ConfigDump | InputKind::DynamicListenersDump | InputKind::StaticListenersDump)
-    };
-    let routed: Vec<_> = snapshot.inputs.iter().filter(|i| !dump(i.kind) && has_routes(i)).collect();
-    if routed.iter().any(|i| i.kind != InputKind::CiliumEnvoyConfig)
-        && snapshot.inputs.iter().all(|i| i.clusters.is_none())
-    {
-        return Some(
+/// What the report says, once for the run, about routes whose clusters Envoy validates but
+/// this run could not: a route table Envoy validates that names a cluster (as a target, a
+/// weighted cluster or a mirror) with no cluster list to compare it with, or one in a
+/// CiliumEnvoyConfig. Empty when every such cluster was checked or there is none.
+pub(crate) fn not_checked(cx: &Context<'_, '_>) -> Vec<&'static str> {
+    let known = Known::of(cx.snapshot);
+    let kinds: HashMap<SourceId, InputKind> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
+    let (mut unlisted, mut cilium) = (false, false);
+    for t in cx.route_tables() {
+        let table = t.table;
+        let Some(kind) = kinds.get(&table.source).copied() else { continue };
+        if !table.validate_clusters.unwrap_or(table.origin == TableOrigin::Inline) || !names_a_cluster(table) {
+            continue;
+        }
+        if kind == InputKind::CiliumEnvoyConfig
+            || (kind == InputKind::Mixed && table.pointer.contains("/spec/resources/"))
+        {
+            cilium = true;
+        } else if !not_ours(kind, &table.pointer) && known.for_table(&t).is_none() {
+            unlisted = true;
+        }
+    }
+    let mut notes = Vec::new();
+    if unlisted {
+        notes.push(
             "routes' clusters not checked (XDS117): no input holds a cluster list (bootstrap static_resources.clusters, config_dump clusters, CDS response)",
         );
     }
-    if routed.iter().any(|i| i.kind == InputKind::CiliumEnvoyConfig) {
-        return Some(
+    if cilium {
+        notes.push(
             "routes' clusters not checked (XDS117) in CiliumEnvoyConfigs: the cilium-agent adds clusters of its own",
         );
     }
-    None
+    notes
+}
+
+/// Whether a route of the table names a cluster Envoy would look up.
+fn names_a_cluster(table: &RouteTable<'_>) -> bool {
+    let listed = |m: &Option<Box<Mirrors<'_>>>| m.as_ref().is_some_and(|m| m.clusters.iter().any(|c| !c.is_empty()));
+    table.virtual_hosts.iter().flat_map(|vh| vh.routes.iter().map(move |r| (vh, r))).any(|(vh, r)| {
+        matches!(&r.action, Action::Cluster(c) if !c.is_empty())
+            || matches!(&r.action, Action::WeightedClusters(w) if w.iter().any(|(c, _)| !c.is_empty()))
+            || match (&r.mirrors, &vh.mirrors) {
+                (Some(_), _) => listed(&r.mirrors),
+                (None, Some(_)) => listed(&vh.mirrors),
+                (None, None) => listed(&table.mirrors),
+            }
+    })
 }
 
 #[cfg(test)]
