@@ -205,7 +205,14 @@ fn protobuf_and_json_give_the_same_findings() {
         let proto_report = report_json(&from_proto, &psources);
         // Findings sort by place: with offsets (JSON) and without (protobuf) the order differs.
         assert_same_findings(&proto_report, &json_report, &path.display().to_string());
-        assert_eq!(json_report["summary"], proto_report["summary"], "{}", path.display());
+        // The run's notes are decided from the route tables (routes' clusters that could not be
+        // checked), which only the JSON path reads; the protobuf one says XDS304 instead.
+        let summary = |r: &Value| {
+            let mut s = r["summary"].clone();
+            s.as_object_mut().map(|o| o.remove("notes"));
+            s
+        };
+        assert_eq!(summary(&json_report), summary(&proto_report), "{}", path.display());
         compared += 1;
         with_findings += usize::from(!from_json.findings.is_empty());
     }
