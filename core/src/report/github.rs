@@ -44,6 +44,10 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
         }
         writeln!(out, "::{command} {}::{}", props.join(","), escape_data(&message))?;
     }
+    // What the run could not check has no place in the input: a notice without a file.
+    for note in &report.notes {
+        writeln!(out, "::notice title=xdsck::{}", escape_data(note))?;
+    }
     Ok(())
 }
 

@@ -26,6 +26,23 @@ struct Run<'r> {
     /// Our columns count Unicode characters, not SARIF's default UTF-16 code units.
     column_kind: &'static str,
     results: Vec<SarifResult<'r>>,
+    /// Only when the run has notes (what it could not check): SARIF's place for what the tool
+    /// has to say about the run itself rather than about a place in the input.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    invocations: Vec<Invocation>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation {
+    execution_successful: bool,
+    tool_execution_notifications: Vec<Notification>,
+}
+
+#[derive(Serialize)]
+struct Notification {
+    level: &'static str,
+    message: Text,
 }
 
 #[derive(Serialize)]
@@ -181,10 +198,20 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
             },
             column_kind: "unicodeCodePoints",
             results,
+            invocations: notifications(report),
         }],
     };
     serde_json::to_writer_pretty(&mut *out, &log)?;
     out.write_all(b"\n")
+}
+
+/// The run's notes as one invocation's notifications (none without notes).
+fn notifications(report: &Report) -> Vec<Invocation> {
+    if report.notes.is_empty() {
+        return Vec::new();
+    }
+    let notes = report.notes.iter().map(|n| Notification { level: "note", message: Text { text: n.clone() } });
+    vec![Invocation { execution_successful: true, tool_execution_notifications: notes.collect() }]
 }
 
 fn descriptor(rule: &'static Rule) -> ReportingDescriptor {
