@@ -248,17 +248,121 @@ fn short_line(file: &SourceFile, line: usize) -> Option<std::ops::Range<usize>> 
 }
 
 /// The span to mark: from the offset to the end of its line (the key, the value, the opening
-/// bracket), or one character when the line ends there.
-fn mark_span(text: &str, offset: usize, line_end: usize) -> std::ops::Range<usize> {
+/// bracket), or one character when the line ends there. Inside a flow collection on that line
+/// (YAML's `{server_names: [a, b], ...}`, a one-line JSON list), only the item at the offset:
+/// a scalar, or a key with its value, so that a mark on `a` does not run on over `b` and the
+/// fields after it.
+fn mark_span(text: &str, offset: usize, line_start: usize, line_end: usize) -> std::ops::Range<usize> {
     // An offset on a line's `\r` lies past the line as shown (its break is cut off).
     let offset = offset.min(line_end);
     let rest = text[offset..line_end].trim_end();
-    let end = if rest.is_empty() {
-        text[offset..].chars().next().map_or(offset, |c| offset + c.len_utf8())
-    } else {
-        offset + rest.len()
+    if rest.is_empty() {
+        let end = text[offset..].chars().next().map_or(offset, |c| offset + c.len_utf8());
+        return offset..end.min(line_end.max(offset));
+    }
+    let line = &text.as_bytes()[..line_end];
+    if line_start <= offset && flow_depth(&line[line_start..offset]) > 0 {
+        if let Some(end) = flow_item_end(line, offset).filter(|&e| e > offset) {
+            return offset..end;
+        }
+    }
+    offset..offset + rest.len()
+}
+
+/// How many flow collections (`[`, `{`) are open at the end of `before`, quotes respected.
+fn flow_depth(before: &[u8]) -> usize {
+    let (mut depth, mut i) = (0usize, 0);
+    while i < before.len() {
+        match before[i] {
+            q @ (b'"' | b'\'') => i = quoted_end(before, i, q).unwrap_or(before.len()),
+            b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    depth
+}
+
+/// The end of a quoted scalar opening at `at` (past its closing quote): `\` escapes in double
+/// quotes, `''` in single ones.
+fn quoted_end(line: &[u8], at: usize, quote: u8) -> Option<usize> {
+    let mut i = at + 1;
+    while i < line.len() {
+        match line[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && line.get(i + 1) == Some(&b'\'') => i += 2,
+            c if c == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The end of the flow item at `at`: a scalar or a collection, and when it is a key, its value
+/// too. `None` when the item does not end on this line.
+fn flow_item_end(line: &[u8], at: usize) -> Option<usize> {
+    let node_end = |i: usize| -> Option<usize> {
+        match line.get(i)? {
+            q @ (b'"' | b'\'') => quoted_end(line, i, *q),
+            b'[' | b'{' => {
+                let mut j = i + 1;
+                let mut depth = 1;
+                while j < line.len() {
+                    match line[j] {
+                        q @ (b'"' | b'\'') => j = quoted_end(line, j, q)?,
+                        b'[' | b'{' => {
+                            depth += 1;
+                            j += 1;
+                        }
+                        b']' | b'}' => {
+                            depth -= 1;
+                            j += 1;
+                            if depth == 0 {
+                                return Some(j);
+                            }
+                        }
+                        _ => j += 1,
+                    }
+                }
+                None
+            }
+            // A plain scalar ends at a flow indicator or at `: ` (YAML's key indicator).
+            _ => {
+                let mut j = i;
+                while j < line.len() {
+                    match line[j] {
+                        b',' | b']' | b'}' => break,
+                        b':' if line.get(j + 1).is_none_or(|c| matches!(c, b' ' | b',' | b']' | b'}')) => break,
+                        _ => j += 1,
+                    }
+                }
+                let trimmed = line[i..j].iter().rposition(|c| *c != b' ').map_or(i, |k| i + k + 1);
+                Some(trimmed)
+            }
+        }
     };
-    offset..end.min(line_end.max(offset))
+    let skip_spaces = |mut i: usize| {
+        while line.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        i
+    };
+    let key_end = node_end(at)?;
+    let colon = skip_spaces(key_end);
+    if line.get(colon) != Some(&b':') {
+        return Some(key_end);
+    }
+    let value = skip_spaces(colon + 1);
+    match line.get(value) {
+        None | Some(b',' | b']' | b'}') => Some(key_end),
+        Some(_) => node_end(value),
+    }
 }
 
 fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile, is_yaml: bool) -> Vec<Element<'d>> {
@@ -270,8 +374,8 @@ fn snippet<'d>(cluster: &[Mark<'d>], file: &'d SourceFile, is_yaml: bool) -> Vec
     };
     let lines = ranges[0].start..ranges[ranges.len() - 1].end;
     let annotations = cluster.iter().map(|m| {
-        let line_end = ranges[m.line - first].end;
-        let span = mark_span(text, m.offset, line_end);
+        let line = &ranges[m.line - first];
+        let span = mark_span(text, m.offset, line.start, line.end);
         annotation(m, span.start - lines.start..span.end - lines.start)
     });
     vec![
@@ -412,4 +516,38 @@ fn reformatted(text: &str, offset: usize) -> Option<String> {
 fn annotation<'d>(mark: &Mark<'d>, span: std::ops::Range<usize>) -> Annotation<'d> {
     let kind = if mark.primary { AnnotationKind::Primary } else { AnnotationKind::Context };
     kind.span(span).label(mark.label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mark_span;
+
+    /// The text `mark_span` marks on a one-line input, at the first occurrence of `at`.
+    fn marked<'t>(line: &'t str, at: &str) -> &'t str {
+        let offset = line.find(at).expect("in the line");
+        &line[mark_span(line, offset, 0, line.len())]
+    }
+
+    #[test]
+    fn a_mark_in_a_flow_collection_covers_its_item_only() {
+        let yaml = r#"  filter_chain_match: {server_names: [a.example, "b, c", 'd''s'], application_protocols: [h2]}"#;
+        assert_eq!(marked(yaml, "a.example"), "a.example");
+        assert_eq!(marked(yaml, "\"b"), "\"b, c\"");
+        assert_eq!(marked(yaml, "'d"), "'d''s'");
+        // A key: with its value, a collection as a whole.
+        assert_eq!(marked(yaml, "server_names"), "server_names: [a.example, \"b, c\", 'd''s']");
+        assert_eq!(marked(yaml, "application_protocols"), "application_protocols: [h2]");
+        // A scalar may hold a colon that is no key indicator.
+        assert_eq!(marked("[{address: 2001:db8::1, port: 80}]", "2001"), "2001:db8::1");
+        // Pretty JSON's one-line lists.
+        assert_eq!(marked(r#"      "server_names": ["x.example", "y.example"],"#, "\"y"), "\"y.example\"");
+    }
+
+    #[test]
+    fn outside_a_flow_collection_the_mark_runs_to_the_end_of_the_line() {
+        let yaml = "  server_names: [a, b]   ";
+        assert_eq!(marked(yaml, "server_names"), "server_names: [a, b]");
+        // A flow collection that goes on past the line: the rest of the line.
+        assert_eq!(marked("  names: [a, {x: [1,", "{x"), "{x: [1,");
+    }
 }
