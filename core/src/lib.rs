@@ -42,6 +42,7 @@ pub mod model;
 mod parallel;
 pub mod report;
 pub mod routing;
+pub mod schema;
 pub mod settings;
 pub mod source;
 pub mod trace;

@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 pub mod matcher;
+pub mod problem;
 pub mod route;
 
 use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_index};
@@ -91,6 +92,9 @@ pub struct Input<'a> {
     /// The translation a YAML input was read through (owned by the `load::Document` this input
     /// borrows from): offsets above are into its JSON. `None` for JSON and protobuf.
     pub translation: Option<&'a dyn Translation>,
+    /// What Envoy's parser or proto validation would refuse or ignore in the input, found while
+    /// it was read; the schema rules report them.
+    pub problems: Vec<problem::Problem>,
 }
 
 impl<'a> Input<'a> {

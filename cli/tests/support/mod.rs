@@ -7,6 +7,7 @@ pub mod admin_server;
 pub mod client;
 pub mod envoy;
 pub mod generate;
+pub mod mutate;
 pub mod proto_build;
 pub mod xds_server;
 

@@ -7,6 +7,8 @@
 pub mod aliases;
 mod ambiguous_catch_all;
 mod cidr_ranges;
+mod cilium_protojson;
+mod constraint_violation;
 mod duplicate_domain;
 mod duplicate_filter_chain_match;
 mod duplicate_listener_address;
@@ -14,8 +16,11 @@ mod duplicate_listener_in_update;
 mod duplicate_static_listener;
 mod envoy_text;
 mod h2_coalescing_misroute;
+mod ignored_field;
 mod invalid_cidr;
 mod invalid_port;
+mod invalid_setting;
+mod invalid_value;
 mod invalid_virtual_host;
 mod match_blackhole;
 mod matcher_and_routes;
@@ -35,6 +40,7 @@ mod partial_wildcard_server_name;
 mod rejected_update;
 mod repeated_listener_names;
 mod route_not_analysed;
+mod schema_problems;
 /// XDS304, also raised by the protobuf loader, whose route tables are not read.
 #[cfg(feature = "proto")]
 pub(crate) use route_not_analysed::RULE as ROUTE_NOT_ANALYSED;
@@ -42,10 +48,13 @@ mod shadowed_route;
 mod skipped_document;
 mod unimplemented_field;
 mod unknown_cluster;
+mod unknown_extension;
+mod unknown_field;
 /// What the report says when routes' clusters could not be checked.
 mod unmatchable_domain;
 mod unreachable_filter_chain;
 mod unrouted_server_name;
+mod unvalidated_payload;
 mod wildcard_overlap;
 
 use crate::diagnostic::{Diagnostic, Rule};
@@ -273,6 +282,12 @@ pub static ALL: &[&dyn Check] = &[
     &matcher_and_routes::MatcherAndRoutes,
     &invalid_virtual_host::InvalidVirtualHost,
     &unknown_cluster::UnknownCluster,
+    &unknown_field::UnknownField,
+    &invalid_value::InvalidValue,
+    &constraint_violation::ConstraintViolation,
+    &unknown_extension::UnknownExtension,
+    &invalid_setting::InvalidSetting,
+    &cilium_protojson::CiliumProtojson,
     &match_blackhole::MatchBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,
@@ -287,10 +302,12 @@ pub static ALL: &[&dyn Check] = &[
     &unmatchable_domain::UnmatchableDomain,
     &unrouted_server_name::UnroutedServerName,
     &h2_coalescing_misroute::H2CoalescingMisroute,
+    &ignored_field::IgnoredField,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,
     &route_not_analysed::RouteNotAnalysed,
+    &unvalidated_payload::UnvalidatedPayload,
 ];
 
 /// What the checks found in a snapshot.

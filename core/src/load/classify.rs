@@ -83,6 +83,7 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
         clusters: walk.clusters,
         route_tables: walk.route_tables,
         translation: text.translation(),
+        problems: Vec::new(),
     })
 }
 
@@ -575,8 +576,9 @@ mod tests {
         assert_eq!(clusters(cds).0, Some((vec![("c".into(), false)], false)));
         let empty = "type_url: type.googleapis.com/envoy.config.cluster.v3.Cluster\nresources: []\n";
         assert_eq!(clusters(empty).0, Some((vec![], false)));
-        let delta = format!("system_version_info: '1'\n{cds}");
-        assert_eq!(clusters(&delta).0, Some((vec![("c".into(), false)], true)));
+        // A delta one's resources are `Resource` wrappers around each Any.
+        let delta = "system_version_info: '1'\ntype_url: type.googleapis.com/envoy.config.cluster.v3.Cluster\nresources:\n- {name: c, version: '1', resource: {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c}}\n";
+        assert_eq!(clusters(delta).0, Some((vec![("c".into(), false)], true)));
         // A CiliumEnvoyConfig's clusters are not the agent's whole list.
         let cec = "apiVersion: cilium.io/v2\nkind: CiliumEnvoyConfig\nmetadata: {name: x, namespace: n}\nspec:\n  resources:\n  - {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c}\n  - {'@type': type.googleapis.com/envoy.config.route.v3.RouteConfiguration, name: r}\n";
         assert_eq!(clusters(cec), (None, 1));

@@ -58,7 +58,7 @@ declare_rule! {
         code: "XDS006",
         name: "invalid-field",
         severity: Severity::Error,
-        summary: "A field xdsck reads has the wrong type or an invalid value.",
+        summary: "A value the reader cannot take in at all (a number beyond any numeric type): the input is not loaded.",
         explanation: "codes/invalid_field.md",
     }
 }

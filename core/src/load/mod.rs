@@ -12,6 +12,7 @@
 mod classify;
 pub mod codes;
 mod document;
+mod envoy_json;
 mod error;
 pub mod locate;
 pub(crate) mod matcher;
@@ -118,7 +119,8 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
     // relative to the whole text, so a byte-order mark skipped below still counts.
     let _scope = protojson::ParseScope::new(json);
     let skip = if is_json { read.body_start } else { 0 };
-    let documents = match parse(&json[skip..]) {
+    let mut problems = Vec::new();
+    let documents = match parse(json, skip, &mut problems) {
         Ok(d) => d,
         Err(e) => return Err(parse_error(id, text, skip, &e, is_json)),
     };
@@ -133,7 +135,9 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
             ));
         }
     };
-    classify::classify(id, text, documents)
+    let mut input = classify::classify(id, text, documents)?;
+    input.problems = problems;
+    Ok(input)
 }
 
 /// What the top of a document holds.
@@ -143,22 +147,66 @@ pub(crate) enum Documents<'a> {
     Many(Vec<Option<RawObject<'a>>>),
 }
 
-/// Parses the JSON text; `Ok(None)` when it is a scalar.
-fn parse(json: &str) -> Result<Option<Documents<'_>>, serde_json::Error> {
-    let Some((_, first)) = first_significant(json) else {
+/// Parses the JSON text from `skip` on, checking every document against Envoy's schema as it is
+/// read (the problems found go to `problems`); `Ok(None)` when it is a scalar.
+fn parse<'a>(json: &'a str, skip: usize, problems: &mut Vec<crate::model::problem::Problem>) -> Result<Option<Documents<'a>>, serde_json::Error> {
+    let body = &json[skip..];
+    let Some((at, first)) = first_significant(body) else {
         return Ok(None);
     };
-    let mut de = serde_json::Deserializer::from_str(json);
-    let docs = match first {
-        b'{' => Some(Documents::One(Box::new(RawObject::deserialize(&mut de)?))),
-        b'[' => Some(Documents::Many(Vec::<Option<RawObject<'_>>>::deserialize(&mut de)?)),
-        _ => {
-            serde::de::IgnoredAny::deserialize(&mut de)?;
-            None
+    match first {
+        b'{' => Ok(Some(Documents::One(Box::new(read_document(json, &body[at..], None, problems)?)))),
+        b'[' => {
+            // A JSON list or a YAML stream: each document is told apart and checked on its own.
+            let mut de = serde_json::Deserializer::from_str(body);
+            let raws: Vec<Option<&'a serde_json::value::RawValue>> = Vec::deserialize(&mut de)?;
+            de.end()?;
+            let mut docs = Vec::with_capacity(raws.len());
+            for (i, raw) in raws.into_iter().enumerate() {
+                docs.push(match raw {
+                    Some(raw) => Some(read_document(json, raw.get(), Some(i), problems)?),
+                    None => None,
+                });
+            }
+            Ok(Some(Documents::Many(docs)))
         }
+        _ => {
+            let mut de = serde_json::Deserializer::from_str(body);
+            serde::de::IgnoredAny::deserialize(&mut de)?;
+            de.end()?;
+            Ok(None)
+        }
+    }
+}
+
+/// Reads one document (`doc`, a part of `json`) with its root checked as the message its keys
+/// say it is; `index` is its place in a list or stream.
+fn read_document<'a>(
+    json: &'a str,
+    doc: &'a str,
+    index: Option<usize>,
+    problems: &mut Vec<crate::model::problem::Problem>,
+) -> Result<RawObject<'a>, serde_json::Error> {
+    use envoy_json::{Checked, Shape, Walk};
+    let kind = if doc.trim_start().starts_with('{') { envoy_json::root_kind(doc) } else { envoy_json::RootKind::Unknown };
+    let walk = Walk::new(json, kind.mode());
+    if let Some(i) = index {
+        walk.push_index(i);
+    }
+    let shape = match kind.message() {
+        Some(m) => {
+            let id = walk.schema.known(m);
+            walk.push_root(id);
+            Shape::message(id, &walk)
+        }
+        None if kind == envoy_json::RootKind::K8s => Shape::K8s,
+        None => Shape::Free,
     };
+    let mut de = serde_json::Deserializer::from_str(doc);
+    let obj = RawObject::deserialize(Checked { de: &mut de, shape, w: &walk })?;
     de.end()?;
-    Ok(docs)
+    problems.extend(walk.into_problems());
+    Ok(obj)
 }
 
 /// Turns a serde_json error into a located [`LoadError`].

@@ -58,6 +58,7 @@ pub fn load_resources(id: SourceId, resources: &[Any]) -> (Input<'static>, Vec<D
         clusters: None,
         route_tables: 0,
         translation: None,
+        problems: Vec::new(),
     };
     let mut problems = Vec::new();
     for (i, any) in resources.iter().enumerate() {
@@ -139,6 +140,7 @@ pub fn load_discovery_response(id: SourceId, bytes: &[u8]) -> (Input<'static>, V
                 clusters: None,
                 route_tables: 0,
                 translation: None,
+                problems: Vec::new(),
             };
             let d = Diagnostic::new(&codes::INVALID_FIELD, format!("not a DiscoveryResponse protobuf: {e}"))
                 .at(Location::new(id, "", None));

@@ -406,6 +406,62 @@ impl<'de, T: Deserialize<'de> + Default> Visitor<'de> for Elements<'_, T> {
     }
 }
 
+/// A JSON value read whole, to be typed from afterwards (a `filter_chain_matcher`), with the
+/// offset of the object it is.
+#[derive(Debug)]
+pub(crate) struct Captured {
+    pub value: serde_json::Value,
+    pub offset: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for Captured {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde_json::Value;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Captured;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<M: de::MapAccess<'de>>(self, mut map: M) -> Result<Captured, M::Error> {
+                let mut out = serde_json::Map::new();
+                let mut offset = None;
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    if offset.is_none() {
+                        // The object starts at or before its first key's quote.
+                        offset = key.offset().map(|o| o.saturating_sub(1));
+                    }
+                    out.insert(key.0.into_owned(), map.next_value::<Value>()?);
+                }
+                Ok(Captured { value: Value::Object(out), offset })
+            }
+            fn visit_seq<S: de::SeqAccess<'de>>(self, seq: S) -> Result<Captured, S::Error> {
+                let value = Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+                Ok(Captured { value, offset: None })
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Captured, E> {
+                Ok(Captured { value: Value::Bool(v), offset: None })
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Captured, E> {
+                Ok(Captured { value: v.into(), offset: None })
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Captured, E> {
+                Ok(Captured { value: v.into(), offset: None })
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Captured, E> {
+                Ok(Captured { value: v.into(), offset: None })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Captured, E> {
+                Ok(Captured { value: Value::String(v.to_owned()), offset: None })
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Captured, E> {
+                Ok(Captured { value: Value::Null, offset: None })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A field whose presence is all xdsck needs (e.g. `api_listener`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Present;

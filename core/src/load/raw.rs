@@ -7,10 +7,9 @@
 use std::borrow::Cow;
 
 use serde::de::{Deserialize, Deserializer};
-use serde_json::value::RawValue;
 
 use super::protojson::{
-    Bool, Elements, Present, Repeated, Str, Strict, U32, Wrapped, enum_value, offset_of, proto_message,
+    Bool, Captured, Elements, Present, Repeated, Str, Strict, U32, Wrapped, enum_value, offset_of, proto_message,
 };
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter, NetworkFilter,
@@ -57,7 +56,7 @@ proto_message! {
         additional_addresses: Repeated<RawAdditionalAddress<'a>> = "additional_addresses" | "additionalAddresses",
         filter_chains: Chains<'a> = "filter_chains" | "filterChains",
         default_filter_chain: RawFilterChain<'a> = "default_filter_chain" | "defaultFilterChain",
-        filter_chain_matcher: &'a RawValue = "filter_chain_matcher" | "filterChainMatcher",
+        filter_chain_matcher: Captured = "filter_chain_matcher" | "filterChainMatcher",
         listener_filters: Repeated<RawListenerFilter<'a>> = "listener_filters" | "listenerFilters",
         use_original_dst: Wrapped<Bool> = "use_original_dst" | "useOriginalDst",
         bind_to_port: Wrapped<Bool> = "bind_to_port" | "bindToPort",
@@ -187,11 +186,7 @@ impl<'a> RawObject<'a> {
                 .collect(),
             filter_chains: self.filter_chains.map(|c| c.0).unwrap_or_default(),
             default_filter_chain: self.default_filter_chain.map(|c| c.into_model(ChainIndex::Default)),
-            filter_chain_matcher: self.filter_chain_matcher.map(|raw| {
-                // A `RawValue` is valid JSON by construction.
-                let value: serde_json::Value = serde_json::from_str(raw.get()).unwrap_or_default();
-                super::matcher::read(&value, offset_of(raw.get()))
-            }),
+            filter_chain_matcher: self.filter_chain_matcher.map(|m| super::matcher::read(&m.value, m.offset)),
             internal_listener: self.internal_listener.is_some(),
             api_listener: self.api_listener.is_some(),
             udp_listener_config: self.udp_listener_config.is_some(),

@@ -1,0 +1,208 @@
+//! Envoy's schema against the real Envoy 1.40 (no mocks): configurations Envoy accepts, each
+//! changed in one place by a seeded mutation (a misspelled or unknown key, a value of the wrong
+//! type, an enum name, a duration, a number out of range, a constraint broken, a type URL, a
+//! typed config removed, and forms Envoy's lenient parser takes), are given to `envoy --mode
+//! validate` and to xdsck. Every mutant Envoy rejects must be an xdsck error, with Envoy's own
+//! words in `envoy_error` for nearly all of them; no mutant Envoy accepts may be one.
+//!
+//! The seeds are the bootstraps of `testdata/schema/seeds/` and `testdata/envoy/src/` (each must
+//! be clean for both tools first). `XDSCK_MUTANTS=N` sets how many mutants (a sample of 160 by
+//! default, as CI runs it; thousands by hand), `XDSCK_MUTANT_SEED=S` the seed, and
+//! `XDSCK_MUTANT_SEEDS=DIR:DIR` adds directories of seed bootstraps (YAML or JSON). Envoy comes
+//! from `scripts/install-envoy.sh` (`$XDSCK_ENVOY` wins); the test fails, never skips, without it.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
+use xdsck_core::{Options, Severity, SourceFile, Sources};
+
+use support::{mutate, text, workspace};
+
+/// Envoy's and xdsck's texts as compared: runs of whitespace (protobuf adds some at random) as
+/// one space, without protobuf's `near L:C (offset N)` (positions in Envoy's own rendering of
+/// the input) and the `goo.gle/debug...` banners of its debug strings.
+fn normalise(s: &str) -> String {
+    let words: Vec<&str> = s.split_whitespace().filter(|w| !w.starts_with("goo.gle/debug")).collect();
+    let mut out = words.join(" ");
+    while let Some(at) = out.find(", near ") {
+        let rest = &out[at + ", near ".len()..];
+        let Some(end) = rest.find(')') else { break };
+        let inner = &rest[..end];
+        if !inner.contains("(offset") {
+            break;
+        }
+        out = format!("{}{}", &out[..at], &rest[end + 1..]);
+    }
+    out
+}
+
+/// Envoy's verdict on a bootstrap: `None` when it accepts it.
+fn envoy_verdict(envoy: &Path, config: &Path) -> Option<String> {
+    let out = Command::new(envoy)
+        .args(["--mode", "validate", "-l", "critical", "--disable-hot-restart", "-c"])
+        .arg(config)
+        .current_dir(config.parent().unwrap())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", envoy.display()));
+    if out.status.success() {
+        return None;
+    }
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let marker = format!("error initializing configuration '{}': ", config.display());
+    Some(normalise(all.find(&marker).map_or(&all[..], |at| &all[at + marker.len()..])))
+}
+
+/// xdsck's errors on the same text: their `envoy_error`s, normalised (`""` for one without).
+fn xdsck_errors(name: &str, json: &str) -> Vec<(String, String)> {
+    let mut sources = Sources::new();
+    sources.add(SourceFile::new(name, json));
+    let report = xdsck_core::analyze(&sources, &Options::default());
+    report
+        .findings
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| (d.rule.name.to_owned(), d.envoy_error.as_deref().map(normalise).unwrap_or_default()))
+        .collect()
+}
+
+/// The seed bootstraps, as JSON values, by name.
+fn seeds() -> Vec<(String, Value)> {
+    let mut dirs = vec![workspace().join("testdata/schema/seeds")];
+    if let Ok(extra) = std::env::var("XDSCK_MUTANT_SEEDS") {
+        dirs.extend(extra.split(':').filter(|d| !d.is_empty()).map(PathBuf::from));
+    }
+    let mut files: Vec<PathBuf> = vec![workspace().join("testdata/envoy/src/bootstrap.yaml")];
+    for dir in dirs {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")))
+            .collect();
+        found.sort();
+        files.extend(found);
+    }
+    files
+        .into_iter()
+        .map(|f| {
+            let raw = std::fs::read_to_string(&f).unwrap();
+            let json = if f.extension().is_some_and(|e| e == "json") {
+                raw
+            } else {
+                xdsck_core::load::yaml::translate(&raw, &Default::default())
+                    .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+                    .json()
+                    .to_owned()
+            };
+            let value: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            (f.file_name().unwrap().to_string_lossy().into_owned(), value)
+        })
+        .collect()
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    rejected: usize,
+    accepted: usize,
+    /// Rejected by Envoy, an xdsck error with Envoy's words.
+    agree: usize,
+    /// Rejected by Envoy, an xdsck error, other words.
+    worded: Vec<String>,
+    /// Rejected by Envoy, no xdsck error.
+    missed: Vec<String>,
+    /// Accepted by Envoy, an xdsck error.
+    false_errors: Vec<String>,
+}
+
+#[test]
+fn mutants_of_accepted_configs_get_envoys_verdict_and_words() {
+    let envoy = support::envoy::binary();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = seeds();
+    // Every seed is clean for both first: a mutant's verdict is then the mutation's.
+    for (name, seed) in &seeds {
+        let path = dir.path().join(format!("seed-{name}.json"));
+        std::fs::write(&path, serde_json::to_vec_pretty(seed).unwrap()).unwrap();
+        assert_eq!(envoy_verdict(&envoy, &path), None, "Envoy refuses the seed {name}");
+        let errors = xdsck_errors(name, &serde_json::to_string_pretty(seed).unwrap());
+        assert!(errors.is_empty(), "xdsck has errors on the seed {name}: {errors:?}");
+    }
+    let count: usize = std::env::var("XDSCK_MUTANTS").ok().and_then(|n| n.parse().ok()).unwrap_or(160);
+    let seed: u64 = std::env::var("XDSCK_MUTANT_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(22);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut mutants = Vec::new();
+    let mut attempts = 0;
+    while mutants.len() < count && attempts < count * 50 {
+        attempts += 1;
+        let (name, seed) = &seeds[mutants.len() % seeds.len()];
+        if let Some(m) = mutate::mutate(seed, &mut rng) {
+            mutants.push((name.clone(), m));
+        }
+    }
+    // Envoy on both cores: it is the slow part (a quarter of a second a mutant).
+    let paths: Vec<PathBuf> = (0..mutants.len()).map(|i| dir.path().join(format!("m{i}.json"))).collect();
+    for (p, (_, m)) in paths.iter().zip(&mutants) {
+        std::fs::write(p, serde_json::to_vec_pretty(&m.config).unwrap()).unwrap();
+    }
+    let verdicts: Vec<Option<String>> = std::thread::scope(|s| {
+        let half = paths.len().div_ceil(2);
+        let jobs: Vec<_> = paths
+            .chunks(half.max(1))
+            .map(|chunk| s.spawn(|| chunk.iter().map(|p| envoy_verdict(&envoy, p)).collect::<Vec<_>>()))
+            .collect();
+        jobs.into_iter().flat_map(|j| j.join().unwrap()).collect()
+    });
+    let mut tally = Tally::default();
+    let mut by_class: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (((seed, m), path), verdict) in mutants.iter().zip(&paths).zip(&verdicts) {
+        let json = std::fs::read_to_string(path).unwrap();
+        let errors = xdsck_errors(&path.display().to_string(), &json);
+        let what = format!("[{seed} {} at {}]", m.class, m.pointer);
+        let e = by_class.entry(m.class).or_default();
+        match verdict {
+            Some(envoy_says) => {
+                tally.rejected += 1;
+                e.0 += 1;
+                if errors.is_empty() {
+                    tally.missed.push(format!("{what}\n    envoy: {envoy_says}"));
+                } else if errors.iter().any(|(_, x)| !x.is_empty() && envoy_says.contains(x.as_str())) {
+                    tally.agree += 1;
+                } else {
+                    tally.worded.push(format!("{what}\n    envoy: {envoy_says}\n    xdsck: {errors:?}"));
+                }
+            }
+            None => {
+                tally.accepted += 1;
+                e.1 += 1;
+                if !errors.is_empty() {
+                    tally.false_errors.push(format!("{what}\n    xdsck: {errors:?}"));
+                }
+            }
+        }
+    }
+    let classes: Vec<String> = by_class.iter().map(|(c, (r, a))| format!("{c}: {r} rejected, {a} accepted")).collect();
+    eprintln!(
+        "{} mutants (seed {seed}): {} rejected by Envoy, {} accepted\n  rejected with Envoy's words: {}, other words: {}, missed: {}\n  accepted but an xdsck error: {}\n  by class: {}",
+        mutants.len(),
+        tally.rejected,
+        tally.accepted,
+        tally.agree,
+        tally.worded.len(),
+        tally.missed.len(),
+        tally.false_errors.len(),
+        classes.join("; ")
+    );
+    for w in tally.missed.iter().chain(&tally.false_errors).chain(&tally.worded).take(60) {
+        eprintln!("{w}");
+    }
+    assert!(tally.rejected > 0 && tally.accepted > 0, "the mutants should include both verdicts");
+    assert!(tally.missed.is_empty(), "{} mutants Envoy rejects have no xdsck error", tally.missed.len());
+    assert!(tally.false_errors.is_empty(), "{} mutants Envoy accepts have an xdsck error", tally.false_errors.len());
+    let worded = tally.worded.len() as f64 / tally.rejected as f64;
+    assert!(worded <= 0.05, "{:.1}% of the rejected mutants lack Envoy's words", worded * 100.0);
+}

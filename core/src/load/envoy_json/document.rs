@@ -1,0 +1,202 @@
+//! What a document is, decided from its first keys before it is read: which message of the
+//! schema its root is, and so whose rules apply (Envoy's static configuration, an xDS
+//! resource, a Kubernetes object). The keys are looked up in the candidates' own fields, so a
+//! document is usually known by its first key and the rest of it is not looked at twice.
+
+use serde::de::IgnoredAny;
+
+use super::Mode;
+use crate::schema::Schema;
+
+/// The kind of a document's root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RootKind {
+    /// `envoy.admin.v3.ConfigDump`.
+    ConfigDump,
+    /// `envoy.config.bootstrap.v3.Bootstrap`.
+    Bootstrap,
+    /// A Kubernetes object (`apiVersion`, `kind`, `metadata`, `spec`, `items`).
+    K8s,
+    /// `envoy.service.discovery.v3.DiscoveryResponse`.
+    DiscoveryResponse,
+    /// `envoy.service.discovery.v3.DeltaDiscoveryResponse`.
+    DeltaDiscoveryResponse,
+    /// `envoy.admin.v3.ListenersConfigDump.DynamicListener`.
+    DynamicListener,
+    /// `envoy.admin.v3.ListenersConfigDump.StaticListener`.
+    StaticListener,
+    /// `envoy.config.listener.v3.Listener`.
+    Listener,
+    /// `{}`.
+    Empty,
+    /// No key of any of the above.
+    Unknown,
+}
+
+/// The candidates, in the order a tie is broken in.
+const CANDIDATES: [RootKind; 8] = [
+    RootKind::ConfigDump,
+    RootKind::Bootstrap,
+    RootKind::K8s,
+    RootKind::DiscoveryResponse,
+    RootKind::DeltaDiscoveryResponse,
+    RootKind::DynamicListener,
+    RootKind::StaticListener,
+    RootKind::Listener,
+];
+
+const K8S_KEYS: [&str; 6] = ["apiVersion", "kind", "metadata", "spec", "items", "status"];
+
+impl RootKind {
+    /// The message of the schema the root is.
+    pub(crate) fn message(self) -> Option<&'static str> {
+        Some(match self {
+            RootKind::ConfigDump => "envoy.admin.v3.ConfigDump",
+            RootKind::Bootstrap => "envoy.config.bootstrap.v3.Bootstrap",
+            RootKind::DiscoveryResponse => "envoy.service.discovery.v3.DiscoveryResponse",
+            RootKind::DeltaDiscoveryResponse => "envoy.service.discovery.v3.DeltaDiscoveryResponse",
+            RootKind::DynamicListener => "envoy.admin.v3.ListenersConfigDump.DynamicListener",
+            RootKind::StaticListener => "envoy.admin.v3.ListenersConfigDump.StaticListener",
+            RootKind::Listener => "envoy.config.listener.v3.Listener",
+            RootKind::K8s | RootKind::Empty | RootKind::Unknown => return None,
+        })
+    }
+
+    /// Whose rules the document is read by.
+    pub(crate) fn mode(self) -> Mode {
+        match self {
+            RootKind::Bootstrap | RootKind::Listener => Mode::Static,
+            // A Kubernetes object's own fields are not Envoy's; its resources switch to Cilium's.
+            _ => Mode::Dynamic,
+        }
+    }
+
+    fn has_key(self, key: &str, schema: &Schema) -> bool {
+        match self {
+            RootKind::K8s => K8S_KEYS.contains(&key),
+            k => k
+                .message()
+                .and_then(|m| schema.find(m))
+                .is_some_and(|m| schema.message(m).field_by_key(key).is_some()),
+        }
+    }
+}
+
+/// What the document whose object starts at `json` is, from its keys.
+pub(crate) fn root_kind(json: &str) -> RootKind {
+    let schema = Schema::get();
+    let b = json.as_bytes();
+    let ws = |mut i: usize| {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+            i += 1;
+        }
+        i
+    };
+    let mut i = ws(0);
+    if b.get(i) != Some(&b'{') {
+        return RootKind::Unknown;
+    }
+    i += 1;
+    let mut candidates: Vec<RootKind> = CANDIDATES.to_vec();
+    let mut any_key = false;
+    let mut matched = false;
+    loop {
+        i = ws(i);
+        match b.get(i) {
+            Some(b'}') | None => break,
+            Some(b',') => {
+                i += 1;
+                continue;
+            }
+            Some(b'"') => {}
+            Some(_) => return RootKind::Unknown,
+        }
+        let Some((key, after)) = read_key(json, i) else { return RootKind::Unknown };
+        any_key = true;
+        i = ws(after);
+        if b.get(i) != Some(&b':') {
+            return RootKind::Unknown;
+        }
+        i = ws(i + 1);
+        if key == "@type" {
+            // A resource written with its type (`{"@type": ...Listener, ...}`).
+            if let Some((url, _)) = read_key(json, i) {
+                let name = url.rsplit('/').next().unwrap_or(&url);
+                if let Some(k) = CANDIDATES.iter().copied().find(|k| k.message() == Some(name)) {
+                    return k;
+                }
+            }
+        } else {
+            let left: Vec<RootKind> = candidates.iter().copied().filter(|k| k.has_key(&key, schema)).collect();
+            if !left.is_empty() {
+                matched = true;
+                candidates = left;
+                if candidates.len() == 1 {
+                    return candidates[0];
+                }
+            }
+        }
+        // Not decided yet: skip the value.
+        let mut stream = serde_json::Deserializer::from_str(&json[i..]).into_iter::<IgnoredAny>();
+        match stream.next() {
+            Some(Ok(_)) => i += stream.byte_offset(),
+            _ => return RootKind::Unknown,
+        }
+    }
+    if !any_key {
+        return RootKind::Empty;
+    }
+    if !matched {
+        return RootKind::Unknown;
+    }
+    candidates[0]
+}
+
+/// The string starting at `json[i]` (a quote), and where it ends.
+fn read_key(json: &str, i: usize) -> Option<(String, usize)> {
+    let b = json.as_bytes();
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    let mut escaped = false;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => {
+                escaped = true;
+                j += 2;
+                continue;
+            }
+            b'"' => break,
+            _ => j += 1,
+        }
+    }
+    if j >= b.len() {
+        return None;
+    }
+    let raw = &json[i..=j];
+    let key = if escaped { serde_json::from_str::<String>(raw).ok()? } else { raw[1..raw.len() - 1].to_owned() };
+    Some((key, j + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_are_known_by_their_first_telling_key() {
+        assert_eq!(root_kind(r#"{"configs": []}"#), RootKind::ConfigDump);
+        assert_eq!(root_kind(r#"{"node": {}, "static_resources": {}}"#), RootKind::Bootstrap);
+        assert_eq!(root_kind(r#"{"name": "l", "address": {}}"#), RootKind::Listener);
+        assert_eq!(root_kind(r#"{"name": "l", "active_state": {}}"#), RootKind::DynamicListener);
+        assert_eq!(root_kind(r#"{"resources": [1, 2], "system_version_info": "1"}"#), RootKind::DeltaDiscoveryResponse);
+        assert_eq!(root_kind(r#"{"resources": [], "type_url": "x"}"#), RootKind::DiscoveryResponse);
+        assert_eq!(root_kind(r#"{"apiVersion": "v1", "kind": "Service"}"#), RootKind::K8s);
+        assert_eq!(root_kind(r#"{"metadata": {}, "spec": {}}"#), RootKind::K8s);
+        assert_eq!(root_kind(r#"{"metadata": {}, "filter_chains": []}"#), RootKind::Listener);
+        assert_eq!(root_kind(r#"{"filterChains": []}"#), RootKind::Listener);
+        assert_eq!(root_kind(r#"{"@type": "type.googleapis.com/envoy.config.listener.v3.Listener"}"#), RootKind::Listener);
+        assert_eq!(root_kind("{}"), RootKind::Empty);
+        assert_eq!(root_kind(r#"{"foo": 1}"#), RootKind::Unknown);
+    }
+}

@@ -1,0 +1,839 @@
+//! A message's object: each key looked up among the message's fields (both casings), each value
+//! checked as its field says, and, when the object ends, PGV's rules of the fields that were not
+//! given, its required oneofs and Envoy's extension lookup. An Any is read the same way once its
+//! `@type` is known; a Kubernetes object is read for the CiliumEnvoyConfig resources it holds.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::texts::Leaf;
+use super::value::{CheckedSeed, Shape};
+use super::{Comp, Last, Mode, PgvLink, Walk};
+use crate::model::problem::ProblemKind;
+use crate::schema::rules::KindRules;
+use crate::schema::{Card, FieldRules, Kind, MsgId, Wkt};
+
+/// A map key as written: borrowed from the text unless it had escapes.
+pub(crate) struct KeyStr<'de>(pub(crate) Cow<'de, str>);
+
+impl<'de> KeyStr<'de> {
+    /// Where the key's text starts (after its quote), when it is borrowed.
+    pub(crate) fn offset(&self, w: &Walk<'_>) -> Option<usize> {
+        match &self.0 {
+            Cow::Borrowed(k) => w.offset_of(k),
+            Cow::Owned(_) => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KeyStr<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<KeyStr<'de>, E> {
+                Ok(KeyStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyStr<'de>, E> {
+                Ok(KeyStr(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<KeyStr<'de>, E> {
+                Ok(KeyStr(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The key as the typed reader is handed it (borrowed, so that it can take its offset).
+pub(super) fn hand_key<'de, K: DeserializeSeed<'de>, E: de::Error>(seed: K, key: Cow<'de, str>) -> Result<K::Value, E> {
+    match key {
+        Cow::Borrowed(k) => seed.deserialize(BorrowedStrDeserializer::<E>::new(k)),
+        Cow::Owned(k) => seed.deserialize(StringDeserializer::<E>::new(k)),
+    }
+}
+
+/// A value handed to a typed reader that may ask for it as an `Option`: serde's value
+/// deserializers do not wrap what they give in `Some`.
+struct Given<D>(D);
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Given<D> {
+    type Error = D::Error;
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(v)
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        v.visit_some(self.0)
+    }
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// A string value as a typed reader is handed it.
+fn hand_value<'de, S: DeserializeSeed<'de>, E: de::Error>(seed: S, value: Cow<'de, str>) -> Result<S::Value, E> {
+    match value {
+        Cow::Borrowed(v) => seed.deserialize(Given(BorrowedStrDeserializer::<E>::new(v))),
+        Cow::Owned(v) => seed.deserialize(Given(StringDeserializer::<E>::new(v))),
+    }
+}
+
+/// An entry read ahead of its turn: its key, the key's offset, the value's raw text.
+type Ahead<'de> = (Cow<'de, str>, Option<usize>, &'de RawValue);
+
+/// Where an object's entries come from: the object itself, with some read ahead (an Any's
+/// fields before its `@type`) or put off (a TypedStruct's `value` before its `type_url`).
+struct Source<'de, A> {
+    inner: A,
+    ahead: VecDeque<Ahead<'de>>,
+    later: VecDeque<Ahead<'de>>,
+    inner_done: bool,
+    /// The raw value of the entry whose key was just given out, if it was read ahead.
+    pending: Option<&'de RawValue>,
+}
+
+impl<'de, A: MapAccess<'de>> Source<'de, A> {
+    fn new(inner: A) -> Self {
+        Source { inner, ahead: VecDeque::new(), later: VecDeque::new(), inner_done: false, pending: None }
+    }
+
+    fn next_key(&mut self, w: &Walk<'de>) -> Result<Option<(Cow<'de, str>, Option<usize>)>, A::Error> {
+        if let Some((k, o, raw)) = self.ahead.pop_front() {
+            self.pending = Some(raw);
+            return Ok(Some((k, o)));
+        }
+        if !self.inner_done {
+            match self.inner.next_key::<KeyStr<'de>>()? {
+                Some(k) => {
+                    let o = k.offset(w);
+                    return Ok(Some((k.0, o)));
+                }
+                None => self.inner_done = true,
+            }
+        }
+        if let Some((k, o, raw)) = self.later.pop_front() {
+            self.pending = Some(raw);
+            return Ok(Some((k, o)));
+        }
+        Ok(None)
+    }
+
+    /// The next key of the object itself, not of what was read ahead.
+    fn inner_key(&mut self, w: &Walk<'de>) -> Result<Option<(Cow<'de, str>, Option<usize>)>, A::Error> {
+        if self.inner_done {
+            return Ok(None);
+        }
+        match self.inner.next_key::<KeyStr<'de>>()? {
+            Some(k) => {
+                let o = k.offset(w);
+                Ok(Some((k.0, o)))
+            }
+            None => {
+                self.inner_done = true;
+                Ok(None)
+            }
+        }
+    }
+
+    fn raw_value(&mut self) -> Result<&'de RawValue, A::Error> {
+        match self.pending.take() {
+            Some(raw) => Ok(raw),
+            None => self.inner.next_value::<&'de RawValue>(),
+        }
+    }
+
+    fn value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
+        match self.pending.take() {
+            Some(raw) => {
+                let mut de = serde_json::Deserializer::from_str(raw.get());
+                seed.deserialize(&mut de).map_err(de::Error::custom)
+            }
+            None => self.inner.next_value_seed(seed),
+        }
+    }
+
+    fn skip_value(&mut self) -> Result<(), A::Error> {
+        match self.pending.take() {
+            Some(_) => Ok(()),
+            None => self.inner.next_value::<IgnoredAny>().map(drop),
+        }
+    }
+}
+
+/// What kind of object a [`MessageMap`] reads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ObjKind {
+    /// A message of the schema.
+    Message(MsgId),
+    /// A `google.protobuf.Any`: its fields are the message its `@type` names. `rules` and `at`
+    /// are the Any field's own.
+    Any { rules: Option<&'static FieldRules>, at: u16 },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// The fields of a message.
+    Fields(MsgId),
+    /// An Any whose `@type` is still to be found.
+    AnyStart { rules: Option<&'static FieldRules>, at: u16 },
+    /// An Any's `@type`, given to the typed reader; its fields follow (as `.0`, or unchecked).
+    AnyType(Option<MsgId>),
+    /// An Any's payload of a well-known type: only `value` may follow.
+    AnyWkt(MsgId),
+    /// What is not checked (an Any of a type the schema lacks).
+    Free,
+    Done,
+}
+
+/// Which field's value comes next.
+struct Pending<'de> {
+    field: u16,
+    key: Cow<'de, str>,
+    offset: Option<usize>,
+}
+
+/// What an extension's wrapper (`Filter`, `TransportSocket`, `TypedExtensionConfig`...) has
+/// given, for Envoy's lookup of its factory.
+#[derive(Default)]
+struct Extension<'de> {
+    name: Option<Cow<'de, str>>,
+    /// The typed config's type, `""` when it has none of the schema's.
+    typed: Option<&'static str>,
+    /// Another member of the typed config's oneof is set (`config_discovery`).
+    elsewhere: bool,
+    optional: bool,
+}
+
+/// A message's object as the typed reader reads it.
+pub(crate) struct MessageMap<'w, 'de, A> {
+    src: Source<'de, A>,
+    w: &'w Walk<'de>,
+    phase: Phase,
+    /// The Any's payload: its `<any>` component was pushed and is popped when it ends.
+    payload: bool,
+    seen: [u64; 4],
+    oneofs: u64,
+    pending: Option<Pending<'de>>,
+    /// The `@type` of an Any, handed to the typed reader as its first field, and its key as
+    /// written (the typed reader takes the object's place from it).
+    type_url: Option<Cow<'de, str>>,
+    type_key: Cow<'de, str>,
+    ext: Extension<'de>,
+    /// A TypedStruct's `type_url`, once read.
+    typed_struct: Option<Cow<'de, str>>,
+    /// The message's own place, for problems found when it ends.
+    start: Option<usize>,
+    /// Envoy does not look this extension up in its registry (a matcher's action).
+    no_lookup: bool,
+}
+
+impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
+    pub(crate) fn new(inner: A, w: &'w Walk<'de>, kind: ObjKind) -> Self {
+        let phase = match kind {
+            ObjKind::Message(m) => Phase::Fields(m),
+            ObjKind::Any { rules, at } => Phase::AnyStart { rules, at },
+        };
+        MessageMap {
+            src: Source::new(inner),
+            w,
+            phase,
+            payload: false,
+            seen: [0; 4],
+            oneofs: 0,
+            pending: None,
+            type_url: None,
+            type_key: Cow::Borrowed("@type"),
+            ext: Extension::default(),
+            typed_struct: None,
+            start: w.value_offset(),
+            no_lookup: w.in_unregistered_slot(),
+        }
+    }
+
+    fn is_seen(&self, i: u16) -> bool {
+        let i = usize::from(i);
+        i < 256 && self.seen[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    fn set_seen(&mut self, i: u16, on: bool) {
+        let i = usize::from(i);
+        if i < 256 {
+            if on {
+                self.seen[i / 64] |= 1 << (i % 64);
+            } else {
+                self.seen[i / 64] &= !(1 << (i % 64));
+            }
+        }
+    }
+
+    /// Looks for an Any's `@type`, reading the keys before it ahead.
+    fn find_type(&mut self, rules: Option<&'static FieldRules>, at: u16) -> Result<(), A::Error> {
+        let w = self.w;
+        loop {
+            match self.src.inner_key(w)? {
+                None => {
+                    if !self.src.ahead.is_empty() {
+                        w.invalid("in legacy mode, missing @type in Any is only allowed for an empty object", self.start);
+                        self.phase = Phase::Free;
+                    } else {
+                        self.phase = Phase::Done;
+                    }
+                    w.push_any(None);
+                    return Ok(());
+                }
+                Some((k, o)) if k == "@type" => {
+                    let url = self.src.inner.next_value::<Option<KeyStr<'de>>>()?.map(|k| k.0);
+                    let Some(url) = url else {
+                        w.with_key(k.clone(), o, || w.invalid("unexpected character: 'n'; expected '\"'", o));
+                        self.phase = Phase::Free;
+                        w.push_any(None);
+                        return Ok(());
+                    };
+                    if let Some(FieldRules { kind: Some(KindRules::Any(r)), .. }) = rules
+                        && let Some(reason) = r.check(&url)
+                    {
+                        w.constraint_at(at, None, &reason, o);
+                    }
+                    let resolved = w.schema.find_type_url(&url);
+                    match resolved {
+                        Some(m) => {
+                            w.push_comp(any_comp(&w.schema.message(m).full_name));
+                            self.payload = true;
+                            w.push_any(Some(&*w.schema.message(m).full_name));
+                        }
+                        None => {
+                            let offset = match &url {
+                                Cow::Borrowed(u) => w.offset_of(u).map(|x| x.saturating_sub(1)),
+                                Cow::Owned(_) => o,
+                            };
+                            w.with_key(k.clone(), o, || w.not_validated(&url, offset));
+                            w.push_any(None);
+                        }
+                    }
+                    self.type_url = Some(url);
+                    self.type_key = k;
+                    self.phase = Phase::AnyType(resolved);
+                    return Ok(());
+                }
+                Some((k, o)) => {
+                    let raw = self.src.inner.next_value::<&'de RawValue>()?;
+                    self.src.ahead.push_back((k, o, raw));
+                }
+            }
+        }
+    }
+
+    /// The object ended: PGV's rules of what was not given, required oneofs, the extension.
+    fn finish(&mut self, m: MsgId) {
+        let w = self.w;
+        let message = w.schema.message(m);
+        if w.mode() != Mode::Silent && !message.pgv_disabled {
+            for &i in &message.absent_checks {
+                if self.is_seen(i) {
+                    continue;
+                }
+                let f = message.field(i);
+                if let Some(reason) = f.rules.as_ref().and_then(|r| r.absent_failure(f)) {
+                    let leaf = Leaf::Field { message: &message.name, field: &f.pgv_name, index: None };
+                    let envoy = w.pgv_error(w.depth(), leaf, &reason);
+                    w.problem_here(
+                        ProblemKind::Constraint,
+                        format!("{} has no `{}`: {reason}", w.describe_short(), f.name),
+                        envoy,
+                        self.start,
+                    );
+                }
+            }
+            for (o, oneof) in message.oneofs.iter().enumerate() {
+                if oneof.required && self.oneofs & (1 << o) == 0 {
+                    let envoy = w.pgv_error(w.depth(), Leaf::Oneof(&oneof.name), "");
+                    w.problem_here(
+                        ProblemKind::Constraint,
+                        format!("{} sets none of the fields of `{}`, one of which is required", w.describe_short(), oneof.name),
+                        envoy,
+                        self.start,
+                    );
+                }
+            }
+        }
+        if let Some(slots) = &message.extension
+            && w.mode() != Mode::Silent
+            && !self.ext.optional
+            && !self.no_lookup
+        {
+            let registry = w.schema.extensions();
+            let name = self.ext.name.as_deref().unwrap_or("");
+            let missing = match self.ext.typed {
+                Some("") => None,
+                // `/server_info` lists one factory registry per category name: a second registry
+                // of the same name (the proactive resource monitors') is not listed, so only a
+                // type that is no extension's config at all is known to have no factory.
+                Some(t) => (!registry.has_type(t) && !t.starts_with("envoy.extensions.")).then_some(t),
+                None => (!self.ext.elsewhere && !slots.typed_config_required).then_some(""),
+            };
+            if let Some(t) = missing {
+                let envoy = format!("Didn't find a registered implementation for '{name}' with type URL: '{t}'");
+                let what = if t.is_empty() {
+                    format!("{} `{name}` has no typed_config: Envoy 1.40 finds extensions by their config's type", w.describe_short())
+                } else {
+                    format!("{} `{name}`: Envoy 1.40 has no extension that takes `{t}`", w.describe_short())
+                };
+                w.problem_here(ProblemKind::UnknownExtension, what, envoy, self.start);
+            }
+        }
+        if message.wkt == Wkt::TypedStruct
+            && let Some(url) = &self.typed_struct
+        {
+            w.set_typed_struct_target(w.schema.find_type_url(url).map(|t| &*w.schema.message(t).full_name));
+        }
+        if self.payload {
+            w.pop_comp();
+            self.payload = false;
+        }
+        self.phase = Phase::Done;
+    }
+
+    /// A key the message has no field for.
+    fn unknown(&self, m: MsgId, key: &Cow<'de, str>, offset: Option<usize>) {
+        let w = self.w;
+        w.with_key(key.clone(), offset, || w.unknown_field(key, offset.map(|o| o.saturating_sub(1))));
+        let message = w.schema.message(m);
+        let best = message
+            .fields
+            .iter()
+            .map(|f| (strsim::jaro_winkler(&f.name, &key.to_ascii_lowercase()), &f.name))
+            .filter(|(s, _)| *s > 0.85)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((_, name)) = best {
+            w.note(format!("did you mean `{name}`?"));
+        }
+    }
+}
+
+impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        let w = self.w;
+        loop {
+            let (m, wkt_payload) = match self.phase {
+                Phase::Done => return Ok(None),
+                Phase::AnyStart { rules, at } => {
+                    self.find_type(rules, at)?;
+                    continue;
+                }
+                Phase::AnyType(_) => {
+                    // The typed reader sees `@type` first, as Envoy writes it.
+                    return hand_key(seed, self.type_key.clone()).map(Some);
+                }
+                Phase::Free => match self.src.next_key(w)? {
+                    Some((k, _)) => {
+                        self.pending = None;
+                        return hand_key(seed, k).map(Some);
+                    }
+                    None => {
+                        self.phase = Phase::Done;
+                        return Ok(None);
+                    }
+                },
+                Phase::AnyWkt(m) => (m, true),
+                Phase::Fields(m) => (m, false),
+            };
+            let Some((key, offset)) = self.src.next_key(w)? else {
+                self.finish(m);
+                return Ok(None);
+            };
+            if self.payload && key == "@type" {
+                w.with_key(key.clone(), offset, || w.invalid("repeated @type in Any", offset));
+                self.src.skip_value()?;
+                continue;
+            }
+            if wkt_payload {
+                if key != "value" {
+                    w.invalid("fields in a well-known-typed Any must be @type or value", offset);
+                    self.src.skip_value()?;
+                    continue;
+                }
+                self.pending = Some(Pending { field: u16::MAX, key: key.clone(), offset });
+                return hand_key(seed, key).map(Some);
+            }
+            let message = w.schema.message(m);
+            let Some((i, f)) = message.field_by_key(&key) else {
+                self.unknown(m, &key, offset);
+                self.src.skip_value()?;
+                continue;
+            };
+            if message.wkt == Wkt::TypedStruct && f.number == 2 && self.typed_struct.is_none() && !self.src.inner_done {
+                // The struct is read as its `type_url`'s message: wait for the type.
+                let raw = self.src.raw_value()?;
+                self.src.later.push_back((key, offset, raw));
+                continue;
+            }
+            if let Some(o) = f.oneof {
+                if self.oneofs & (1 << o) != 0 && !self.is_seen(i) {
+                    let comp = w.field_comp(m, i, key.clone());
+                    w.with_key_comp(key.clone(), offset, comp, || {
+                        w.invalid(&format!("'{key}' has already been set (either directly or as part of a oneof)"), offset)
+                    });
+                    self.src.skip_value()?;
+                    continue;
+                }
+                self.oneofs |= 1 << o;
+            }
+            self.set_seen(i, true);
+            self.pending = Some(Pending { field: i, key: key.clone(), offset });
+            return hand_key(seed, key).map(Some);
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        let w = self.w;
+        match self.phase {
+            Phase::AnyType(resolved) => {
+                let url = self.type_url.clone().unwrap_or_default();
+                self.phase = match resolved {
+                    Some(m) if w.schema.message(m).wkt != Wkt::None => Phase::AnyWkt(m),
+                    Some(m) => Phase::Fields(m),
+                    None => Phase::Free,
+                };
+                return hand_value(seed, url);
+            }
+            Phase::Free => return self.src.value_seed(CheckedSeed { seed, shape: Shape::Free, w }),
+            _ => {}
+        }
+        let Some(p) = self.pending.take() else {
+            return Err(de::Error::custom("a value without its key"));
+        };
+        if let Phase::AnyWkt(m) = self.phase {
+            // `{"@type": "...Duration", "value": "1s"}`: the value is the well-known type itself.
+            w.enter_key(p.key, p.offset, None);
+            let r = self.src.value_seed(CheckedSeed { seed, shape: Shape::message(m, w), w });
+            w.leave_key(false);
+            w.take_last();
+            return r;
+        }
+        let Phase::Fields(m) = self.phase else {
+            return Err(de::Error::custom("no field"));
+        };
+        let message = w.schema.message(m);
+        let f = message.field(p.field);
+        let comp = w.field_comp(m, p.field, p.key.clone());
+        w.enter_key(p.key, p.offset, Some(comp));
+        let silent = message.full_name.as_ref() == "envoy.admin.v3.UpdateFailureState" && &*f.name == "failed_configuration";
+        let typed_struct_value = message.wkt == Wkt::TypedStruct && f.number == 2;
+        let r = if silent {
+            w.with_mode(Mode::Silent, || self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w }))
+        } else if typed_struct_value {
+            let target = self.typed_struct.as_deref().and_then(|u| w.schema.find_type_url(u));
+            match target {
+                Some(t) => {
+                    w.push_root(t);
+                    let r = self.src.value_seed(CheckedSeed { seed, shape: Shape::message(t, w), w });
+                    w.pop_root();
+                    r
+                }
+                None => self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w }),
+            }
+        } else {
+            self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w })
+        };
+        let last = w.take_last();
+        if !last.set && f.card == Card::Single {
+            // `null` leaves the field unset: PGV sees it absent, another oneof member may follow.
+            self.set_seen(p.field, false);
+            if let Some(o) = f.oneof {
+                self.oneofs &= !(1 << o);
+            }
+        }
+        if let Some(slots) = &message.extension {
+            if p.field == slots.name {
+                self.ext.name = last.string.clone();
+            } else if p.field == slots.typed_config {
+                self.ext.typed = if last.set { Some(last.any_type.unwrap_or("")) } else { None };
+            } else if Some(p.field) == slots.optional && last.boolean == Some(true) {
+                self.ext.optional = true;
+            } else if last.set && f.oneof.is_some() && f.oneof == message.field(slots.typed_config).oneof {
+                self.ext.elsewhere = true;
+            }
+        }
+        if message.wkt == Wkt::TypedStruct && f.number == 1 {
+            self.typed_struct = last.string.clone();
+            if let Some(url) = &last.string
+                && w.schema.find_type_url(url).is_none()
+                && !url.is_empty()
+            {
+                w.not_validated(url, p.offset);
+            }
+        }
+        w.leave_key(true);
+        r
+    }
+}
+
+fn any_comp(type_name: &'static str) -> Comp<'static> {
+    Comp {
+        name: Cow::Borrowed("<any>"),
+        kind: "message",
+        type_name,
+        index: -1,
+        pgv: PgvLink::Root,
+        parse_root: false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes objects: only a CiliumEnvoyConfig's `spec.resources` are Envoy configuration.
+
+/// A Kubernetes object: `kind`, and the `spec.resources` of a CiliumEnvoyConfig; a `kind: List`'s
+/// `items`. Everything else passes unchecked.
+pub(crate) struct K8sMap<'w, 'de, A> {
+    src: Source<'de, A>,
+    w: &'w Walk<'de>,
+    kind: Option<Cow<'de, str>>,
+    pending: Option<(Cow<'de, str>, Option<usize>)>,
+}
+
+impl<'w, 'de, A: MapAccess<'de>> K8sMap<'w, 'de, A> {
+    pub(crate) fn new(inner: A, w: &'w Walk<'de>) -> Self {
+        K8sMap { src: Source::new(inner), w, kind: None, pending: None }
+    }
+
+    fn spec_shape(&self) -> Shape {
+        match self.kind.as_deref() {
+            // Cilium's own golden files omit `kind`: a spec with resources is a CEC's.
+            None | Some("CiliumEnvoyConfig" | "CiliumClusterwideEnvoyConfig") => Shape::CecSpec,
+            _ => Shape::Free,
+        }
+    }
+}
+
+impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for K8sMap<'w, 'de, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        loop {
+            let Some((key, offset)) = self.src.next_key(self.w)? else { return Ok(None) };
+            if key == "spec" && self.kind.is_none() && !self.src.inner_done {
+                // Which kind of object this is may come after its spec.
+                let raw = self.src.raw_value()?;
+                self.src.later.push_back((key, offset, raw));
+                continue;
+            }
+            self.pending = Some((key.clone(), offset));
+            return hand_key(seed, key).map(Some);
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        let w = self.w;
+        let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
+        let shape = match &*key {
+            "spec" => self.spec_shape(),
+            "items" => Shape::K8sItems,
+            _ => Shape::Free,
+        };
+        w.enter_key(key.clone(), offset, None);
+        let r = if key == "kind" {
+            let raw = self.src.raw_value()?;
+            self.kind = serde_json::from_str::<Option<Cow<'de, str>>>(raw.get()).ok().flatten();
+            let mut de = serde_json::Deserializer::from_str(raw.get());
+            seed.deserialize(&mut de).map_err(de::Error::custom)
+        } else {
+            self.src.value_seed(CheckedSeed { seed, shape, w })
+        };
+        w.leave_key(false);
+        w.take_last();
+        r
+    }
+}
+
+/// A CiliumEnvoyConfig's `spec`: its `resources` are xDS resources the agent decodes strictly.
+pub(crate) struct CecSpecMap<'w, 'de, A> {
+    src: Source<'de, A>,
+    w: &'w Walk<'de>,
+    pending: Option<(Cow<'de, str>, Option<usize>)>,
+}
+
+impl<'w, 'de, A: MapAccess<'de>> CecSpecMap<'w, 'de, A> {
+    pub(crate) fn new(inner: A, w: &'w Walk<'de>) -> Self {
+        CecSpecMap { src: Source::new(inner), w, pending: None }
+    }
+}
+
+impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for CecSpecMap<'w, 'de, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        let Some((key, offset)) = self.src.next_key(self.w)? else { return Ok(None) };
+        self.pending = Some((key.clone(), offset));
+        hand_key(seed, key).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        let w = self.w;
+        let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
+        let shape = if key == "resources" { Shape::CecResources } else { Shape::Free };
+        w.enter_key(key, offset, None);
+        let r = self.src.value_seed(CheckedSeed { seed, shape, w });
+        w.leave_key(false);
+        w.take_last();
+        r
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the message reader records, and the path components of fields.
+
+impl<'de> Walk<'de> {
+    /// The path component of field `i` of message `m`, keyed `key` in the input.
+    pub(super) fn field_comp(&self, m: MsgId, i: u16, key: Cow<'de, str>) -> Comp<'de> {
+        let message = self.schema.message(m);
+        let f = message.field(i);
+        let (kind, type_name): (&'static str, &'static str) = match (f.card, f.kind) {
+            (Card::Map(entry), _) => ("message", &self.schema.message(entry).full_name),
+            (_, Kind::Message(t)) => ("message", &self.schema.message(t).full_name),
+            (_, Kind::Enum(e)) => ("enum", &self.schema.enumeration(e).full_name),
+            (_, k) => (k.type_name(), ""),
+        };
+        Comp {
+            name: key,
+            kind,
+            type_name,
+            index: -1,
+            pgv: PgvLink::Field { message: &message.name, field: &f.pgv_name, index: None },
+            parse_root: false,
+        }
+    }
+
+    /// Runs `f` with `key` as the last pointer token (a key that is not a field).
+    pub(super) fn with_key<T>(&self, key: Cow<'de, str>, offset: Option<usize>, f: impl FnOnce() -> T) -> T {
+        self.enter_key(key, offset, None);
+        let out = f();
+        self.leave_key(false);
+        out
+    }
+
+    /// Runs `f` inside field `comp`, keyed `key`.
+    pub(super) fn with_key_comp<T>(&self, key: Cow<'de, str>, offset: Option<usize>, comp: Comp<'de>, f: impl FnOnce() -> T) -> T {
+        self.enter_key(key, offset, Some(comp));
+        let out = f();
+        self.leave_key(true);
+        out
+    }
+
+    /// Runs `f` inside a component of Envoy's path that has no pointer token (`<struct>`).
+    pub(super) fn with_comp<T>(&self, comp: Comp<'de>, f: impl FnOnce() -> T) -> T {
+        self.push_comp(comp);
+        let out = f();
+        self.pop_comp();
+        out
+    }
+
+    /// A key the message has no field for; `at` is the key's place.
+    pub(super) fn unknown_field(&self, key: &str, at: Option<usize>) {
+        // The key is the last pointer token; Envoy's path is the message's.
+        let what = format!("{}: no field of {} is called `{key}`", self.describe_parent(), self.message_here());
+        match self.mode() {
+            Mode::Static => {
+                let envoy = self.unknown_field_error(key);
+                self.problem(ProblemKind::UnknownField, what, Some(envoy), at);
+            }
+            Mode::Dynamic => {
+                let warning =
+                    self.unknown_field_warning(&format!("invalid JSON in {}: no such field: '{key}'", self.describe()));
+                self.problem(ProblemKind::IgnoredField, format!("{what}; Envoy ignores the key"), None, at);
+                self.note(warning);
+            }
+            Mode::Cilium => self.problem(
+                ProblemKind::AgentRefuses,
+                format!("{what}: the Cilium agent decodes CiliumEnvoyConfig resources with Go's protojson, which refuses unknown fields"),
+                None,
+                at,
+            ),
+            Mode::Silent => {}
+        }
+    }
+
+    /// An Any of a type Envoy's schema does not have.
+    pub(super) fn not_validated(&self, type_url: &str, at: Option<usize>) {
+        self.problem(
+            ProblemKind::NotValidated,
+            format!("{}: `{type_url}` is not a type of Envoy 1.40's API: its fields were not validated", self.describe_parent()),
+            None,
+            at,
+        );
+        self.note(format!(
+            "Envoy 1.40 itself refuses it (`{}`); a proxy built with this extension (Cilium's, Istio's) knows the type",
+            Self::bare_parse_error(&format!("could not find @type '{type_url}'"))
+        ));
+    }
+
+    /// A problem at the node being read, with Envoy's text.
+    pub(super) fn problem_here(&self, kind: ProblemKind, message: String, envoy: String, at: Option<usize>) {
+        self.problem(kind, message, Some(envoy), at);
+    }
+
+    /// The message whose field is being read.
+    fn message_here(&self) -> &'static str {
+        let st = self.st.borrow();
+        st.comps.last().map_or("the message", |c| c.type_name)
+    }
+
+    /// [`Self::describe_short`] of the enclosing node (the key being the last token).
+    fn describe_parent(&self) -> String {
+        let st = self.st.borrow();
+        let n = st.ptr.len();
+        drop(st);
+        if n <= 1 {
+            return "the document".to_owned();
+        }
+        let last = self.st.borrow_mut().ptr.pop();
+        let out = self.describe_short();
+        if let Some(t) = last {
+            self.st.borrow_mut().ptr.push(t);
+        }
+        out
+    }
+
+    /// Whether the message being read is an extension Envoy resolves on its own rather than in
+    /// its registry: a matcher's `on_match.action` is resolved by what owns the matcher (a
+    /// listener's `filter_chain_matcher` names chains with a plain `StringValue`).
+    pub(super) fn in_unregistered_slot(&self) -> bool {
+        let st = self.st.borrow();
+        matches!(
+            st.comps.last().map(|c| &c.pgv),
+            Some(PgvLink::Field { message: "OnMatch", field: "Action", .. })
+        )
+    }
+
+    /// Records the type an Any resolved to (`None`: none of the schema's), for the extension
+    /// lookup of the message holding it.
+    pub(super) fn push_any(&self, t: Option<&'static str>) {
+        self.st.borrow_mut().anys.push(t);
+    }
+
+    /// An Any ended: what it held becomes the last value read.
+    pub(super) fn finish_any(&self) {
+        let mut st = self.st.borrow_mut();
+        let t = st.anys.pop().flatten();
+        let target = st.typed_struct_target.take();
+        let any_type = match t {
+            Some("xds.type.v3.TypedStruct" | "udpa.type.v1.TypedStruct") => Some(target.unwrap_or("")),
+            Some(t) => Some(t),
+            None => Some(""),
+        };
+        st.last = Last { set: true, any_type, ..Last::default() };
+    }
+
+    fn set_typed_struct_target(&self, t: Option<&'static str>) {
+        self.st.borrow_mut().typed_struct_target = t;
+    }
+}

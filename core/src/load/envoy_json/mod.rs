@@ -1,0 +1,343 @@
+//! Envoy's parser, as a serde adapter: every value of an input is checked against Envoy 1.40's
+//! schema ([`crate::schema`]) the way protobuf's JSON parser (in the lenient mode Envoy runs it
+//! in) and protoc-gen-validate check it, while the loader's typed readers ([`super::raw`])
+//! read the same values into the model. One pass over the text does both.
+//!
+//! [`Checked`] wraps a `serde_json` deserializer and knows, at every node, which message or
+//! field of the schema the node is ([`Shape`]). It records what Envoy would refuse or ignore as
+//! [`Problem`]s in the [`Walk`], and hands the typed readers the value in its canonical form
+//! (`"443"` as a number, a single value as a list of one, a wrapper object as its value) — or,
+//! when the value is refused, as unset, so that the model still holds everything else.
+
+mod document;
+mod message;
+mod repeated;
+mod scalar;
+mod texts;
+mod value;
+mod wkt;
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+pub(crate) use document::{RootKind, root_kind};
+pub(crate) use value::{Checked, Shape};
+
+use crate::model::problem::{Anchor, Problem, ProblemKind};
+use crate::schema::{MsgId, Schema};
+use crate::source::{escape_pointer_token, join_index};
+
+/// Whose rules a part of the input is read by, which decides what an unknown field costs and
+/// which lenient forms are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Envoy reads it as static configuration (a bootstrap, a Listener file): unknown fields and
+    /// enum names are refused.
+    Static,
+    /// Envoy reads it as an xDS resource (a DiscoveryResponse, a config_dump): unknown fields and
+    /// enum names are ignored, with a warning in Envoy's log.
+    Dynamic,
+    /// The Cilium agent decodes it with Go's protojson first (a CiliumEnvoyConfig resource),
+    /// which refuses unknown fields and every lenient form; Envoy's proto validation follows.
+    Cilium,
+    /// A configuration Envoy already refused (a config_dump's `failed_configuration`): read,
+    /// not judged again.
+    Silent,
+}
+
+/// One token of the JSON pointer of the node being read.
+#[derive(Debug, Clone)]
+enum Tok<'de> {
+    /// An object key as written, with its offset in the text when the reader saw it.
+    Key(Cow<'de, str>, Option<usize>),
+    /// A list index (nested lists nest here, unlike in Envoy's path).
+    Index(usize),
+}
+
+/// One component of Envoy's own path of the node (protobuf's `MessagePath`), which its parse
+/// errors print: `static_resources.listeners[0].address`.
+#[derive(Debug, Clone)]
+struct Comp<'de> {
+    /// The field as the input spelled it, or `<any>`, `<struct>`, `<list>`; for a root, the
+    /// message's full name.
+    name: Cow<'de, str>,
+    /// The kind the component holds (`message`, `uint32`), for the path's tail.
+    kind: &'static str,
+    /// The message or enum type, for the path's tail (`""` for scalars).
+    type_name: &'static str,
+    /// Envoy's index into a repeated field (elements of nested lists count on), `-1` when none.
+    index: i64,
+    /// How PGV names this step of its "embedded message failed validation" chain.
+    pgv: PgvLink<'de>,
+    /// A parse root: Envoy's parser starts its path here (the document's message, a
+    /// TypedStruct's type).
+    parse_root: bool,
+}
+
+/// How one step of the path reads in PGV's texts.
+#[derive(Debug, Clone)]
+enum PgvLink<'de> {
+    /// Not a step PGV takes (inside a Struct).
+    None,
+    /// PGV starts here: the document's message, an Any's payload, a TypedStruct's message.
+    Root,
+    /// A field of a message: `ListenerValidationError.FilterChains[3]`.
+    Field {
+        message: &'static str,
+        field: &'static str,
+        index: Option<PgvIndex<'de>>,
+    },
+}
+
+/// The index PGV prints after a repeated field or a map.
+#[derive(Debug, Clone)]
+enum PgvIndex<'de> {
+    Item(u64),
+    Key(Cow<'de, str>),
+}
+
+/// The state of one document's walk, shared by every adapter of it.
+#[derive(Debug)]
+pub(crate) struct Walk<'de> {
+    pub(crate) schema: &'static Schema,
+    /// The JSON text being read (offsets are into it).
+    text: &'de str,
+    st: RefCell<State<'de>>,
+}
+
+#[derive(Debug)]
+struct State<'de> {
+    mode: Mode,
+    ptr: Vec<Tok<'de>>,
+    comps: Vec<Comp<'de>>,
+    problems: Vec<Problem>,
+    /// What the last value read was, for the message reader that asked for it.
+    last: Last<'de>,
+    /// Whether the next scalar's canonical text is wanted (a `unique` list's items).
+    capture: bool,
+    /// The types the Anys being read resolved to, innermost last.
+    anys: Vec<Option<&'static str>>,
+    /// The message a TypedStruct just read named, for the Any holding it.
+    typed_struct_target: Option<&'static str>,
+}
+
+/// What the last value the adapter read was: whether it set its field, and, for the few that
+/// a message's own checks need, the value.
+#[derive(Debug, Default)]
+struct Last<'de> {
+    set: bool,
+    string: Option<Cow<'de, str>>,
+    boolean: Option<bool>,
+    any_type: Option<&'static str>,
+    /// The canonical text of a scalar, when asked for ([`State::capture`]).
+    text: Option<String>,
+}
+
+impl<'de> Walk<'de> {
+    /// A walk over `text` (the whole JSON text: offsets are taken relative to it), starting in
+    /// `mode`.
+    pub(crate) fn new(text: &'de str, mode: Mode) -> Self {
+        Walk {
+            schema: Schema::get(),
+            text,
+            st: RefCell::new(State {
+                mode,
+                ptr: Vec::new(),
+                comps: Vec::new(),
+                problems: Vec::new(),
+                last: Last::default(),
+                capture: false,
+                anys: Vec::new(),
+                typed_struct_target: None,
+            }),
+        }
+    }
+
+    /// The problems recorded, in the order they were found.
+    pub(crate) fn into_problems(self) -> Vec<Problem> {
+        self.st.into_inner().problems
+    }
+
+    pub(crate) fn mode(&self) -> Mode {
+        self.st.borrow().mode
+    }
+
+    /// Runs `f` with the walk in another mode.
+    pub(crate) fn with_mode<T>(&self, mode: Mode, f: impl FnOnce() -> T) -> T {
+        let before = std::mem::replace(&mut self.st.borrow_mut().mode, mode);
+        let out = f();
+        self.st.borrow_mut().mode = before;
+        out
+    }
+
+    /// Starts a parse root at the current place: a document's message (or a TypedStruct's),
+    /// whose full name Envoy's parse errors start with.
+    pub(crate) fn push_root(&self, message: MsgId) {
+        let name = &*self.schema.message(message).full_name;
+        self.st.borrow_mut().comps.push(Comp {
+            name: Cow::Borrowed(name),
+            kind: "message",
+            type_name: name,
+            index: -1,
+            pgv: PgvLink::Root,
+            parse_root: true,
+        });
+    }
+
+    pub(crate) fn pop_root(&self) {
+        self.st.borrow_mut().comps.pop();
+    }
+
+    /// The pointer token of a document of a list or stream.
+    pub(crate) fn push_index(&self, i: usize) {
+        self.st.borrow_mut().ptr.push(Tok::Index(i));
+    }
+
+    pub(crate) fn pop_index(&self) {
+        self.st.borrow_mut().ptr.pop();
+    }
+
+    /// Enters the value of a field (or of a key outside the schema) named `key` as written.
+    fn enter_key(&self, key: Cow<'de, str>, offset: Option<usize>, comp: Option<Comp<'de>>) {
+        let mut st = self.st.borrow_mut();
+        st.ptr.push(Tok::Key(key, offset));
+        if let Some(c) = comp {
+            st.comps.push(c);
+        }
+    }
+
+    fn leave_key(&self, had_comp: bool) {
+        let mut st = self.st.borrow_mut();
+        st.ptr.pop();
+        if had_comp {
+            st.comps.pop();
+        }
+    }
+
+    fn push_comp(&self, comp: Comp<'de>) {
+        self.st.borrow_mut().comps.push(comp);
+    }
+
+    fn pop_comp(&self) {
+        self.st.borrow_mut().comps.pop();
+    }
+
+    /// Sets Envoy's and PGV's index of the innermost component (the next element of a list).
+    fn set_index(&self, envoy: i64, pgv: Option<PgvIndex<'de>>) {
+        let mut st = self.st.borrow_mut();
+        if let Some(c) = st.comps.last_mut() {
+            c.index = envoy;
+            if let PgvLink::Field { index, .. } = &mut c.pgv {
+                *index = pgv;
+            }
+        }
+    }
+
+    fn set_last(&self, last: Last<'de>) {
+        self.st.borrow_mut().last = last;
+    }
+
+    fn take_last(&self) -> Last<'de> {
+        std::mem::take(&mut self.st.borrow_mut().last)
+    }
+
+    fn capture(&self, on: bool) {
+        self.st.borrow_mut().capture = on;
+    }
+
+    fn capturing(&self) -> bool {
+        self.st.borrow().capture
+    }
+
+    /// Where the value being read starts, when its key was seen in the text.
+    fn value_offset(&self) -> Option<usize> {
+        let st = self.st.borrow();
+        match st.ptr.last() {
+            Some(Tok::Key(k, Some(o))) => Some(self.value_start(*o, k)),
+            _ => None,
+        }
+    }
+
+    /// The text from the value being read on, when its start is known.
+    fn value_text(&self) -> Option<&'de str> {
+        self.value_offset().and_then(|o| self.text.get(o..))
+    }
+
+    /// The JSON pointer of the node being read.
+    fn pointer(&self) -> String {
+        let st = self.st.borrow();
+        let mut p = String::new();
+        for t in &st.ptr {
+            match t {
+                Tok::Key(k, _) => {
+                    p.push('/');
+                    p.push_str(&escape_pointer_token(k));
+                }
+                Tok::Index(i) => p = join_index(&p, *i),
+            }
+        }
+        p
+    }
+
+    /// The nearest node of the path whose offset the reader saw, as an anchor into `pointer`.
+    fn anchor(&self, pointer: &str) -> Option<Anchor> {
+        let st = self.st.borrow();
+        let mut len = 0;
+        let mut best = None;
+        for t in &st.ptr {
+            match t {
+                Tok::Key(k, off) => {
+                    len += 1 + escape_pointer_token(k).len();
+                    if let Some(o) = off {
+                        best = Some(Anchor { pointer_len: len, offset: self.value_start(*o, k) });
+                    }
+                }
+                Tok::Index(i) => len += 1 + i.to_string().len(),
+            }
+        }
+        best.filter(|a| a.pointer_len <= pointer.len())
+    }
+
+    /// Where the value of a key starts, from where the key's text starts (after its quote).
+    fn value_start(&self, key_offset: usize, key: &str) -> usize {
+        let b = self.text.as_bytes();
+        // The key is borrowed, so it has no escapes: its closing quote follows it.
+        let mut i = key_offset + key.len() + 1;
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n' | b':') {
+            i += 1;
+        }
+        i.min(b.len())
+    }
+
+    /// The offset of a string borrowed from the text, if it is.
+    pub(crate) fn offset_of(&self, s: &str) -> Option<usize> {
+        let base = self.text.as_ptr() as usize;
+        let p = s.as_ptr() as usize;
+        (p >= base && p <= base + self.text.len()).then(|| p - base)
+    }
+
+    /// Records a problem at the node being read (`at`: the value's offset, when known).
+    fn problem(&self, kind: ProblemKind, message: String, envoy_error: Option<String>, at: Option<usize>) {
+        if self.mode() == Mode::Silent {
+            return;
+        }
+        let pointer = self.pointer();
+        let anchor = if at.is_none() { self.anchor(&pointer) } else { None };
+        self.st.borrow_mut().problems.push(Problem {
+            kind,
+            message,
+            envoy_error,
+            notes: Vec::new(),
+            pointer,
+            offset: at,
+            anchor,
+        });
+    }
+
+    /// Adds a note to the last problem recorded.
+    fn note(&self, note: impl Into<String>) {
+        if let Some(p) = self.st.borrow_mut().problems.last_mut() {
+            p.notes.push(note.into());
+        }
+    }
+}
