@@ -140,8 +140,8 @@ fn end_to_end(c: &mut Criterion) {
     }
 }
 
-/// Route tables at tenant scale (an inline table per TLS chain, bootstrap JSON): the route pass
-/// alone, and end to end, minified and pretty.
+/// Route tables at tenant scale (an inline table per TLS chain, bootstrap JSON): loading (the
+/// tables are read with the listeners, in the one pass) and end to end, minified and pretty.
 fn route_tables(c: &mut Criterion) {
     let mut g = c.benchmark_group("routes");
     g.sample_size(10).measurement_time(Duration::from_secs(5));
@@ -150,13 +150,10 @@ fn route_tables(c: &mut Criterion) {
             let spec = Spec { minified, routes: Routes::Inline, ..Spec::tenants(tenants, Format::BootstrapJson) };
             let t = text_with(&spec);
             g.throughput(Throughput::Bytes(t.len() as u64));
-            let mut sources = Sources::new();
-            sources.add(SourceFile::new("bench", t.clone()));
-            let document = load::Document::new(SourceId(0), sources.get(SourceId(0)));
-            let snapshot =
-                xdsck_core::model::Snapshot { inputs: vec![document.load().expect("generated input loads")] };
-            g.bench_function(BenchmarkId::new(format!("route_pass_{shape}"), tenants), |b| {
-                b.iter(|| black_box(load::route::read_all(&snapshot, &sources).tables.len()));
+            let file = SourceFile::new("bench", t.clone());
+            let document = load::Document::new(SourceId(0), &file);
+            g.bench_function(BenchmarkId::new(format!("load_{shape}"), tenants), |b| {
+                b.iter(|| black_box(document.load().expect("generated input loads").listeners.len()));
             });
             g.bench_with_input(BenchmarkId::new(format!("json_report_{shape}"), tenants), t.as_str(), json_report);
         }

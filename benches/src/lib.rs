@@ -390,7 +390,13 @@ pub fn write(spec: &Spec, out: &mut impl Write) -> io::Result<()> {
             out.write_all(&tail[..2])?;
             if spec.routes != Routes::External {
                 let head = dump_head("ClustersConfigDump", "static_clusters", spec.minified);
-                let entries = all_clusters(spec).map(|c| json!({"cluster": c, "last_updated": "2026-11-30T00:00:00Z"}));
+                // A dump's clusters are Anys, `@type` first, as Envoy writes them.
+                let entries = all_clusters(spec).map(|c| {
+                    let mut any = serde_json::Map::new();
+                    any.insert("@type".into(), json!("type.googleapis.com/envoy.config.cluster.v3.Cluster"));
+                    any.extend(c.as_object().cloned().unwrap_or_default());
+                    json!({"cluster": any, "last_updated": "2026-11-30T00:00:00Z"})
+                });
                 section(out, &head, sep, entries, b"]}", spec.minified)?;
             }
             if spec.routes == Routes::Rds {
@@ -607,7 +613,7 @@ mod tests {
                 let document =
                     xdsck_core::load::Document::new(xdsck_core::SourceId(0), sources.get(xdsck_core::SourceId(0)));
                 let snapshot = xdsck_core::model::Snapshot { inputs: vec![document.load().expect("loads")] };
-                let tables = xdsck_core::load::route::read_all(&snapshot, &sources);
+                let tables = xdsck_core::model::route::RouteTables::of(&snapshot);
                 let served = tables.hcms.iter().filter_map(|h| tables.table_of(h)).count();
                 assert_eq!(served, 12, "{format:?} {routes:?}");
             }

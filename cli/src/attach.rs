@@ -158,10 +158,23 @@ impl Snapshot {
             warn(&format!("{address}: {p} (ACKed, not checked)"));
         }
         let mut sources = Sources::new();
-        // A protobuf has no text: findings carry the pointer of the resource, no line.
-        let id = sources.add(SourceFile::new(address, String::new()));
-        let (input, problems) = xdsck_core::load::proto::load_resources(id, &response.resources);
-        let mut report = xdsck_core::analyze_inputs_with(&sources, vec![input], problems, &reporting.settings);
+        // The response is read as the JSON it transcodes to: the findings' snippets show it.
+        let resources: Vec<_> = response
+            .resources
+            .iter()
+            .map(|a| xdsck_core::load::proto::Resource { type_url: &a.type_url, value: &a.value })
+            .collect();
+        let failed = match xdsck_core::load::proto::add_response(
+            &mut sources,
+            address,
+            &response.version_info,
+            &response.type_url,
+            &resources,
+        ) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![e.to_diagnostic()],
+        };
+        let mut report = xdsck_core::analyze_except(&sources, &reporting.options(usize::MAX), failed);
         reporting.finish(&mut report)?;
         Ok(Snapshot { sources, report, version: Some(response.version_info.clone()), took: start.elapsed() })
     }

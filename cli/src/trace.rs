@@ -66,7 +66,7 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
     };
     let answer = xdsck_core::trace::trace(&snapshot, &sources, &query)?;
     let http = match &args.host {
-        Some(host) => Some(xdsck_core::routing::trace::trace_http(&snapshot, &sources, &answer, &request(args, host)?)),
+        Some(host) => Some(xdsck_core::routing::trace::trace_http(&snapshot, &answer, &request(args, host)?)),
         None => None,
     };
     print(&match (args.format, &http) {

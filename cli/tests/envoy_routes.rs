@@ -212,7 +212,7 @@ fn ask_xdsck(sources: &Sources, g: &Gen, req: &Request) -> Result<Option<String>
         attributes: Attributes::Client(xdsck_core::graph::trace::Client::Http1),
     };
     let answer = xdsck_core::trace::trace(&snapshot, sources, &query).map_err(|e| e.to_string())?;
-    let http = xdsck_core::routing::trace::trace_http(&snapshot, sources, &answer, req);
+    let http = xdsck_core::routing::trace::trace_http(&snapshot, &answer, req);
     if http.undecided {
         return Err(format!("undecided: {:?}", http.steps));
     }

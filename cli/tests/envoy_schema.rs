@@ -14,49 +14,15 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use xdsck_core::{Options, Severity, SourceFile, Sources};
 
-use support::{mutate, text, workspace};
-
-/// Envoy's and xdsck's texts as compared: runs of whitespace (protobuf adds some at random) as
-/// one space, without protobuf's `near L:C (offset N)` (positions in Envoy's own rendering of
-/// the input) and the `goo.gle/debug...` banners of its debug strings.
-fn normalise(s: &str) -> String {
-    let words: Vec<&str> = s.split_whitespace().filter(|w| !w.starts_with("goo.gle/debug")).collect();
-    let mut out = words.join(" ");
-    while let Some(at) = out.find(", near ") {
-        let rest = &out[at + ", near ".len()..];
-        let Some(end) = rest.find(')') else { break };
-        let inner = &rest[..end];
-        if !inner.contains("(offset") {
-            break;
-        }
-        out = format!("{}{}", &out[..at], &rest[end + 1..]);
-    }
-    out
-}
-
-/// Envoy's verdict on a bootstrap: `None` when it accepts it.
-fn envoy_verdict(envoy: &Path, config: &Path) -> Option<String> {
-    let out = Command::new(envoy)
-        .args(["--mode", "validate", "-l", "critical", "--disable-hot-restart", "-c"])
-        .arg(config)
-        .current_dir(config.parent().unwrap())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", envoy.display()));
-    if out.status.success() {
-        return None;
-    }
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    let marker = format!("error initializing configuration '{}': ", config.display());
-    Some(normalise(all.find(&marker).map_or(&all[..], |at| &all[at + marker.len()..])))
-}
+use support::envoy::{normalise, verdict as envoy_verdict};
+use support::{mutate, workspace};
 
 /// xdsck's errors on the same text: their `envoy_error`s, normalised (`""` for one without).
 fn xdsck_errors(name: &str, json: &str) -> Vec<(String, String)> {
@@ -169,11 +135,13 @@ fn mutants_of_accepted_configs_get_envoys_verdict_and_words() {
                 tally.rejected += 1;
                 e.0 += 1;
                 if errors.is_empty() {
-                    tally.missed.push(format!("{what}\n    envoy: {envoy_says}"));
+                    let short: String = envoy_says.chars().take(400).collect();
+                    tally.missed.push(format!("{what}\n    envoy: {short}"));
                 } else if errors.iter().any(|(_, x)| !x.is_empty() && envoy_says.contains(x.as_str())) {
                     tally.agree += 1;
                 } else {
-                    tally.worded.push(format!("{what}\n    envoy: {envoy_says}\n    xdsck: {errors:?}"));
+                    let short: String = envoy_says.chars().take(600).collect();
+                    tally.worded.push(format!("{what}\n    envoy: {short}\n    xdsck: {errors:?}"));
                 }
             }
             None => {
@@ -197,7 +165,7 @@ fn mutants_of_accepted_configs_get_envoys_verdict_and_words() {
         tally.false_errors.len(),
         classes.join("; ")
     );
-    for w in tally.missed.iter().chain(&tally.false_errors).chain(&tally.worded).take(60) {
+    for w in tally.missed.iter().chain(&tally.false_errors).chain(&tally.worded).take(400) {
         eprintln!("{w}");
     }
     assert!(tally.rejected > 0 && tally.accepted > 0, "the mutants should include both verdicts");

@@ -10,7 +10,9 @@
 //! let yaml = r#"
 //! name: edge
 //! address: {socket_address: {address: 127.0.0.1, port_value: 443}}
-//! listener_filters: [{name: envoy.filters.listener.tls_inspector}]
+//! listener_filters:
+//! - name: envoy.filters.listener.tls_inspector
+//!   typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector}
 //! filter_chains:
 //! - name: a
 //!   filter_chain_match: {server_names: [api.example.com, www.example.com]}

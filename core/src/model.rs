@@ -86,9 +86,12 @@ pub struct Input<'a> {
     /// validated against. `None` when it carries none.
     pub clusters: Option<ClusterList<'a>>,
     /// RouteConfiguration resources given on their own (RDS: a DiscoveryResponse's, a
-    /// CiliumEnvoyConfig's, a config_dump's `dynamic_route_configs`), for the inventory; inline
-    /// tables are part of their listeners.
-    pub route_tables: usize,
+    /// CiliumEnvoyConfig's, a config_dump's route configs); inline tables are part of their
+    /// listeners' chains.
+    pub route_tables: Vec<route::RouteTable<'a>>,
+    /// Parts of the route configuration xdsck does not analyse (`scoped_routes`, `vhds`, a
+    /// virtual host's `matcher`), each reported.
+    pub not_analysed: Vec<route::NotAnalysed>,
     /// The translation a YAML input was read through (owned by the `load::Document` this input
     /// borrows from): offsets above are into its JSON. `None` for JSON and protobuf.
     pub translation: Option<&'a dyn Translation>,
@@ -168,7 +171,7 @@ impl Input<'_> {
     pub fn inventory(&self) -> Inventory {
         let mut inv = Inventory {
             failed: self.error_states.len(),
-            route_tables: self.route_tables,
+            route_tables: self.route_tables.iter().filter(|t| t.origin == route::TableOrigin::Rds).count(),
             clusters: self.clusters.as_ref().map_or(0, |c| c.names.len()),
             ..Inventory::default()
         };
@@ -637,6 +640,8 @@ pub struct NetworkFilter<'a> {
     pub type_url: Option<Cow<'a, str>>,
     /// What xdsck read of it.
     pub kind: NetworkFilterKind<'a>,
+    /// The filter object's own key spelling (`typed_config` or `typedConfig`), for pointers.
+    pub casing: Casing,
 }
 
 /// What xdsck knows about the filters it reads.
@@ -650,44 +655,9 @@ pub enum NetworkFilterKind<'a> {
         stat_prefix: Option<Cow<'a, str>>,
     },
     /// `http_connection_manager`: the chain speaks HTTP and routes by route configuration.
-    HttpConnectionManager {
-        /// `stat_prefix`.
-        stat_prefix: Option<Cow<'a, str>>,
-        /// Where its routes come from.
-        routes: RouteSource<'a>,
-    },
+    HttpConnectionManager(Box<route::Hcm<'a>>),
     /// Any other filter: named, not read.
     Other,
-}
-
-/// Where an http_connection_manager gets its routes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RouteSource<'a> {
-    /// `rds`: fetched by name over xDS.
-    Rds {
-        /// The route configuration's name.
-        route_config_name: Cow<'a, str>,
-    },
-    /// `route_config`, inline.
-    Inline {
-        /// Its `name`, when given.
-        name: Option<Cow<'a, str>>,
-        /// Its virtual hosts, in order.
-        virtual_hosts: Vec<VirtualHost<'a>>,
-    },
-    /// `scoped_routes`: routes chosen per request by a scope key.
-    Scoped,
-    /// No routes given (Envoy rejects such a manager).
-    None,
-}
-
-/// A virtual host of an inline route configuration: which `Host`s it serves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VirtualHost<'a> {
-    /// As written.
-    pub name: Cow<'a, str>,
-    /// As written, wildcards included.
-    pub domains: Vec<Cow<'a, str>>,
 }
 
 /// A chain's transport socket.

@@ -83,7 +83,7 @@ fn chain_summary(c: &FilterChain<'_>) -> String {
     for f in &c.filters {
         match &f.kind {
             NetworkFilterKind::TcpProxy { clusters, .. } => write!(s, " tcp_proxy({})", clusters.join(",")).unwrap(),
-            NetworkFilterKind::HttpConnectionManager { routes, .. } => write!(s, " hcm({routes:?})").unwrap(),
+            NetworkFilterKind::HttpConnectionManager(hcm) => write!(s, " hcm({})", hcm_summary(hcm)).unwrap(),
             NetworkFilterKind::Other => write!(s, " {}", f.name).unwrap(),
         }
     }
@@ -91,6 +91,26 @@ fn chain_summary(c: &FilterChain<'_>) -> String {
         s.push_str(" +tls");
     }
     s
+}
+
+/// Where an HCM's routes are, and an inline table's virtual hosts with their domains.
+fn hcm_summary(hcm: &xdsck_core::model::route::Hcm<'_>) -> String {
+    use xdsck_core::model::route::HcmRoutes;
+    match &hcm.routes {
+        HcmRoutes::Inline(t) => format!("inline {}", table_summary(t)),
+        HcmRoutes::Rds(name) => format!("rds {name}"),
+        HcmRoutes::Scoped => "scoped".to_owned(),
+        HcmRoutes::None => "none".to_owned(),
+    }
+}
+
+fn table_summary(t: &xdsck_core::model::route::RouteTable<'_>) -> String {
+    let vhs: Vec<String> = t
+        .virtual_hosts
+        .iter()
+        .map(|v| format!("{}[{}] {} routes", v.name, v.domains.join(","), v.routes.len()))
+        .collect();
+    format!("{}: {}", t.name.as_deref().unwrap_or("(no name)"), vhs.join("; "))
 }
 
 fn listener_summary(out: &mut String, id: SourceId, text: Locator<'_>, l: &Listener<'_>) {
@@ -148,8 +168,8 @@ fn describe(input: &Input<'_>, file: &SourceFile) -> String {
             .unwrap();
         writeln!(out, "  details: {}", e.details).unwrap();
     }
-    if input.route_tables > 0 {
-        writeln!(out, "route tables: {}", input.route_tables).unwrap();
+    for t in &input.route_tables {
+        writeln!(out, "route table @ {}: {}", t.pointer, table_summary(t)).unwrap();
     }
     if let Some(list) = &input.clusters {
         let names: Vec<String> =

@@ -18,7 +18,6 @@ use std::net::{IpAddr, SocketAddr};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use xdsck_core::graph::trace::Client;
-use xdsck_core::load::route::read_all_hcms;
 use xdsck_core::model::route::{HcmRoutes, RouteTables};
 use xdsck_core::model::{CidrRange, FilterChain, FilterChainMatch};
 use xdsck_core::report::{self, Format, RenderOptions};
@@ -167,7 +166,7 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     }
     let path = q.path.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| "/".to_owned());
     let req = xdsck_core::routing::Request { host: host.clone(), path, method: "GET".to_owned(), headers };
-    let http = xdsck_core::routing::trace::trace_http(&snapshot, &sources, &answer, &req);
+    let http = xdsck_core::routing::trace::trace_http(&snapshot, &answer, &req);
     Ok(http.with_connection(&answer).to_string())
 }
 
@@ -250,7 +249,7 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
     let (snapshot, _) = xdsck_core::load_all(&documents);
     // Every HCM, with or without its table in this input: the view says which RDS names the
     // input does not hold, as the trace does.
-    let routes = read_all_hcms(&snapshot, &sources);
+    let routes = RouteTables::of(&snapshot);
     let line = |offset: Option<usize>, id| offset.map(|o| sources.get(id).line_column(o).line);
     let no_match = FilterChainMatch::default();
     let inputs: Vec<InputSummary<'_>> = snapshot
@@ -352,7 +351,7 @@ struct VirtualHostSummary<'a> {
 }
 
 /// The route tables of one chain's HCMs, from the core's route reading.
-fn route_tables<'a>(routes: &'a RouteTables<'a>, source: SourceId, chain_pointer: &str) -> Vec<RouteTableSummary<'a>> {
+fn route_tables<'a>(routes: &RouteTables<'a, 'a>, source: SourceId, chain_pointer: &str) -> Vec<RouteTableSummary<'a>> {
     routes
         .hcms_of_chain(source, chain_pointer)
         .map(|hcm| {

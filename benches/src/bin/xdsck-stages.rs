@@ -39,17 +39,13 @@ fn main() -> Result<()> {
     let t = Instant::now();
     let chains: usize = input.listeners.iter().map(|l| MatchGraph::build(l).node_count()).sum();
     println!("graph build  {:>8.3}s  {chains} nodes{}", t.elapsed().as_secs_f64(), memory());
+    // The route tables are read with the listeners (`load`): here they are only counted.
+    let routes: usize = input.route_tables.len();
     let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
-    let t = Instant::now();
-    let routes = load::route::read_all(&snapshot, &sources);
-    let vhs: usize = routes.tables.iter().map(|t| t.virtual_hosts.len()).sum();
-    println!(
-        "route pass   {:>8.3}s  {} tables, {vhs} virtual hosts{}",
-        t.elapsed().as_secs_f64(),
-        routes.tables.len(),
-        memory()
-    );
-    drop(routes);
+    let index = xdsck_core::model::route::RouteTables::of(&snapshot);
+    let vhs: usize = index.tables.iter().map(|t| t.virtual_hosts.len()).sum();
+    println!("routes read             {} tables ({routes} RDS), {vhs} virtual hosts", index.tables.len());
+    drop(index);
     let t = Instant::now();
     let findings = checks::run_all(&snapshot, &sources).findings;
     println!(

@@ -36,6 +36,55 @@ pub fn binary() -> PathBuf {
     PathBuf::from(path)
 }
 
+/// Envoy's and xdsck's texts as compared: runs of whitespace (protobuf adds some at random) as
+/// one space, without protobuf's `near L:C (offset N)` (positions in Envoy's own rendering of
+/// the input) and the `goo.gle/debug...` banners of its debug strings.
+pub fn normalise(s: &str) -> String {
+    let words: Vec<String> = s
+        .split_whitespace()
+        .filter(|w| !w.starts_with("goo.gle/debug"))
+        .map(|w| {
+            // The UUID Envoy names an unnamed listener by differs on every run.
+            let bare = w.trim_matches(|c: char| c == '\'' || c == ':');
+            let uuid = bare.len() == 36
+                && bare
+                    .chars()
+                    .enumerate()
+                    .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() });
+            if uuid { w.replace(bare, "<a random UUID Envoy gives the unnamed listener>") } else { w.to_owned() }
+        })
+        .collect();
+    let mut out = words.join(" ");
+    while let Some(at) = out.find(", near ") {
+        let rest = &out[at + ", near ".len()..];
+        let Some(end) = rest.find(')') else { break };
+        let inner = &rest[..end];
+        if !inner.contains("(offset") {
+            break;
+        }
+        out = format!("{}{}", &out[..at], &rest[end + 1..]);
+    }
+    out
+}
+
+/// Envoy's verdict on a bootstrap, [`normalise`]d from its message on (a PGV failure's message
+/// starts with a dump of the whole bootstrap; a parse error's ends with the input): `None` when
+/// it accepts it. An xdsck text agrees with it when the verdict contains it.
+pub fn verdict(envoy: &Path, config: &Path) -> Option<String> {
+    let out = Command::new(envoy)
+        .args(["--mode", "validate", "-l", "critical", "--disable-hot-restart", "-c"])
+        .arg(config)
+        .current_dir(config.parent().unwrap())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", envoy.display()));
+    if out.status.success() {
+        return None;
+    }
+    let all = format!("{}{}", super::text(&out.stdout), super::text(&out.stderr));
+    let marker = format!("error initializing configuration '{}': ", config.display());
+    Some(normalise(all.find(&marker).map_or(&all[..], |at| &all[at + marker.len()..])))
+}
+
 /// `Ok(())` when `envoy --mode validate` accepts the bootstrap at `path`, else Envoy's error.
 pub fn validate(envoy: &Path, path: &Path) -> Result<(), String> {
     let out = Command::new(envoy)

@@ -191,7 +191,13 @@ fn mutate_type(config: &mut Value, pointer: &str, rng: &mut ChaCha8Rng) -> Optio
     }
 }
 
-fn mutate_field(config: &mut Value, pointer: &str, msg: MsgId, field: u16, rng: &mut ChaCha8Rng) -> Option<&'static str> {
+fn mutate_field(
+    config: &mut Value,
+    pointer: &str,
+    msg: MsgId,
+    field: u16,
+    rng: &mut ChaCha8Rng,
+) -> Option<&'static str> {
     let s = Schema::get();
     let f = s.message(msg).field(field);
     let (parent, key) = parent_and_key(pointer);
@@ -352,7 +358,13 @@ fn mutate_value(value: &mut Value, kind: Kind, rng: &mut ChaCha8Rng) -> Option<&
                     _ => mutate_value(value, inner, rng),
                 }
             }
-            Wkt::Any | Wkt::Struct | Wkt::Value | Wkt::ListValue | Wkt::Timestamp | Wkt::FieldMask | Wkt::TypedStruct => {
+            Wkt::Any
+            | Wkt::Struct
+            | Wkt::Value
+            | Wkt::ListValue
+            | Wkt::Timestamp
+            | Wkt::FieldMask
+            | Wkt::TypedStruct => {
                 *value = json!("x");
                 Some("string for a message")
             }

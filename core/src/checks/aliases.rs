@@ -5,7 +5,9 @@
 
 use crate::diagnostic::Rule;
 
-use super::{duplicate_listener_in_update, duplicate_static_listener, invalid_cidr, misleading_cidr};
+use super::{
+    constraint_violation, duplicate_listener_in_update, duplicate_static_listener, invalid_cidr, misleading_cidr,
+};
 use super::{match_blackhole, matcher_ignored_match, matcher_missing_chain, matcher_unused_chain};
 use super::{matcher_upper_case_domain, misleading_server_name, partial_wildcard_server_name};
 
@@ -14,6 +16,9 @@ use super::{matcher_upper_case_domain, misleading_server_name, partial_wildcard_
 pub struct Alias {
     /// The old name, e.g. `malformed-cidr`.
     pub name: &'static str,
+    /// The old code, when the rule is gone (folded into another) rather than renamed or split:
+    /// it selects what the name does.
+    pub code: Option<&'static str>,
     /// The rules it stands for, in code order.
     pub rules: &'static [&'static Rule],
     /// Why the name went: shown by `xdsck explain <old name>`.
@@ -25,21 +30,37 @@ pub struct Alias {
 pub static ALL: &[Alias] = &[
     Alias {
         name: "duplicate-listener-name",
+        code: None,
         rules: &[&duplicate_listener_in_update::RULE, &duplicate_static_listener::RULE],
         why: "it reported a rejected update (error) and a silently skipped static listener (warning); one rule has one severity",
     },
     Alias {
+        name: "invalid-port",
+        code: Some("XDS112"),
+        rules: &[&constraint_violation::RULE],
+        why: "it checked two of the Envoy API's PGV rules (ports in 1..65535) by hand; every PGV rule of every message is now constraint-violation's, from Envoy's own descriptors",
+    },
+    Alias {
         name: "invalid-server-name",
+        code: None,
         rules: &[&partial_wildcard_server_name::RULE, &misleading_server_name::RULE],
         why: "it reported names Envoy rejects (error) and names Envoy accepts that match otherwise (warning); one rule has one severity",
     },
     Alias {
+        name: "invalid-virtual-host",
+        code: Some("XDS116"),
+        rules: &[&constraint_violation::RULE],
+        why: "it checked a few of the Envoy API's PGV rules on virtual hosts and routes by hand; every PGV rule of every message is now constraint-violation's, from Envoy's own descriptors",
+    },
+    Alias {
         name: "malformed-cidr",
+        code: None,
         rules: &[&invalid_cidr::RULE, &misleading_cidr::RULE],
         why: "it reported ranges Envoy rejects (error) and ranges Envoy accepts that match more (warning); one rule has one severity",
     },
     Alias {
         name: "matcher-action",
+        code: None,
         rules: &[
             &matcher_missing_chain::RULE,
             &matcher_unused_chain::RULE,
@@ -50,6 +71,7 @@ pub static ALL: &[Alias] = &[
     },
     Alias {
         name: "sni-blackhole",
+        code: None,
         rules: &[&match_blackhole::RULE],
         why: "it also finds port, prefix, source-type and source-port holes, not only server names",
     },
@@ -65,9 +87,10 @@ pub fn fingerprint_code(rule: &Rule) -> &'static str {
         .map_or(rule.code, |a| a.rules[0].code)
 }
 
-/// The alias with this name, if any (names are matched exactly, like rule names).
+/// The alias with this name, or with this old code in any case, if any (names are matched
+/// exactly, like rule names).
 pub fn find(name: &str) -> Option<&'static Alias> {
-    ALL.iter().find(|a| a.name == name)
+    ALL.iter().find(|a| a.name == name || a.code.is_some_and(|c| c.eq_ignore_ascii_case(name)))
 }
 
 /// An alias is its name: two are equal when they are the same entry.

@@ -7,12 +7,8 @@ use std::net::IpAddr;
 use crate::checks::{Context, ListenerCx};
 use crate::model::{CidrRange, FilterChain};
 
-/// The three range lists, with the PGV field name Envoy's validation messages use.
-pub(super) const LISTS: [(&str, &str); 3] = [
-    ("prefix_ranges", "PrefixRanges"),
-    ("source_prefix_ranges", "SourcePrefixRanges"),
-    ("direct_source_prefix_ranges", "DirectSourcePrefixRanges"),
-];
+/// The three range lists.
+pub(super) const LISTS: [&str; 3] = ["prefix_ranges", "source_prefix_ranges", "direct_source_prefix_ranges"];
 
 /// What is wrong with one range.
 pub(super) enum Problem {
@@ -20,12 +16,9 @@ pub(super) enum Problem {
     Accepted(Accepted),
 }
 
-/// A range Envoy rejects the listener for.
+/// A range Envoy rejects the listener for when it builds the match (PGV's limits, an empty
+/// address and a length over 128, are `constraint-violation`'s: the schema reader checks them).
 pub(super) enum Rejected {
-    /// PGV: `address_prefix` shorter than 1 character.
-    EmptyAddress,
-    /// PGV: `prefix_len` > 128.
-    LengthOver128(u32),
     NotAnIp,
 }
 
@@ -44,14 +37,8 @@ pub(super) enum Accepted {
 
 fn classify(r: &CidrRange<'_>, validated: bool) -> Vec<Problem> {
     let mut out = Vec::new();
-    // PGV runs on every chain, matcher mode and default chain included.
-    if r.address_prefix.is_empty() {
-        out.push(Problem::Rejected(Rejected::EmptyAddress));
-    }
-    if let Some(len) = r.prefix_len.filter(|&l| l > 128) {
-        out.push(Problem::Rejected(Rejected::LengthOver128(len)));
-    }
-    if !validated || r.address_prefix.is_empty() {
+    // PGV refuses an empty address or a length over 128 before anything is built.
+    if !validated || r.address_prefix.is_empty() || r.prefix_len.is_some_and(|l| l > 128) {
         return out;
     }
     let (ip, zone) = match parse_ip(&r.address_prefix) {
@@ -115,10 +102,10 @@ pub(super) fn mask(ip: IpAddr, len: u32) -> IpAddr {
     }
 }
 
-/// One range of a chain, with where it is: its list's `(field, PGV name)` and its index.
+/// One range of a chain, with where it is: its list and its index.
 pub(super) struct Range<'r, 'a> {
     pub(super) chain: &'r FilterChain<'a>,
-    pub(super) list: (&'static str, &'static str),
+    pub(super) list: &'static str,
     pub(super) index: usize,
     pub(super) range: &'r CidrRange<'a>,
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Display;
 
-use crate::model::{ChainIndex, FilterChain, Listener};
+use crate::model::Listener;
 
 /// `error adding listener '<addresses>': <reason>`: the listener manager's prefix, with the
 /// addresses as Envoy lists them.
@@ -26,20 +26,6 @@ pub(crate) fn duplicate_address(listener: &Listener<'_>) -> String {
     )
 }
 
-/// Proto validation's (PGV) message for a constraint inside a chain's `filter_chain_match`, from
-/// "Proto constraint validation failed" on, as for a Listener resource (LDS). A bootstrap adds the
-/// path from the Bootstrap down to the listener in front of `ListenerValidationError`; both put a
-/// text dump of the message first. `cause` is what follows `FilterChainMatchValidationError.`.
-pub(crate) fn pgv_filter_chain_match(chain: &FilterChain<'_>, cause: impl Display) -> String {
-    let chain_field = match chain.index {
-        ChainIndex::Listed(i) => format!("FilterChains[{i}]"),
-        ChainIndex::Default => "DefaultFilterChain".to_owned(),
-    };
-    format!(
-        "Proto constraint validation failed (ListenerValidationError.{chain_field}: embedded message failed validation | caused by FilterChainValidationError.FilterChainMatch: embedded message failed validation | caused by FilterChainMatchValidationError.{cause})"
-    )
-}
-
 /// A domain whose key is already in its bucket of a route table (Envoy lower-cases it first). An
 /// unnamed table ends the text with `in route ` and nothing after it. Checked with envoy 1.40.
 pub(crate) fn duplicate_domain(domain: &str, route_config: &str) -> String {
@@ -54,22 +40,6 @@ pub(crate) fn second_wildcard_domain(route_config: &str) -> String {
 /// A virtual host that sets both `routes` and `matcher`, refused when the table is built.
 /// Checked with envoy 1.40.
 pub(crate) const MATCHER_AND_ROUTES: &str = "cannot set both matcher and routes on virtual host";
-
-/// Proto validation's (PGV) message for a constraint inside virtual host `v` of a route table,
-/// from "Proto constraint validation failed" on. `cause` is what follows
-/// `VirtualHostValidationError.`. An inline table is validated with its HCM (checked with envoy
-/// 1.40); an RDS table is validated as the RouteConfiguration resource, so its path starts there
-/// (checked with envoy 1.40 serving a filesystem RDS update).
-pub(crate) fn pgv_virtual_host(inline: bool, v: usize, cause: impl Display) -> String {
-    let hcm = if inline {
-        "HttpConnectionManagerValidationError.RouteConfig: embedded message failed validation | caused by "
-    } else {
-        ""
-    };
-    format!(
-        "Proto constraint validation failed ({hcm}RouteConfigurationValidationError.VirtualHosts[{v}]: embedded message failed validation | caused by VirtualHostValidationError.{cause})"
-    )
-}
 
 /// A route naming a cluster the cluster manager does not have, when the table validates its
 /// clusters: the same text for an inline table (the listener or bootstrap is refused) and an

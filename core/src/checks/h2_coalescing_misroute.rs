@@ -42,7 +42,7 @@ const BROWSER_ALPN: [&str; 2] = ["h2", "http/1.1"];
 /// A chain's one HTTP connection manager and the table it routes with, when the input holds it.
 #[derive(Clone, Copy)]
 struct Http<'s> {
-    hcm: &'s Hcm,
+    hcm: &'s Hcm<'s>,
     table: &'s RouteTable<'s>,
 }
 
@@ -103,7 +103,7 @@ fn destination(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Option<Socket
 
 /// The Host a browser sends for `name` on `port` (the port only when it is not 443), as the
 /// manager rewrites it before the table sees it.
-fn host_for(hcm: &Hcm, name: &str, port: u16) -> String {
+fn host_for(hcm: &Hcm<'_>, name: &str, port: u16) -> String {
     let authority = if port == 443 { name.to_owned() } else { format!("{name}:{port}") };
     strip_port(&authority, hcm.strip_any_host_port, hcm.strip_matching_host_port, Some(port)).unwrap_or(authority)
 }

@@ -1,38 +1,26 @@
-//! `invalid-cidr`: a `CidrRange` in a filter chain match that Envoy rejects: not an IP literal,
-//! an empty address, a length over 128. (Ranges Envoy accepts but that match more than they
+//! `invalid-cidr`: a `CidrRange` in a filter chain match that Envoy rejects when it builds the
+//! listener's match: an address that is not an IP literal. (An empty address or a length over 128
+//! break PGV rules, `constraint-violation`'s; ranges Envoy accepts but that match more than they
 //! say are `misleading-cidr`'s.)
 
 use crate::checks::cidr_ranges::{self, Problem, Range, Rejected};
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::FilterChain;
 
 declare_rule! {
     pub(crate) static RULE for InvalidCidr = {
         code: "XDS104",
         name: "invalid-cidr",
         severity: Severity::Error,
-        summary: "A prefix range in filter_chain_match is not a valid CIDR: Envoy rejects the listener.",
+        summary: "A prefix range in filter_chain_match whose address is not an IP literal: Envoy rejects the listener.",
         explanation: "invalid_cidr.md",
     }
 }
 
 pub(crate) struct InvalidCidr;
 
-/// PGV's message for one range: the part from "Proto constraint validation failed" on, as a
-/// Listener resource (LDS) reports it. A bootstrap adds the path from the Bootstrap down to the
-/// listener in front of `ListenerValidationError`; both put a text dump of the message first.
-fn pgv_error(chain: &FilterChain<'_>, list: &str, index: usize, detail: &str) -> String {
-    envoy_text::pgv_filter_chain_match(
-        chain,
-        format_args!(
-            "{list}[{index}]: embedded message failed validation | caused by CidrRangeValidationError.{detail}"
-        ),
-    )
-}
-
 fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Rejected) -> Diagnostic {
-    let Range { chain, list: (list, pgv_list), index, range } = *r;
+    let Range { chain, list, index, range } = *r;
     let idx = index.to_string();
     let chain_name = chain.display_name();
     let addr = &range.address_prefix;
@@ -43,17 +31,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Rejected) -> Diagnos
             .listener(l.listener.name.to_string())
             .chain(chain_name.to_string())
     };
-    let pgv_note = "proto validation (PGV) fails before Envoy reads the listener; Envoy prints a dump of the message, then this text";
     match p {
-        // An empty address_prefix may be absent from the input: point at the range.
-        Rejected::EmptyAddress => d(format!("{list}[{index}] of chain '{chain_name}' has no address_prefix"), &[])
-            .envoy_error(pgv_error(chain, pgv_list, index, "AddressPrefix: value length must be at least 1 characters"))
-            .note(pgv_note),
-        Rejected::LengthOver128(len) => {
-            d(format!("prefix_len {len} in chain '{chain_name}' is over 128"), &["prefix_len"])
-                .envoy_error(pgv_error(chain, pgv_list, index, "PrefixLen: value must be less than or equal to 128"))
-                .note(pgv_note)
-        }
         Rejected::NotAnIp => {
             let mut d =
                 d(format!("address_prefix {addr:?} in chain '{chain_name}' is not an IP address"), &["address_prefix"])

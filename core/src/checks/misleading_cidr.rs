@@ -19,7 +19,7 @@ declare_rule! {
 pub(crate) struct MisleadingCidr;
 
 fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Accepted) -> Diagnostic {
-    let Range { chain, list: (list, _), index, range } = *r;
+    let Range { chain, list, index, range } = *r;
     let idx = index.to_string();
     let chain_name = chain.display_name();
     let addr = &range.address_prefix;

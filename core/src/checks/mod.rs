@@ -18,10 +18,8 @@ mod envoy_text;
 mod h2_coalescing_misroute;
 mod ignored_field;
 mod invalid_cidr;
-mod invalid_port;
 mod invalid_setting;
 mod invalid_value;
-mod invalid_virtual_host;
 mod match_blackhole;
 mod matcher_and_routes;
 mod matcher_chain_name;
@@ -38,12 +36,10 @@ mod no_listeners;
 mod overlapping_filter_chain_match;
 mod partial_wildcard_server_name;
 mod rejected_update;
+mod repeated_field;
 mod repeated_listener_names;
 mod route_not_analysed;
 mod schema_problems;
-/// XDS304, also raised by the protobuf loader, whose route tables are not read.
-#[cfg(feature = "proto")]
-pub(crate) use route_not_analysed::RULE as ROUTE_NOT_ANALYSED;
 mod shadowed_route;
 mod skipped_document;
 mod unimplemented_field;
@@ -73,8 +69,8 @@ pub struct Context<'s, 'a> {
     /// The texts the inputs were loaded from, to locate what a check reports.
     pub sources: &'s Sources,
     listeners: &'s [ListenerCx<'s, 'a>],
-    /// The route tables and HCMs of every input (read by [`crate::load::route`]).
-    pub routes: &'s crate::model::route::RouteTables<'s>,
+    /// The route tables and HCMs of every input, indexed.
+    pub routes: &'s crate::model::route::RouteTables<'s, 'a>,
     /// [`Self::route_tables`], found once for every check that asks (finding a chain's HCMs
     /// builds the chain's pointer: once per chain, not once per chain and check).
     tables: &'s [TableCx<'s, 'a>],
@@ -136,14 +132,14 @@ impl<'s, 'a> Context<'s, 'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct TableCx<'s, 'a> {
     /// The route table, as the loader read it.
-    pub table: &'s crate::model::route::RouteTable<'s>,
+    pub table: &'s crate::model::route::RouteTable<'a>,
     /// Where places are in the input the table was read from (for an RDS table, not the
     /// listener's).
     pub text: Locator<'s>,
     /// For an inline table, the listener and the chain whose HCM holds it.
     pub listener: Option<(ListenerCx<'s, 'a>, &'s FilterChain<'a>)>,
     /// The HCM holding an inline table (its Host rewriting applies before the table).
-    pub hcm: Option<&'s crate::model::route::Hcm>,
+    pub hcm: Option<&'s crate::model::route::Hcm<'a>>,
 }
 
 impl<'s, 'a> Context<'s, 'a> {
@@ -154,21 +150,25 @@ impl<'s, 'a> Context<'s, 'a> {
     }
 
     fn find_route_tables(&self) -> Vec<TableCx<'s, 'a>> {
+        use crate::model::NetworkFilterKind;
         use crate::model::route::{HcmRoutes, TableOrigin};
         let mut out = Vec::new();
         for l in self.listeners() {
             for chain in l.listener.filter_chains.iter().chain(l.listener.default_filter_chain.as_ref()) {
-                let pointer = l.listener.chain_pointer(chain);
-                for hcm in self.routes.hcms_of_chain(l.source, &pointer) {
-                    if let HcmRoutes::Inline(i) = hcm.routes {
-                        let table = &self.routes.tables[i];
+                for f in &chain.filters {
+                    if let NetworkFilterKind::HttpConnectionManager(hcm) = &f.kind
+                        && let HcmRoutes::Inline(table) = &hcm.routes
+                    {
                         out.push(TableCx { table, text: l.text, listener: Some((l, chain)), hcm: Some(hcm) });
                     }
                 }
             }
         }
-        for t in self.routes.tables.iter().filter(|t| t.origin == TableOrigin::Rds) {
-            out.push(TableCx { table: t, text: self.locator_of(t.source), listener: None, hcm: None });
+        for input in &self.snapshot.inputs {
+            let text = self.locator(input);
+            for t in input.route_tables.iter().filter(|t| t.origin == TableOrigin::Rds) {
+                out.push(TableCx { table: t, text, listener: None, hcm: None });
+            }
         }
         out
     }
@@ -276,11 +276,9 @@ pub static ALL: &[&dyn Check] = &[
     &duplicate_listener_in_update::DuplicateListenerInUpdate,
     &rejected_update::RejectedUpdate,
     &matcher_server_name_domain::MatcherServerNameDomain,
-    &invalid_port::InvalidPort,
     &missing_address::MissingAddress,
     &duplicate_domain::DuplicateDomain,
     &matcher_and_routes::MatcherAndRoutes,
-    &invalid_virtual_host::InvalidVirtualHost,
     &unknown_cluster::UnknownCluster,
     &unknown_field::UnknownField,
     &invalid_value::InvalidValue,
@@ -303,6 +301,7 @@ pub static ALL: &[&dyn Check] = &[
     &unrouted_server_name::UnroutedServerName,
     &h2_coalescing_misroute::H2CoalescingMisroute,
     &ignored_field::IgnoredField,
+    &repeated_field::RepeatedField,
     &wildcard_overlap::WildcardOverlap,
     &skipped_document::SkippedDocument,
     &no_listeners::NoListeners,
@@ -338,10 +337,8 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, text, l))
         })
         .collect();
-    let (matchings, routes) = crate::parallel::join(
-        || par_map(&live, |(_, _, l)| ListenerMatch::build(l)),
-        || crate::load::route::read_all(snapshot, sources),
-    );
+    let matchings = par_map(&live, |(_, _, l)| ListenerMatch::build(l));
+    let routes = crate::model::route::RouteTables::of(snapshot);
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
         .zip(&matchings)

@@ -4,7 +4,7 @@
 use crate::checks::Context;
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::model::problem::{Problem, ProblemKind};
-use crate::source::{Locator, Location, SourceId};
+use crate::source::{Location, Locator, SourceId};
 
 /// Every problem of `kind` of every input, as a finding of `rule`.
 pub(crate) fn report(cx: Context<'_, '_>, kind: ProblemKind, rule: &'static Rule, out: &mut Vec<Diagnostic>) {
@@ -31,6 +31,9 @@ fn diagnostic(p: &Problem, rule: &'static Rule, source: SourceId, text: Locator<
     }
     for n in &p.notes {
         d = d.note(n.clone());
+    }
+    if let Some((what, at)) = &p.related {
+        d = d.related(what.clone(), Location::new(source, p.pointer.clone(), Some(text.original_offset(*at))));
     }
     d
 }

@@ -7,9 +7,11 @@ use super::Documents;
 use super::codes;
 use super::error::LoadError;
 use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
+use super::route::place;
+use crate::model::route::{HcmRoutes, NotAnalysed, RouteTable, TableOrigin};
 use crate::model::{
-    Casing, ClusterList, ClusterName, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState, Skipped,
-    SkippedKind,
+    Casing, ClusterList, ClusterName, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState,
+    NetworkFilterKind, Skipped, SkippedKind,
 };
 use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
 
@@ -19,8 +21,15 @@ const ROUTE_TYPE: &str = "envoy.config.route.v3.RouteConfiguration";
 const GATEWAY_API_GROUP: &str = "gateway.networking.k8s.io/";
 
 pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents<'a>) -> Result<Input<'a>, LoadError> {
-    let mut walk =
-        Walk { listeners: Vec::new(), error_states: Vec::new(), skipped: Vec::new(), clusters: None, route_tables: 0 };
+    let mut walk = Walk {
+        source: id,
+        listeners: Vec::new(),
+        error_states: Vec::new(),
+        skipped: Vec::new(),
+        clusters: None,
+        route_tables: Vec::new(),
+        not_analysed: Vec::new(),
+    };
     let kind = match documents {
         Documents::One(obj) => match walk.document(*obj, String::new()) {
             Ok(kind) => kind,
@@ -82,6 +91,7 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
         skipped: walk.skipped,
         clusters: walk.clusters,
         route_tables: walk.route_tables,
+        not_analysed: walk.not_analysed,
         translation: text.translation(),
         problems: Vec::new(),
     })
@@ -106,11 +116,13 @@ fn not_envoy(id: SourceId, text: Locator<'_>, pointer: &str, what: &str) -> Load
 }
 
 struct Walk<'a> {
+    source: SourceId,
     listeners: Vec<Listener<'a>>,
     error_states: Vec<ErrorState<'a>>,
     skipped: Vec<Skipped>,
     clusters: Option<ClusterList<'a>>,
-    route_tables: usize,
+    route_tables: Vec<RouteTable<'a>>,
+    not_analysed: Vec<NotAnalysed>,
 }
 
 /// A document that is none of the kinds xdsck reads: what it is instead, and the object itself
@@ -270,7 +282,7 @@ impl<'a> Walk<'a> {
                 self.static_entry(entry, &p);
             } else {
                 entries.push(Entry::Dump);
-                self.dump_clusters_and_routes(entry);
+                self.dump_clusters_and_routes(entry, &p);
             }
         }
         match entries.first() {
@@ -281,8 +293,21 @@ impl<'a> Walk<'a> {
     }
 
     /// A config_dump's `ClustersConfigDump` (every cluster Envoy has: static, active and
-    /// warming, all of which a route may name) and `RoutesConfigDump` (counted).
-    fn dump_clusters_and_routes(&mut self, entry: RawObject<'a>) {
+    /// warming, all of which a route may name) and `RoutesConfigDump` (every table it has: the
+    /// static ones are the bootstrap's inline tables again).
+    fn dump_clusters_and_routes(&mut self, mut entry: RawObject<'a>, pointer: &str) {
+        let casing = Casing::from_camel(entry.camel);
+        for (list, field, origin) in [
+            (entry.static_route_configs.take(), "static_route_configs", TableOrigin::DumpStatic),
+            (entry.dynamic_route_configs.take(), "dynamic_route_configs", TableOrigin::Rds),
+        ] {
+            let base = join_field(pointer, casing, field);
+            for (j, e) in list.unwrap_or_default().into_iter().enumerate() {
+                let Some(rc) = e.route_config else { continue };
+                let p = join_field(&join_index(&base, j), Casing::from_camel(e.camel), "route_config");
+                self.table(rc.into_route_table(origin), p);
+            }
+        }
         let is_clusters = entry.type_url().is_some_and(|t| t.ends_with(".ClustersConfigDump"));
         if is_clusters
             || entry.static_clusters.is_some()
@@ -299,7 +324,6 @@ impl<'a> Walk<'a> {
                 list.names.extend(names.map(|c| ClusterName { name: cow(c.name), is_static }));
             }
         }
-        self.route_tables += entry.dynamic_route_configs.map_or(0, |r| r.0.len());
     }
 
     /// A `ListenersConfigDump.StaticListener` on its own (`?resource=static_listeners`).
@@ -325,7 +349,7 @@ impl<'a> Walk<'a> {
         if !listener {
             let type_url = r.type_url().unwrap_or_default();
             if is_type(type_url, ROUTE_TYPE) {
-                self.route_tables += 1;
+                self.table(r.into_route_table(TableOrigin::Rds), pointer);
                 return;
             }
             // A CiliumEnvoyConfig's clusters are not all the agent's: they stay other resources.
@@ -377,6 +401,7 @@ impl<'a> Walk<'a> {
         let failed = e.failed_configuration.map(|l| {
             let mut l = l.into_listener(join_field(&pointer, casing, "failed_configuration"));
             l.state = ListenerState::Declared;
+            self.place_routes(&mut l, false);
             l
         });
         let details = e.details.map(|d| d.0).unwrap_or_default();
@@ -454,11 +479,26 @@ impl<'a> Walk<'a> {
         };
         let base = join_field(&join_field(pointer, Casing::Snake, "spec"), Casing::Snake, "resources");
         for (i, r) in spec.resources.map(|r| r.0).unwrap_or_default().into_iter().enumerate() {
-            let start = self.listeners.len();
+            let (start, tables) = (self.listeners.len(), self.route_tables.len());
             self.resource(r, join_index(&base, i), false, true);
+            // The agent names a CEC's resources, and the route tables its listeners ask RDS
+            // for, within the CEC: `<namespace>/<cec>/<name>`.
             if let Some(l) = self.listeners.get_mut(start) {
                 l.name = qualified_name(&namespace, &cec_name, &l.name);
                 l.ignore_annotation = ignore.clone();
+                for f in l.filter_chains.iter_mut().chain(l.default_filter_chain.as_mut()).flat_map(|c| &mut c.filters)
+                {
+                    if let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind
+                        && let HcmRoutes::Rds(name) = &mut h.routes
+                    {
+                        *name = qualified_name(&namespace, &cec_name, &Cow::Borrowed(name.as_str())).into_owned();
+                    }
+                }
+            }
+            for t in &mut self.route_tables[tables..] {
+                if let Some(n) = &t.name {
+                    t.name = Some(Cow::Owned(qualified_name(&namespace, &cec_name, n).into_owned()));
+                }
             }
         }
         InputKind::CiliumEnvoyConfig
@@ -468,7 +508,45 @@ impl<'a> Walk<'a> {
         let mut l = obj.into_listener(pointer);
         l.state = state;
         l.version_info = version;
+        self.place_routes(&mut l, true);
         self.listeners.push(l);
+    }
+
+    /// Gives a listener's http_connection_managers and their inline tables their places (and
+    /// records what of them is not analysed, when `report`).
+    fn place_routes(&mut self, l: &mut Listener<'a>, report: bool) {
+        let source = self.source;
+        let pointers: Vec<String> =
+            l.filter_chains.iter().chain(l.default_filter_chain.as_ref()).map(|c| l.chain_pointer(c)).collect();
+        let mut skipped = Vec::new();
+        let not_analysed = if report { &mut self.not_analysed } else { &mut skipped };
+        for (chain, chain_pointer) in l.filter_chains.iter_mut().chain(l.default_filter_chain.as_mut()).zip(pointers) {
+            let filters = join_field(&chain_pointer, chain.casing, "filters");
+            for (j, f) in chain.filters.iter_mut().enumerate() {
+                let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind else { continue };
+                h.source = source;
+                h.pointer = join_field(&join_index(&filters, j), f.casing, "typed_config");
+                h.chain_pointer = chain_pointer.clone();
+                match &mut h.routes {
+                    HcmRoutes::Inline(t) => place(t, source, join_token(&h.pointer, h.table_key), not_analysed),
+                    HcmRoutes::Scoped => {
+                        let key = if h.table_key == "routeConfig" { "scopedRoutes" } else { "scoped_routes" };
+                        not_analysed.push(NotAnalysed {
+                            source,
+                            pointer: join_token(&h.pointer, key),
+                            what: "scoped_routes",
+                        });
+                    }
+                    HcmRoutes::Rds(_) | HcmRoutes::None => {}
+                }
+            }
+        }
+    }
+
+    /// Adds a RouteConfiguration resource at `pointer`.
+    fn table(&mut self, mut t: RouteTable<'a>, pointer: String) {
+        place(&mut t, self.source, pointer, &mut self.not_analysed);
+        self.route_tables.push(t);
     }
 }
 
@@ -551,7 +629,7 @@ mod tests {
             .clusters
             .as_ref()
             .map(|c| (c.names.iter().map(|n| (n.name.to_string(), n.is_static)).collect::<Vec<_>>(), c.partial));
-        (list, input.route_tables)
+        (list, input.inventory().route_tables)
     }
 
     #[test]

@@ -98,7 +98,7 @@ declare_rule! {
         code: "XDS010",
         name: "duplicate-key",
         severity: Severity::Error,
-        summary: "A key appears twice in one object (or a field is given in both casings).",
+        summary: "A key appears twice in the Kubernetes part of an input (apiVersion, kind, metadata): kubectl refuses the manifest.",
         explanation: "codes/duplicate_key.md",
     }
 }

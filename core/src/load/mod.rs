@@ -101,9 +101,7 @@ fn read(id: SourceId, file: &SourceFile, limits: &Limits) -> Result<document::Re
             }
             let rule = match e.kind {
                 yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
-                yaml::YamlErrorKind::DuplicateKey => &codes::DUPLICATE_KEY,
                 yaml::YamlErrorKind::Limit => &codes::INPUT_LIMIT,
-                yaml::YamlErrorKind::MergeKey => &codes::INVALID_FIELD,
             };
             Err(LoadError::new(rule, e.message, at(e.offset)))
         }
@@ -120,7 +118,7 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
     let _scope = protojson::ParseScope::new(json);
     let skip = if is_json { read.body_start } else { 0 };
     let mut problems = Vec::new();
-    let documents = match parse(json, skip, &mut problems) {
+    let documents = match parse(json, skip, read.yaml.is_some(), &mut problems) {
         Ok(d) => d,
         Err(e) => return Err(parse_error(id, text, skip, &e, is_json)),
     };
@@ -149,13 +147,18 @@ pub(crate) enum Documents<'a> {
 
 /// Parses the JSON text from `skip` on, checking every document against Envoy's schema as it is
 /// read (the problems found go to `problems`); `Ok(None)` when it is a scalar.
-fn parse<'a>(json: &'a str, skip: usize, problems: &mut Vec<crate::model::problem::Problem>) -> Result<Option<Documents<'a>>, serde_json::Error> {
+fn parse<'a>(
+    json: &'a str,
+    skip: usize,
+    yaml: bool,
+    problems: &mut Vec<crate::model::problem::Problem>,
+) -> Result<Option<Documents<'a>>, serde_json::Error> {
     let body = &json[skip..];
     let Some((at, first)) = first_significant(body) else {
         return Ok(None);
     };
     match first {
-        b'{' => Ok(Some(Documents::One(Box::new(read_document(json, &body[at..], None, problems)?)))),
+        b'{' => Ok(Some(Documents::One(Box::new(read_document(json, &body[at..], None, yaml, problems)?)))),
         b'[' => {
             // A JSON list or a YAML stream: each document is told apart and checked on its own.
             let mut de = serde_json::Deserializer::from_str(body);
@@ -164,7 +167,7 @@ fn parse<'a>(json: &'a str, skip: usize, problems: &mut Vec<crate::model::proble
             let mut docs = Vec::with_capacity(raws.len());
             for (i, raw) in raws.into_iter().enumerate() {
                 docs.push(match raw {
-                    Some(raw) => Some(read_document(json, raw.get(), Some(i), problems)?),
+                    Some(raw) => Some(read_document(json, raw.get(), Some(i), yaml, problems)?),
                     None => None,
                 });
             }
@@ -180,16 +183,43 @@ fn parse<'a>(json: &'a str, skip: usize, problems: &mut Vec<crate::model::proble
 }
 
 /// Reads one document (`doc`, a part of `json`) with its root checked as the message its keys
-/// say it is; `index` is its place in a list or stream.
+/// say it is; `index` is its place in a list or stream, `yaml` whether `json` is a YAML
+/// translation.
+///
+/// An object that gives a field twice is legal to Envoy, which keeps the last value or joins
+/// the lists; a streaming reader cannot take back what it handed over, so the first reading
+/// only notes such objects and the document is read once more, those objects buffered.
 fn read_document<'a>(
     json: &'a str,
     doc: &'a str,
     index: Option<usize>,
+    yaml: bool,
     problems: &mut Vec<crate::model::problem::Problem>,
 ) -> Result<RawObject<'a>, serde_json::Error> {
-    use envoy_json::{Checked, Shape, Walk};
-    let kind = if doc.trim_start().starts_with('{') { envoy_json::root_kind(doc) } else { envoy_json::RootKind::Unknown };
+    use envoy_json::Walk;
+    let kind =
+        if doc.trim_start().starts_with('{') { envoy_json::root_kind(doc) } else { envoy_json::RootKind::Unknown };
     let walk = Walk::new(json, kind.mode());
+    let obj = read_with(&walk, doc, index, kind)?;
+    let repeated = walk.take_repeated();
+    if repeated.is_empty() {
+        problems.extend(walk.into_problems());
+        return Ok(obj);
+    }
+    drop(obj);
+    let walk = Walk::new(json, kind.mode()).merging(repeated, yaml);
+    let obj = read_with(&walk, doc, index, kind)?;
+    problems.extend(walk.into_problems());
+    Ok(obj)
+}
+
+fn read_with<'a>(
+    walk: &envoy_json::Walk<'a>,
+    doc: &'a str,
+    index: Option<usize>,
+    kind: envoy_json::RootKind,
+) -> Result<RawObject<'a>, serde_json::Error> {
+    use envoy_json::{Checked, Shape};
     if let Some(i) = index {
         walk.push_index(i);
     }
@@ -197,15 +227,14 @@ fn read_document<'a>(
         Some(m) => {
             let id = walk.schema.known(m);
             walk.push_root(id);
-            Shape::message(id, &walk)
+            Shape::message(id, walk)
         }
         None if kind == envoy_json::RootKind::K8s => Shape::K8s,
         None => Shape::Free,
     };
     let mut de = serde_json::Deserializer::from_str(doc);
-    let obj = RawObject::deserialize(Checked { de: &mut de, shape, w: &walk })?;
+    let obj = RawObject::deserialize(Checked { de: &mut de, shape, w: walk })?;
     de.end()?;
-    problems.extend(walk.into_problems());
     Ok(obj)
 }
 
@@ -240,7 +269,9 @@ fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, e: &serde_json::Err
         Category::Data => {
             // Parse again, this time recording the path: errors are rare, the fast path
             // should not pay for this.
-            let mut pointer = path_of_error(&json[skip..]).unwrap_or_default();
+            let mut pointer =
+                if category == e.classify() { path_of_error(&json[skip..]) } else { path_of_number(&json[skip..]) }
+                    .unwrap_or_default();
             let duplicate = message.strip_prefix("duplicate field `").and_then(|m| m.split('`').next());
             let offset = if let Some(key) = duplicate {
                 // The error fires right after the repeated key: serde_json's position is the
@@ -262,6 +293,73 @@ fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, e: &serde_json::Err
     }
 }
 
+/// The JSON pointer of a number serde_json cannot hold: it fails in any field, read or not, so
+/// the path is taken over the plain JSON structure.
+fn path_of_number(json: &str) -> Option<String> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let err = serde_path_to_error::deserialize::<_, Structure>(&mut de).err()?;
+    Some(pointer_of(err.path()))
+}
+
+/// Any JSON value, read for its structure only: keys as strings (so that the path records
+/// them), nothing kept.
+struct Structure;
+
+impl<'de> Deserialize<'de> for Structure {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Structure;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Structure, E> {
+                Ok(Structure)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Structure, E> {
+                Ok(Structure)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Structure, E> {
+                Ok(Structure)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Structure, E> {
+                Ok(Structure)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Structure, E> {
+                Ok(Structure)
+            }
+            fn visit_unit<E>(self) -> Result<Structure, E> {
+                Ok(Structure)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Structure, A::Error> {
+                while a.next_element::<Structure>()?.is_some() {}
+                Ok(Structure)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Structure, A::Error> {
+                while a.next_key::<std::borrow::Cow<'de, str>>()?.is_some() {
+                    a.next_value::<Structure>()?;
+                }
+                Ok(Structure)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    let mut pointer = Pointer::root();
+    for seg in path.iter() {
+        use serde_path_to_error::Segment;
+        match seg {
+            Segment::Seq { index } => pointer.push_index(*index),
+            Segment::Map { key } => pointer.push(key),
+            Segment::Enum { variant } => pointer.push(variant),
+            Segment::Unknown => &mut pointer,
+        };
+    }
+    pointer.into_string()
+}
+
 /// The JSON pointer of the value a data error happened in.
 fn path_of_error(json: &str) -> Option<String> {
     let _scope = protojson::ParseScope::new(json);
@@ -271,18 +369,7 @@ fn path_of_error(json: &str) -> Option<String> {
         b'{' => serde_path_to_error::deserialize::<_, RawObject<'_>>(&mut de).map(drop),
         _ => serde_path_to_error::deserialize::<_, Vec<Option<RawObject<'_>>>>(&mut de).map(drop),
     };
-    let err = result.err()?;
-    let mut pointer = Pointer::root();
-    for seg in err.path().iter() {
-        use serde_path_to_error::Segment;
-        match seg {
-            Segment::Seq { index } => pointer.push_index(*index),
-            Segment::Map { key } => pointer.push(key),
-            Segment::Enum { variant } => pointer.push(variant),
-            Segment::Unknown => &mut pointer,
-        };
-    }
-    Some(pointer.into_string())
+    Some(pointer_of(result.err()?.path()))
 }
 
 /// `NaN`, `Infinity` or `-Infinity` at (or, for `-Infinity`, one byte before) a syntax error.

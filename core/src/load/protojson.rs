@@ -515,8 +515,8 @@ pub(crate) fn duplicate_field<E: de::Error>(key: &str, field: &str) -> E {
 
 /// Declares a proto message read from proto3 JSON. Each field lists its accepted keys
 /// (`"snake_case" | "lowerCamelCase"`) and is stored as an `Option`: absent and `null` are unset.
-/// The struct also records `first_key` (the first key as borrowed from the input: the object's
-/// position) and `camel` (whether its keys were lowerCamelCase).
+/// The struct also records `first_key` (the key written first, as borrowed from the input: the
+/// object's position) and `camel` (whether its keys were lowerCamelCase).
 macro_rules! proto_message {
     (
         $(#[$meta:meta])*
@@ -549,10 +549,12 @@ macro_rules! proto_message {
                         let mut out = $name::default();
                         while let Some(key) = map.next_key::<$crate::load::protojson::Str<$lt>>()? {
                             out.keys += 1;
-                            if out.first_key.is_none() {
-                                if let std::borrow::Cow::Borrowed(k) = key.0 {
-                                    out.first_key = Some(k);
-                                }
+                            // The key that comes first in the text: an Any's `@type` is
+                            // handed over first wherever it is written.
+                            if let std::borrow::Cow::Borrowed(k) = key.0
+                                && out.first_key.is_none_or(|f: &str| k.as_ptr() < f.as_ptr())
+                            {
+                                out.first_key = Some(k);
                             }
                             match &*key.0 {
                                 $(

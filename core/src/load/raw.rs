@@ -11,10 +11,14 @@ use serde::de::{Deserialize, Deserializer};
 use super::protojson::{
     Bool, Captured, Elements, Present, Repeated, Str, Strict, U32, Wrapped, enum_value, offset_of, proto_message,
 };
+use super::route::{TableParts, mirrors_of};
+use super::route_raw::{Codec, Given, Items, LBool, List, Obj, RawMirror, RawRds, RawRouteConfiguration};
+use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter, NetworkFilter,
-    NetworkFilterKind, Protocol, RouteSource, SocketAddress, SourceType, TransportSocket, VirtualHost,
+    NetworkFilterKind, Protocol, SocketAddress, SourceType, TransportSocket,
 };
+use crate::source::SourceId;
 
 pub(crate) fn object_offset(first_key: Option<&str>) -> Option<usize> {
     // The key's first character follows its opening quote; the object starts at or before it.
@@ -87,8 +91,15 @@ proto_message! {
         static_clusters: Repeated<RawClusterEntry<'a>> = "static_clusters" | "staticClusters",
         dynamic_active_clusters: Repeated<RawClusterEntry<'a>> = "dynamic_active_clusters" | "dynamicActiveClusters",
         dynamic_warming_clusters: Repeated<RawClusterEntry<'a>> = "dynamic_warming_clusters" | "dynamicWarmingClusters",
-        // RoutesConfigDump: counted for the inventory (the route pass reads the tables)
-        dynamic_route_configs: Repeated<RawNamed<'a>> = "dynamic_route_configs" | "dynamicRouteConfigs",
+        // RoutesConfigDump: every table Envoy has
+        static_route_configs: Repeated<RawRouteConfigEntry<'a>> = "static_route_configs" | "staticRouteConfigs",
+        dynamic_route_configs: Repeated<RawRouteConfigEntry<'a>> = "dynamic_route_configs" | "dynamicRouteConfigs",
+        // RouteConfiguration (a resource of its own: RDS)
+        virtual_hosts: Items<VirtualHost<'a>> = "virtual_hosts" | "virtualHosts",
+        vhds: Given = "vhds",
+        ignore_port_in_host_matching: LBool = "ignore_port_in_host_matching" | "ignorePortInHostMatching",
+        validate_clusters: LBool = "validate_clusters" | "validateClusters",
+        request_mirror_policies: List<Obj<RawMirror<'a>>> = "request_mirror_policies" | "requestMirrorPolicies",
         // ListenersConfigDump.DynamicListener (the `?resource=dynamic_listeners` form)
         active_state: RawListenerState<'a> = "active_state" | "activeState",
         warming_state: RawListenerState<'a> = "warming_state" | "warmingState",
@@ -157,6 +168,21 @@ impl RawObject<'_> {
 }
 
 impl<'a> RawObject<'a> {
+    /// The route table this object's RouteConfiguration fields make, not yet placed.
+    pub(crate) fn into_route_table(self, origin: TableOrigin) -> RouteTable<'a> {
+        let camel = self.camel;
+        TableParts {
+            name: self.name.map(Str::into_cow),
+            virtual_hosts: self.virtual_hosts.map(|i| i.0).unwrap_or_default(),
+            vh_key: if camel { "virtualHosts" } else { "virtual_hosts" },
+            vhds: self.vhds.is_some(),
+            ignore_port_in_host_matching: self.ignore_port_in_host_matching.and_then(|b| b.0).unwrap_or(false),
+            validate_clusters: self.validate_clusters.and_then(|b| b.0),
+            mirrors: mirrors_of(self.request_mirror_policies, camel),
+        }
+        .table(origin)
+    }
+
     /// Builds the model Listener from this object's Listener fields.
     pub(crate) fn into_listener(self, pointer: String) -> Listener<'a> {
         let casing = Casing::from_camel(self.camel);
@@ -192,6 +218,13 @@ impl<'a> RawObject<'a> {
             udp_listener_config: self.udp_listener_config.is_some(),
             ..Listener::default()
         }
+    }
+}
+
+proto_message! {
+    /// A RoutesConfigDump's `static_route_configs` / `dynamic_route_configs` entry.
+    pub(crate) struct RawRouteConfigEntry<'a> as "a RoutesConfigDump entry" {
+        route_config: Box<RawObject<'a>> = "route_config" | "routeConfig",
     }
 }
 
@@ -504,10 +537,11 @@ proto_message! {
 impl<'a> RawFilter<'a> {
     fn into_model(self) -> NetworkFilter<'a> {
         let name = cow(self.name);
+        let casing = Casing::from_camel(self.camel);
         let Some(cfg) = self.typed_config else {
-            return NetworkFilter { name, type_url: None, kind: NetworkFilterKind::Other };
+            return NetworkFilter { name, type_url: None, kind: NetworkFilterKind::Other, casing };
         };
-        let type_url = cfg.type_url.map(Str::into_cow);
+        let type_url = cfg.type_url.clone().map(Str::into_cow);
         let is = |suffix: &str, filter: &str| type_url.as_deref().map_or(name == filter, |t| t.ends_with(suffix));
         let kind = if is(".tcp_proxy.v3.TcpProxy", "envoy.filters.network.tcp_proxy") {
             let mut clusters: Vec<Cow<'a, str>> = cfg.cluster.into_iter().map(Str::into_cow).collect();
@@ -519,26 +553,11 @@ impl<'a> RawFilter<'a> {
             ".http_connection_manager.v3.HttpConnectionManager",
             "envoy.filters.network.http_connection_manager",
         ) {
-            let routes = if let Some(rds) = cfg.rds {
-                RouteSource::Rds { route_config_name: cow(rds.route_config_name) }
-            } else if let Some(rc) = cfg.route_config {
-                RouteSource::Inline {
-                    name: rc.name.map(Str::into_cow),
-                    virtual_hosts: exact(rc.virtual_hosts, |v| VirtualHost {
-                        name: cow(v.name),
-                        domains: cows(v.domains),
-                    }),
-                }
-            } else if cfg.scoped_routes.is_some() {
-                RouteSource::Scoped
-            } else {
-                RouteSource::None
-            };
-            NetworkFilterKind::HttpConnectionManager { stat_prefix: cfg.stat_prefix.map(Str::into_cow), routes }
+            NetworkFilterKind::HttpConnectionManager(Box::new(cfg.into_hcm()))
         } else {
             NetworkFilterKind::Other
         };
-        NetworkFilter { name, type_url, kind }
+        NetworkFilter { name, type_url, kind, casing }
     }
 }
 
@@ -550,9 +569,39 @@ proto_message! {
         stat_prefix: Str<'a> = "stat_prefix" | "statPrefix",
         cluster: Str<'a> = "cluster",
         weighted_clusters: RawWeightedClusters<'a> = "weighted_clusters" | "weightedClusters",
-        rds: RawRds<'a> = "rds",
-        route_config: RawRouteConfig<'a> = "route_config" | "routeConfig",
-        scoped_routes: Present = "scoped_routes" | "scopedRoutes",
+        rds: Obj<RawRds<'a>> = "rds",
+        route_config: Obj<RawRouteConfiguration<'a>> = "route_config" | "routeConfig",
+        scoped_routes: Given = "scoped_routes" | "scopedRoutes",
+        strip_any_host_port: LBool = "strip_any_host_port" | "stripAnyHostPort",
+        strip_matching_host_port: LBool = "strip_matching_host_port" | "stripMatchingHostPort",
+        codec_type: Codec = "codec_type" | "codecType",
+    }
+}
+
+impl<'a> RawFilterConfig<'a> {
+    /// The http_connection_manager, its table not yet placed (the listener's loader does that,
+    /// knowing where the listener is).
+    fn into_hcm(self) -> Hcm<'a> {
+        let routes = if let Some(rds) = self.rds.and_then(|r| r.0) {
+            HcmRoutes::Rds(super::route_raw::string(rds.route_config_name).unwrap_or_default().into_owned())
+        } else if let Some(rc) = self.route_config.and_then(|r| r.0) {
+            HcmRoutes::Inline(Box::new(TableParts::of(rc).table(TableOrigin::Inline)))
+        } else if self.scoped_routes.is_some() {
+            HcmRoutes::Scoped
+        } else {
+            HcmRoutes::None
+        };
+        Hcm {
+            source: SourceId::default(),
+            pointer: String::new(),
+            chain_pointer: String::new(),
+            routes,
+            stat_prefix: self.stat_prefix.map(Str::into_cow),
+            strip_any_host_port: self.strip_any_host_port.and_then(|b| b.0).unwrap_or(false),
+            strip_matching_host_port: self.strip_matching_host_port.and_then(|b| b.0).unwrap_or(false),
+            codec_type: self.codec_type.map_or(CodecType::Auto, |c| c.0),
+            table_key: if self.camel { "routeConfig" } else { "route_config" },
+        }
     }
 }
 
@@ -565,25 +614,5 @@ proto_message! {
 proto_message! {
     pub(crate) struct RawNamed<'a> as "an object with a name" {
         name: Str<'a> = "name",
-    }
-}
-
-proto_message! {
-    pub(crate) struct RawRds<'a> as "an Rds object" {
-        route_config_name: Str<'a> = "route_config_name" | "routeConfigName",
-    }
-}
-
-proto_message! {
-    pub(crate) struct RawRouteConfig<'a> as "a RouteConfiguration object" {
-        name: Str<'a> = "name",
-        virtual_hosts: Repeated<RawVirtualHost<'a>> = "virtual_hosts" | "virtualHosts",
-    }
-}
-
-proto_message! {
-    pub(crate) struct RawVirtualHost<'a> as "a VirtualHost object" {
-        name: Str<'a> = "name",
-        domains: Repeated<Str<'a>> = "domains",
     }
 }

@@ -1,370 +1,98 @@
-//! Route tables: every `http_connection_manager` and every `RouteConfiguration` of a run.
+//! Route tables into the model: an `http_connection_manager`'s settings and inline table, and
+//! a `RouteConfiguration` given on its own (RDS: a DiscoveryResponse's, a CiliumEnvoyConfig's, a
+//! config_dump's), read by the listener loader's own pass over the text (the typed messages of
+//! [`super::route_raw`], strings borrowed from the text).
 //!
-//! A separate pass from the listener loader: the inputs' JSON text is streamed again
-//! and walked for the two message types, wherever they sit (a bootstrap's static listeners, a
-//! config_dump's `static_route_configs`/`dynamic_route_configs`, an LDS or RDS
-//! DiscoveryResponse, a CiliumEnvoyConfig's `resources`). The pass only runs on an input whose
-//! text names one of the two types, so a listener-only input pays a substring search.
-//!
-//! Pointers are built from the keys as the input spells them, so they meet the listener
-//! model's chain pointers (`Listener::chain_pointer`) exactly.
+//! A table's pointers are known only once the listener (or resource) holding it is placed:
+//! [`place`] gives them afterwards, from the keys as the input spells them, so that they meet
+//! the listener model's chain pointers (`Listener::chain_pointer`) exactly.
 
 use std::borrow::Cow;
-
 use std::sync::Arc;
 
-use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::route_raw::{
-    Field, FromRaw, LStr, RawHcm, RawHeaderMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch, RawVirtualHost,
-    boolean, get, key_of, message, string, take,
+    Field, FromRaw, RawHeaderMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch, RawVirtualHost, boolean, get,
+    key_of, message, string, take,
 };
-use crate::model::Snapshot;
 use crate::model::route::{
-    Action, Hcm, HcmRoutes, HeaderMatch, HeaderMatcher, Mirrors, NotAnalysed, PathSpec, RequireTls, Route, RouteMatch,
-    RouteTable, RouteTables, TableOrigin, VirtualHost,
+    Action, HeaderMatch, HeaderMatcher, Mirrors, NotAnalysed, PathSpec, RequireTls, Route, RouteMatch, RouteTable,
+    TableOrigin, VirtualHost,
 };
-use crate::source::{SourceId, Sources, join_index, join_token};
+use crate::source::{SourceId, join_token};
 
-const HCM_TYPE: &str = ".HttpConnectionManager";
-const ROUTE_TYPE: &str = ".RouteConfiguration";
-
-/// Reads the route tables of every loaded input of a snapshot, for the checks: an input with
-/// no virtual host and no `scoped_routes` has nothing for them and is not read again (a
-/// tenant-scale dump whose HCMs all name RDS tables it does not hold costs a substring search).
-pub fn read_all<'s>(snapshot: &Snapshot<'s>, sources: &'s Sources) -> RouteTables<'s> {
-    let mut out = RouteTables::default();
-    for input in &snapshot.inputs {
-        let text = input.locator(sources.get(input.source)).json_text();
-        let has = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
-        if ["virtual_hosts", "virtualHosts", "scoped_routes", "scopedRoutes"].into_iter().any(has) {
-            read(input.source, text, &mut out);
-        }
-    }
-    out
+/// The parts of a RouteConfiguration the model keeps, however it was read.
+pub(crate) struct TableParts<'t> {
+    pub name: Option<Cow<'t, str>>,
+    pub virtual_hosts: Vec<VirtualHost<'t>>,
+    /// The `virtual_hosts` key as written.
+    pub vh_key: &'static str,
+    pub vhds: bool,
+    pub ignore_port_in_host_matching: bool,
+    pub validate_clusters: Option<bool>,
+    pub mirrors: Option<Box<Mirrors<'t>>>,
 }
 
-/// [`read_all`] for a trace, which needs every HCM even when its table is elsewhere.
-pub fn read_all_hcms<'s>(snapshot: &Snapshot<'s>, sources: &'s Sources) -> RouteTables<'s> {
-    let mut out = RouteTables::default();
-    for input in &snapshot.inputs {
-        read(input.source, input.locator(sources.get(input.source)).json_text(), &mut out);
-    }
-    out
-}
-
-/// Reads one source's route tables into `out`, from the JSON text the listener loader read.
-pub fn read<'t>(source: SourceId, text: &'t str, out: &mut RouteTables<'t>) {
-    let finder = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
-    if !finder(HCM_TYPE) && !finder(ROUTE_TYPE) {
-        return;
-    }
-    let mut w = Walker { source, out };
-    let mut path = Vec::new();
-    // The text parsed once already (the listener loader); it is valid JSON.
-    let _ = walk_text(text, &mut w, &mut path, None);
-}
-
-/// A CiliumEnvoyConfig's namespace (empty for a clusterwide one) and name.
-type Cec = (String, String);
-
-struct Walker<'o, 't> {
-    source: SourceId,
-    out: &'o mut RouteTables<'t>,
-}
-
-/// One step of the path from the document's root to the node being read. The pointer string
-/// is built from these only where an HCM or a RouteConfiguration is found: a pointer per node
-/// of a 40 MB input cost more than the rest of the pass.
-enum Seg<'t> {
-    Key(Cow<'t, str>),
-    Index(usize),
-}
-
-fn pointer_of(path: &[Seg<'_>]) -> String {
-    let mut p = String::new();
-    for s in path {
-        p = match s {
-            Seg::Key(k) => join_token(&p, k),
-            Seg::Index(i) => join_index(&p, *i),
-        };
-    }
-    p
-}
-
-/// The fields the HCM, RouteConfiguration and CiliumEnvoyConfig readers use. An object's other
-/// fields are walked as they stream past (or skipped, once its `@type` says it is one of the
-/// two); these are kept as borrowed raw text until the object's end says what it is, and only
-/// then read into the typed messages of [`super::route_raw`] (for the two message types) or
-/// walked (for any other object).
-const KEPT: [&str; 23] = [
-    "rds",
-    "route_config",
-    "routeConfig",
-    "scoped_routes",
-    "scopedRoutes",
-    "strip_any_host_port",
-    "stripAnyHostPort",
-    "strip_matching_host_port",
-    "stripMatchingHostPort",
-    "codec_type",
-    "codecType",
-    "name",
-    "virtual_hosts",
-    "virtualHosts",
-    "vhds",
-    "ignore_port_in_host_matching",
-    "ignorePortInHostMatching",
-    "metadata",
-    "spec",
-    // for the cluster check
-    "validate_clusters",
-    "validateClusters",
-    "request_mirror_policies",
-    "requestMirrorPolicies",
-];
-
-/// Walks a JSON text for HCMs and RouteConfigurations, without building a value for it.
-fn walk_text<'t>(
-    text: &'t str,
-    w: &mut Walker<'_, 't>,
-    path: &mut Vec<Seg<'t>>,
-    cec: Option<&Cec>,
-) -> Result<(), serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    Node { w, path, cec }.deserialize(&mut de)
-}
-
-/// An object key, borrowed from the text when it has no escapes.
-struct Key<'t>(Cow<'t, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-/// One node of the walk, as a serde seed: scalars are skipped, arrays and objects walked.
-struct Node<'a, 'o, 't> {
-    w: &'a mut Walker<'o, 't>,
-    path: &'a mut Vec<Seg<'t>>,
-    cec: Option<&'a Cec>,
-}
-
-impl<'de, 'a, 'o> DeserializeSeed<'de> for Node<'a, 'o, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de, 'a, 'o> Visitor<'de> for Node<'a, 'o, 'de> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JSON")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_none<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut i = 0;
-        loop {
-            self.path.push(Seg::Index(i));
-            let more = seq.next_element_seed(Node { w: &mut *self.w, path: &mut *self.path, cec: self.cec })?;
-            self.path.pop();
-            if more.is_none() {
-                return Ok(());
-            }
-            i += 1;
-        }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut type_url: Option<Cow<'de, str>> = None;
-        let mut kind: Option<Cow<'de, str>> = None;
-        let mut kept: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
-        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-            if k == "@type" {
-                type_url = map.next_value::<LStr<'de>>()?.0;
-            } else if k == "kind" {
-                kind = map.next_value::<LStr<'de>>()?.0;
-            } else if KEPT.contains(&k.as_ref()) {
-                kept.push((k, map.next_value()?));
-            } else if type_url.as_deref().is_some_and(|t| t.ends_with(HCM_TYPE) || t.ends_with(ROUTE_TYPE)) {
-                // The two readers use only kept fields.
-                map.next_value::<IgnoredAny>()?;
-            } else {
-                self.path.push(Seg::Key(k));
-                map.next_value_seed(Node { w: &mut *self.w, path: &mut *self.path, cec: self.cec })?;
-                self.path.pop();
-            }
-        }
-        let type_is = |suffix: &str| type_url.as_deref().is_some_and(|t| t.ends_with(suffix));
-        // The kept fields as the one message they belong to (raw text is valid JSON).
-        fn message_of<'de, T: Deserialize<'de>, E: de::Error>(kept: &[(Cow<'de, str>, &'de RawValue)]) -> Result<T, E> {
-            let fields = kept.iter().map(|(k, v)| (k.as_ref(), *v));
-            T::deserialize(de::value::MapDeserializer::<_, serde_json::Error>::new(fields)).map_err(E::custom)
-        }
-        if type_is(HCM_TYPE) {
-            let pointer = pointer_of(self.path);
-            self.w.hcm(message_of::<_, A::Error>(&kept)?, pointer, self.cec);
-            return Ok(());
-        }
-        if type_is(ROUTE_TYPE) {
-            let in_static = self
-                .path
-                .iter()
-                .any(|s| matches!(s, Seg::Key(k) if k == "static_route_configs" || k == "staticRouteConfigs"));
-            let origin = if in_static { TableOrigin::DumpStatic } else { TableOrigin::Rds };
-            let pointer = pointer_of(self.path);
-            let mut t = self.w.table(message_of::<_, A::Error>(&kept)?, pointer, origin);
-            if let (Some(n), Some((ns, name))) = (&t.name, self.cec) {
-                t.name = Some(Cow::Owned(super::classify::qualified_name(ns, name, n).into_owned()));
-            }
-            self.w.out.push_table(t);
-            return Ok(());
-        }
-        let own;
-        let cec = match kind.as_deref() {
-            Some(k @ ("CiliumEnvoyConfig" | "CiliumClusterwideEnvoyConfig")) => {
-                let meta = kept
-                    .iter()
-                    .find(|(k, _)| k == "metadata")
-                    .and_then(|(_, v)| serde_json::from_str::<Map<String, Value>>(v.get()).ok());
-                let meta_str =
-                    |f: &str| meta.as_ref().and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("").to_owned();
-                let ns = if k == "CiliumClusterwideEnvoyConfig" { String::new() } else { meta_str("namespace") };
-                own = (ns, meta_str("name"));
-                Some(&own)
-            }
-            _ => self.cec,
-        };
-        for (k, v) in kept {
-            self.path.push(Seg::Key(k));
-            walk_text(v.get(), self.w, self.path, cec).map_err(de::Error::custom)?;
-            self.path.pop();
-        }
-        Ok(())
-    }
-}
-
-impl<'t> Walker<'_, 't> {
-    fn not_analysed(&mut self, pointer: String, what: &'static str) {
-        self.out.not_analysed.push(NotAnalysed { source: self.source, pointer, what });
-    }
-
-    fn hcm(&mut self, o: RawHcm<'t>, pointer: String, cec: Option<&Cec>) {
-        // `.../filter_chains/N/filters/M/typed_config`: the chain is what comes before `/filters/`.
-        let chain_pointer = pointer.rfind("/filters/").map_or_else(String::new, |i| pointer[..i].to_owned());
-        let strip_any_host_port = boolean(&o.strip_any_host_port).unwrap_or(false);
-        let strip_matching_host_port = boolean(&o.strip_matching_host_port).unwrap_or(false);
-        let codec_type = get(&o.codec_type).map(|c| c.0).unwrap_or_default();
-        let scoped = key_of(&o.scoped_routes, "scoped_routes", "scopedRoutes");
-        let has_scoped = o.scoped_routes.is_some();
-        let table_key = key_of(&o.route_config, "route_config", "routeConfig");
-        let routes = if let Some(rds) = message(o.rds) {
-            let name = string(rds.route_config_name).unwrap_or_default();
-            let name = match cec {
-                Some((ns, cec_name)) => super::classify::qualified_name(ns, cec_name, &name).into_owned(),
-                None => name.into_owned(),
-            };
-            HcmRoutes::Rds(name)
-        } else if let Some(rc) = message(o.route_config) {
-            let t = self.table(rc, join_token(&pointer, table_key), TableOrigin::Inline);
-            HcmRoutes::Inline(self.out.push_table(t))
-        } else if has_scoped {
-            self.not_analysed(join_token(&pointer, scoped), "scoped_routes");
-            HcmRoutes::Scoped
-        } else {
-            HcmRoutes::None
-        };
-        let hcm = Hcm {
-            source: self.source,
-            chain_pointer,
-            routes,
-            strip_any_host_port,
-            strip_matching_host_port,
-            codec_type,
-            pointer,
-        };
-        self.out.push_hcm(hcm);
-    }
-
-    fn table(&mut self, o: RawRouteConfiguration<'t>, pointer: String, origin: TableOrigin) -> RouteTable<'t> {
-        let list: Arc<str> = join_token(&pointer, key_of(&o.virtual_hosts, "virtual_hosts", "virtualHosts")).into();
-        // A dump's copy of an inline table was reported where the listener holds it.
-        let report = origin != TableOrigin::DumpStatic;
-        let vhds = o.vhds.as_ref().map(|_| "vhds");
-        let ignore_port_in_host_matching = boolean(&o.ignore_port_in_host_matching).unwrap_or(false);
-        let validate_clusters = boolean(&o.validate_clusters);
-        let mirrors = mirrors(o.request_mirror_policies);
-        let mut virtual_hosts = take(o.virtual_hosts).map(|l| l.0).unwrap_or_default();
-        for vh in &mut virtual_hosts {
-            vh.list = list.clone();
-            if vh.has_matcher && report {
-                self.not_analysed(join_token(&vh.pointer(), "matcher"), "a virtual host matcher");
-            }
-            if !vh.routes.is_empty() {
-                // One pointer string per virtual host, shared by its routes.
-                let routes: Arc<str> = join_token(&vh.pointer(), "routes").into();
-                for r in &mut vh.routes {
-                    r.list = routes.clone();
-                }
-            }
-        }
-        if let Some(k) = vhds.filter(|_| report) {
-            self.not_analysed(join_token(&pointer, k), "vhds");
-        }
-        RouteTable {
-            source: self.source,
+impl<'t> TableParts<'t> {
+    /// The parts of a `RouteConfiguration` read as one message (an HCM's `route_config`).
+    pub(crate) fn of(o: RawRouteConfiguration<'t>) -> Self {
+        TableParts {
+            vh_key: key_of(&o.virtual_hosts, "virtual_hosts", "virtualHosts"),
+            vhds: o.vhds.is_some(),
+            ignore_port_in_host_matching: boolean(&o.ignore_port_in_host_matching).unwrap_or(false),
+            validate_clusters: boolean(&o.validate_clusters),
+            mirrors: mirrors(o.request_mirror_policies),
+            virtual_hosts: take(o.virtual_hosts).map(|l| l.0).unwrap_or_default(),
             name: string(o.name),
-            origin,
-            virtual_hosts,
-            ignore_port_in_host_matching,
-            vhds: vhds.is_some(),
-            validate_clusters,
-            mirrors,
-            pointer,
         }
     }
+
+    /// The table, not yet placed ([`place`]).
+    pub(crate) fn table(self, origin: TableOrigin) -> RouteTable<'t> {
+        RouteTable {
+            source: SourceId::default(),
+            name: self.name,
+            origin,
+            virtual_hosts: self.virtual_hosts,
+            ignore_port_in_host_matching: self.ignore_port_in_host_matching,
+            vhds: self.vhds,
+            validate_clusters: self.validate_clusters,
+            mirrors: self.mirrors,
+            pointer: String::new(),
+            vh_key: self.vh_key,
+        }
+    }
+}
+
+/// Places a table at `pointer` of input `source`: the pointers of its virtual hosts' and
+/// routes' lists, and what of it xdsck does not analyse (a `vhds`, a virtual host `matcher`).
+pub(crate) fn place(t: &mut RouteTable<'_>, source: SourceId, pointer: String, not_analysed: &mut Vec<NotAnalysed>) {
+    t.source = source;
+    let list: Arc<str> = join_token(&pointer, t.vh_key).into();
+    // A dump's copy of an inline table was reported where the listener holds it.
+    let report = t.origin != TableOrigin::DumpStatic;
+    for vh in &mut t.virtual_hosts {
+        vh.list = list.clone();
+        if vh.has_matcher && report {
+            not_analysed.push(NotAnalysed {
+                source,
+                pointer: join_token(&vh.pointer(), "matcher"),
+                what: "a virtual host matcher",
+            });
+        }
+        if !vh.routes.is_empty() {
+            // One pointer string per virtual host, shared by its routes.
+            let routes: Arc<str> = join_token(&vh.pointer(), "routes").into();
+            for r in &mut vh.routes {
+                r.list = routes.clone();
+            }
+        }
+    }
+    if t.vhds && report {
+        not_analysed.push(NotAnalysed { source, pointer: join_token(&pointer, "vhds"), what: "vhds" });
+    }
+    t.pointer = pointer;
 }
 
 /// No pointer yet: the table's reader sets the lists' pointers once the table's is known.
@@ -499,9 +227,17 @@ fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {
     HeaderMatcher { name: string(h.name).unwrap_or_default(), kind, invert_match, treat_missing_header_as_empty }
 }
 
+/// [`mirrors`] for a list read without its key's spelling: `camel` is the object's casing.
+pub(crate) fn mirrors_of<'t>(
+    list: Option<super::route_raw::List<super::route_raw::Obj<super::route_raw::RawMirror<'t>>>>,
+    camel: bool,
+) -> Option<Box<Mirrors<'t>>> {
+    mirrors(list.map(|value| Field { value, camel }))
+}
+
 /// A `request_mirror_policies` list, when it has an entry (a policy that is not an object, or
 /// mirrors by `cluster_header`, keeps its place with `""`).
-fn mirrors<'t>(
+pub(crate) fn mirrors<'t>(
     f: Option<Field<super::route_raw::List<super::route_raw::Obj<super::route_raw::RawMirror<'t>>>>>,
 ) -> Option<Box<Mirrors<'t>>> {
     let key = key_of(&f, "request_mirror_policies", "requestMirrorPolicies");
@@ -563,9 +299,11 @@ fn action<'t>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Snapshot;
+    use crate::model::route::{HcmRoutes, RouteTables};
     use crate::source::{SourceFile, Sources};
 
-    fn tables(yaml: &str) -> RouteTables<'static> {
+    fn tables(yaml: &str) -> RouteTables<'static, 'static> {
         // Leaked: the tables borrow the text, and each test is one short process step.
         let mut sources = Sources::new();
         let id = sources.add(SourceFile::new("t.yaml", yaml));
@@ -573,7 +311,7 @@ mod tests {
         let document = Box::leak(Box::new(crate::load::Document::new(id, sources.get(id))));
         let input = document.load().expect("loads");
         let snapshot = Box::leak(Box::new(Snapshot { inputs: vec![input] }));
-        read_all(snapshot, sources)
+        RouteTables::of(snapshot)
     }
 
     const HCM: &str =
@@ -683,9 +421,9 @@ filter_chains:
     }
 
     #[test]
-    fn camel_case_keys_lenient_values_and_repeats_read_as_before() {
-        // The listener loader reads an inline table's names and domains strictly; a table
-        // delivered by RDS is read by this pass alone, leniently.
+    fn camel_case_keys_and_lenient_values_read_as_envoy_reads_them() {
+        // Values Envoy's JSON parser takes in its lenient mode read as it reads them; values it
+        // refuses are findings of their own and read as unset.
         let json = format!(
             r#"{{"resources": [{{"@type": "type.googleapis.com/envoy.config.listener.v3.Listener", "name": "l",
               "filterChains": [{{"filters": [{{"name": "hcm", "typedConfig": {{"@type": "{HCM}",
@@ -713,17 +451,20 @@ filter_chains:
         let r = &vh.routes[0];
         assert_eq!(r.pointer(), format!("{}/routes/0", vh.pointer()));
         assert_eq!(r.matcher.path, PathSpec::Path("/p".into()));
-        assert!(r.matcher.case_sensitive);
+        assert!(!r.matcher.case_sensitive, "Envoy's JSON parser reads \"no\" as false (Abseil's SimpleAtob)");
         assert_eq!(r.matcher.unevaluated, ["grpc"]);
         assert_eq!(r.matcher.headers[0].kind, HeaderMatch::Other("invert_match".into()));
         assert_eq!(r.matcher.headers[1].kind, HeaderMatch::Other("rangeMatch".into()));
-        assert_eq!(r.action, Action::WeightedClusters(vec![("c".into(), 7)]));
+        // `9` is no cluster (Envoy rejects the input, XDS119): it reads as an empty message.
+        assert_eq!(r.action, Action::WeightedClusters(vec![("c".into(), 7), ("".into(), 0)]));
         assert_eq!(vh.routes[1].action, Action::Redirect("path_redirect=/x response_code=301 strip_query=true".into()));
         let rds = &t.tables[1];
         assert_eq!(rds.name.as_deref(), Some("rt2"));
-        assert_eq!(rds.virtual_hosts.len(), 1);
-        assert_eq!(rds.virtual_hosts[0].pointer(), "/resources/1/virtualHosts/1");
-        assert_eq!(rds.virtual_hosts[0].domains, ["a", "c"]);
+        // `3` and `1` are refused (XDS119): the virtual host reads as empty, so the places of
+        // the others hold; the domain is left out.
+        assert_eq!(rds.virtual_hosts.len(), 2);
+        assert_eq!(rds.virtual_hosts[1].pointer(), "/resources/1/virtualHosts/1");
+        assert_eq!(rds.virtual_hosts[1].domains, ["a", "c"]);
     }
 
     #[test]

@@ -79,6 +79,9 @@ impl<'de, T: Shallow<'de>> Visitor<'de> for ShallowVisitor<T> {
     fn visit_none<E>(self) -> Result<T, E> {
         Ok(T::null())
     }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        d.deserialize_any(self)
+    }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
         T::map(map)
     }
@@ -92,7 +95,9 @@ macro_rules! shallow {
     ($name:ident $(<$lt:lifetime>)? $(, $param:ident)?) => {
         impl<'de $(, $param: Shallow<'de>)?> Deserialize<'de> for $name<$($lt)? $($param)?> {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_any(ShallowVisitor(PhantomData))
+                // As an option: the schema reader hands a `null` message over as none (unset),
+                // anything else as some.
+                d.deserialize_option(ShallowVisitor(PhantomData))
             }
         }
     };
@@ -446,18 +451,6 @@ pub(crate) fn message<T>(f: Option<Field<Obj<T>>>) -> Option<T> {
 /// The key a field was read from: `snake`, or its camel spelling.
 pub(crate) fn key_of<T>(f: &Option<Field<T>>, snake: &'static str, camel: &'static str) -> &'static str {
     if f.as_ref().is_some_and(|f| f.camel) { camel } else { snake }
-}
-
-route_message! {
-    /// The fields of an `HttpConnectionManager` the route pass reads.
-    struct RawHcm {
-        rds: Obj<RawRds<'a>> = "rds",
-        route_config: Obj<RawRouteConfiguration<'a>> = "route_config" | "routeConfig",
-        scoped_routes: Given = "scoped_routes" | "scopedRoutes",
-        strip_any_host_port: LBool = "strip_any_host_port" | "stripAnyHostPort",
-        strip_matching_host_port: LBool = "strip_matching_host_port" | "stripMatchingHostPort",
-        codec_type: Codec = "codec_type" | "codecType",
-    }
 }
 
 route_message! {

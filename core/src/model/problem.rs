@@ -20,6 +20,9 @@ pub struct Problem {
     /// The nearest enclosing place the reader knew the offset of: where the value is looked
     /// for when `offset` is unknown, so that locating it reads only that part of the text.
     pub anchor: Option<Anchor>,
+    /// Another place the problem is about (the occurrence of a repeated field Envoy keeps):
+    /// what it is, and its byte offset in the JSON text.
+    pub related: Option<(String, usize)>,
 }
 
 /// A located ancestor of a problem's place.
@@ -54,4 +57,7 @@ pub enum ProblemKind {
     NotValidated,
     /// A form the Cilium agent's Go protojson decoder refuses in a CiliumEnvoyConfig.
     AgentRefuses,
+    /// A field given more than once in one object: Envoy keeps the last value (or joins the
+    /// lists), so an earlier one does not take effect.
+    RepeatedField,
 }

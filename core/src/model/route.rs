@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::source::{SourceId, join_index};
 
 /// Where a route table was found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableOrigin {
     /// `route_config` inside an HCM: its rejection fails the listener.
     Inline,
@@ -26,7 +26,7 @@ pub enum TableOrigin {
 }
 
 /// One `RouteConfiguration`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteTable<'a> {
     /// The input the table was read from.
     pub source: SourceId,
@@ -50,6 +50,8 @@ pub struct RouteTable<'a> {
     /// The table's own `request_mirror_policies`: the routes that have none of their own and
     /// whose virtual host has none mirror with it.
     pub mirrors: Option<Box<Mirrors<'a>>>,
+    /// The `virtual_hosts` key as the input spells it, for the virtual hosts' pointers.
+    pub vh_key: &'static str,
 }
 
 /// One `request_mirror_policies` list (boxed where it sits: most tables, virtual hosts and
@@ -92,7 +94,7 @@ pub enum RequireTls {
 }
 
 /// One virtual host.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VirtualHost<'a> {
     /// Its `name`, which Envoy's texts and xdsck's findings name it by.
     pub name: Cow<'a, str>,
@@ -120,7 +122,7 @@ impl VirtualHost<'_> {
 }
 
 /// One route of a virtual host.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route<'a> {
     /// Its `name`, if any.
     pub name: Option<Cow<'a, str>>,
@@ -309,10 +311,10 @@ impl std::fmt::Display for Action<'_> {
 }
 
 /// How an HCM finds its routes, as read from the HCM itself.
-#[derive(Debug, Clone)]
-pub enum HcmRoutes {
-    /// `route_config`, inline: an index into [`RouteTables::tables`].
-    Inline(usize),
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HcmRoutes<'a> {
+    /// `route_config`, inline.
+    Inline(Box<RouteTable<'a>>),
     /// `rds.route_config_name` (qualified as Envoy will see it).
     Rds(String),
     /// `scoped_routes`: not analysed.
@@ -322,8 +324,8 @@ pub enum HcmRoutes {
 }
 
 /// One `http_connection_manager` and its host-matching settings.
-#[derive(Debug, Clone)]
-pub struct Hcm {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hcm<'a> {
     /// The input the HCM was read from.
     pub source: SourceId,
     /// The HCM's typed_config.
@@ -331,13 +333,18 @@ pub struct Hcm {
     /// The filter chain it sits in (where the listener model's chain pointer points).
     pub chain_pointer: String,
     /// Where its route table is.
-    pub routes: HcmRoutes,
+    pub routes: HcmRoutes<'a>,
+    /// `stat_prefix`.
+    pub stat_prefix: Option<Cow<'a, str>>,
     /// `strip_any_host_port`: the Host's `:port` is dropped before the virtual host is chosen.
     pub strip_any_host_port: bool,
     /// `strip_matching_host_port`: the Host's `:port` is dropped only when it is the listener's.
     pub strip_matching_host_port: bool,
     /// `codec_type`: whether a TLS client that negotiated `h2` is spoken to in HTTP/2.
     pub codec_type: CodecType,
+    /// The key the inline table is under, as the HCM spells it (`route_config`, `routeConfig`),
+    /// for the table's pointer.
+    pub table_key: &'static str,
 }
 
 /// `HttpConnectionManager.CodecType`.
@@ -373,60 +380,89 @@ pub struct NotAnalysed {
     pub what: &'static str,
 }
 
-/// Every route table and HCM of a run.
+/// Every route table and HCM of a run, found in the inputs' model once for the checks and a
+/// trace: the inline tables of every listener's chains, the RDS tables, and what of them is
+/// not analysed.
 #[derive(Debug, Default)]
-pub struct RouteTables<'a> {
-    /// Inline and RDS tables alike, in the order they were read; [`HcmRoutes::Inline`] indexes
-    /// into it.
-    pub tables: Vec<RouteTable<'a>>,
-    /// Every HCM of every listener, in the order they were read.
-    pub hcms: Vec<Hcm>,
+pub struct RouteTables<'r, 'a> {
+    /// Inline and RDS tables alike, in input order.
+    pub tables: Vec<&'r RouteTable<'a>>,
+    /// Every HCM of every listener, in input order.
+    pub hcms: Vec<&'r Hcm<'a>>,
     /// What the reader saw but xdsck does not analyse: each becomes a finding, so a partly read
     /// input never passes as clean.
-    pub not_analysed: Vec<NotAnalysed>,
+    pub not_analysed: Vec<&'r NotAnalysed>,
     /// Where the RDS tables are by name: the first of each name.
-    by_name: std::collections::HashMap<String, usize>,
-    /// Where the HCMs are by (source, chain pointer).
-    /// (Per source, so a lookup by a borrowed pointer makes no key.)
-    by_chain: std::collections::HashMap<SourceId, std::collections::HashMap<String, Vec<usize>>>,
+    by_name: std::collections::HashMap<&'r str, usize>,
+    /// Where the HCMs are by source and chain pointer.
+    by_chain: std::collections::HashMap<SourceId, std::collections::HashMap<&'r str, Vec<usize>>>,
 }
 
-impl<'a> RouteTables<'a> {
-    /// Adds a table; returns its index.
-    pub fn push_table(&mut self, table: RouteTable<'a>) -> usize {
+impl<'r, 'a> RouteTables<'r, 'a> {
+    /// The route tables and HCMs of every input of `snapshot`.
+    pub fn of(snapshot: &'r crate::model::Snapshot<'a>) -> Self {
+        let mut out = RouteTables::default();
+        for input in &snapshot.inputs {
+            let failed = input.error_states.iter().filter_map(|e| e.failed_configuration.as_ref());
+            for l in input.listeners.iter().chain(failed) {
+                for chain in l.filter_chains.iter().chain(&l.default_filter_chain) {
+                    for f in &chain.filters {
+                        if let crate::model::NetworkFilterKind::HttpConnectionManager(hcm) = &f.kind {
+                            out.push_hcm(hcm);
+                        }
+                    }
+                }
+            }
+            for t in &input.route_tables {
+                out.push_table(t);
+            }
+            out.not_analysed.extend(&input.not_analysed);
+        }
+        out
+    }
+
+    fn push_table(&mut self, table: &'r RouteTable<'a>) {
         let i = self.tables.len();
         if matches!(table.origin, TableOrigin::Rds | TableOrigin::DumpStatic)
             && let Some(n) = &table.name
-            && !self.by_name.contains_key(n.as_ref())
         {
-            self.by_name.insert(n.to_string(), i);
+            self.by_name.entry(n.as_ref()).or_insert(i);
         }
         self.tables.push(table);
-        i
     }
 
-    /// Adds an HCM, found again later by its chain ([`Self::hcms_of_chain`]).
-    pub fn push_hcm(&mut self, hcm: Hcm) {
-        let chains = self.by_chain.entry(hcm.source).or_default();
-        chains.entry(hcm.chain_pointer.clone()).or_default().push(self.hcms.len());
+    fn push_hcm(&mut self, hcm: &'r Hcm<'a>) {
+        self.by_chain
+            .entry(hcm.source)
+            .or_default()
+            .entry(hcm.chain_pointer.as_str())
+            .or_default()
+            .push(self.hcms.len());
         self.hcms.push(hcm);
+        if let HcmRoutes::Inline(t) = &hcm.routes {
+            self.tables.push(t);
+        }
     }
 
     /// The RDS table with this name, from any input of the run.
-    pub fn rds(&self, name: &str) -> Option<&RouteTable<'a>> {
-        self.by_name.get(name).map(|&i| &self.tables[i])
+    pub fn rds(&self, name: &str) -> Option<&'r RouteTable<'a>> {
+        self.by_name.get(name).map(|&i| self.tables[i])
     }
 
     /// The HCMs of a filter chain, by the chain's pointer.
-    pub fn hcms_of_chain(&self, source: SourceId, chain_pointer: &str) -> impl Iterator<Item = &Hcm> {
+    pub fn hcms_of_chain(
+        &self,
+        source: SourceId,
+        chain_pointer: &str,
+    ) -> impl Iterator<Item = &'r Hcm<'a>> + use<'_, 'r, 'a> {
         let at = self.by_chain.get(&source).and_then(|c| c.get(chain_pointer));
-        at.into_iter().flatten().map(|&i| &self.hcms[i])
+        at.into_iter().flatten().map(|&i| self.hcms[i])
     }
 
     /// The table an HCM routes with, when the run holds it.
-    pub fn table_of(&self, hcm: &Hcm) -> Option<&RouteTable<'a>> {
+    pub fn table_of(&self, hcm: &'r Hcm<'a>) -> Option<&'r RouteTable<'a>> {
         match &hcm.routes {
-            HcmRoutes::Inline(i) => self.tables.get(*i),
+            HcmRoutes::Inline(t) => Some(t),
             HcmRoutes::Rds(name) => self.rds(name),
             HcmRoutes::Scoped | HcmRoutes::None => None,
         }

@@ -437,6 +437,7 @@ mod tests {
             vhds: false,
             validate_clusters: None,
             mirrors: None,
+            vh_key: "virtual_hosts",
         }
     }
 

@@ -6,7 +6,6 @@ use crate::graph::trace::Outcome;
 use crate::model::route::{Action, HcmRoutes, RequireTls, RouteTables};
 use crate::model::{FilterChain, Snapshot};
 use crate::routing::{DomainIndex, Request, RouteOutcome, RouteVerdict, describe_path, strip_port};
-use crate::source::Sources;
 use crate::trace::Answer;
 
 /// The HTTP part of a trace.
@@ -77,8 +76,8 @@ impl HttpAnswer {
 }
 
 /// Follows the request from the chain the connection reached.
-pub fn trace_http(snapshot: &Snapshot<'_>, sources: &Sources, answer: &Answer, req: &Request) -> HttpAnswer {
-    let tables = crate::load::route::read_all_hcms(snapshot, sources);
+pub fn trace_http(snapshot: &Snapshot<'_>, answer: &Answer, req: &Request) -> HttpAnswer {
+    let tables = RouteTables::of(snapshot);
     let mut out = HttpAnswer::default();
     let headers: String = req.headers.iter().map(|(n, v)| format!(", {n}: {v}")).collect();
     out.step("request", format!("{} {} Host {:?}{headers}", req.method, req.path, req.host));
@@ -143,7 +142,7 @@ fn route_in_chain(
             }
         }
         HcmRoutes::Inline(i) => {
-            let t = &tables.tables[*i];
+            let t: &crate::model::route::RouteTable<'_> = i;
             out.route_config = t.name.as_ref().map(|n| n.to_string());
             out.step("route_config", format!("inline route table {}", t.display_name()));
             t

@@ -18,7 +18,7 @@ pub use extensions::Extensions;
 pub use rules::FieldRules;
 
 /// The descriptor set of Envoy 1.40, as the binary embeds it.
-const DESCRIPTORS: &[u8] = include_bytes!("../../schema/envoy.binpb");
+pub(crate) const DESCRIPTORS: &[u8] = include_bytes!("../../schema/envoy.binpb");
 
 /// A message of the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -383,9 +383,10 @@ fn extension_slots(fields: &[Field], any: Option<MsgId>) -> Option<ExtensionSlot
     let name = find("name").filter(|&i| fields[usize::from(i)].kind == Kind::String)?;
     let typed_config = find("typed_config").filter(|&i| Some(fields[usize::from(i)].kind) == any.map(Kind::Message))?;
     let optional = find("is_optional").filter(|&i| fields[usize::from(i)].kind == Kind::Bool);
-    let typed_config_required = fields[usize::from(typed_config)].rules.as_ref().is_some_and(|r| {
-        r.message.required || matches!(&r.kind, Some(rules::KindRules::Any(a)) if a.required)
-    });
+    let typed_config_required = fields[usize::from(typed_config)]
+        .rules
+        .as_ref()
+        .is_some_and(|r| r.message.required || matches!(&r.kind, Some(rules::KindRules::Any(a)) if a.required));
     Some(ExtensionSlots { name, typed_config, optional, typed_config_required })
 }
 
@@ -430,7 +431,10 @@ fn compile_message(
         let oneof = containing.filter(|o| !o.is_synthetic()).map(|o| oneof_index[o.name()]);
         let options = f.options();
         let rules = exts.rules.as_ref().and_then(|e| {
-            options.has_extension(e).then(|| options.get_extension(e)).and_then(|v| v.as_message().map(FieldRules::compile))
+            options
+                .has_extension(e)
+                .then(|| options.get_extension(e))
+                .and_then(|v| v.as_message().map(FieldRules::compile))
         });
         let deprecated = options.get_field_by_name("deprecated").and_then(|v| v.as_bool()) == Some(true);
         fields.push(Field {

@@ -313,7 +313,9 @@ impl FieldRules {
     /// Compiles a `validate.FieldRules` option.
     pub(super) fn compile(m: &DynamicMessage) -> FieldRules {
         let message = get(m, "message")
-            .and_then(|v| v.as_message().map(|mr| MessageRules { skip: bool_of(mr, "skip"), required: bool_of(mr, "required") }))
+            .and_then(|v| {
+                v.as_message().map(|mr| MessageRules { skip: bool_of(mr, "skip"), required: bool_of(mr, "required") })
+            })
             .unwrap_or_default();
         let mut kind = None;
         for (name, format) in [
@@ -850,7 +852,8 @@ impl RepeatedRules {
                 return (n != min).then(|| format!("value must contain exactly {min} item(s)"));
             }
             if let Some(max) = self.max_items {
-                return (n < min || n > max).then(|| format!("value must contain between {min} and {max} items, inclusive"));
+                return (n < min || n > max)
+                    .then(|| format!("value must contain between {min} and {max} items, inclusive"));
             }
             return (n < min).then(|| format!("value must contain at least {min} item(s)"));
         }
@@ -872,7 +875,8 @@ impl MapRules {
                 return (n != min).then(|| format!("value must contain exactly {min} pair(s)"));
             }
             if let Some(max) = self.max_pairs {
-                return (n < min || n > max).then(|| format!("value must contain between {min} and {max} pairs, inclusive"));
+                return (n < min || n > max)
+                    .then(|| format!("value must contain between {min} and {max} pairs, inclusive"));
             }
             return (n < min).then(|| format!("value must contain at least {min} pair(s)"));
         }
@@ -969,10 +973,16 @@ impl DurationRules {
             return Some(format!("value must be greater than or equal to {}", s(gte)));
         }
         if !self.in_list.is_empty() && !self.in_list.contains(&d) {
-            return Some(format!("value must be in list {}", go_list(self.in_list.iter().map(|&x| go_duration_literal(x)))));
+            return Some(format!(
+                "value must be in list {}",
+                go_list(self.in_list.iter().map(|&x| go_duration_literal(x)))
+            ));
         }
         if !self.not_in.is_empty() && self.not_in.contains(&d) {
-            return Some(format!("value must not be in list {}", go_list(self.not_in.iter().map(|&x| go_duration_literal(x)))));
+            return Some(format!(
+                "value must not be in list {}",
+                go_list(self.not_in.iter().map(|&x| go_duration_literal(x)))
+            ));
         }
         None
     }
@@ -1022,7 +1032,9 @@ fn is_hostname(v: &str) -> bool {
 fn is_uuid(v: &str) -> bool {
     let b = v.as_bytes();
     b.len() == 36
-        && b.iter().enumerate().all(|(i, &c)| if matches!(i, 8 | 13 | 18 | 23) { c == b'-' } else { c.is_ascii_hexdigit() })
+        && b.iter()
+            .enumerate()
+            .all(|(i, &c)| if matches!(i, 8 | 13 | 18 | 23) { c == b'-' } else { c.is_ascii_hexdigit() })
 }
 
 /// Go's `%q` of a string (`strconv.Quote`).

@@ -7,9 +7,7 @@ fn the_schema_has_envoys_messages_with_their_rules() {
     assert!(listener.field_by_key("filter_chains").is_some());
     assert!(listener.field_by_key("filterChains").is_some());
     assert!(listener.field_by_key("bypass_overload_manager").is_some());
-    let hcm = s
-        .find("envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager")
-        .expect("HCM");
+    let hcm = s.find("envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager").expect("HCM");
     assert!(s.message(hcm).field_by_key("record_route_resolution_stats").is_some(), "a field only Envoy 1.40 has");
     let sa = s.message(s.find("envoy.config.core.v3.SocketAddress").expect("SocketAddress"));
     let (_, port) = sa.field_by_key("port_value").expect("port_value");
@@ -33,7 +31,11 @@ fn names_are_spelled_as_protobuf_and_pgv_spell_them() {
 #[test]
 fn extension_wrappers_are_known_by_their_fields() {
     let s = Schema::get();
-    for name in ["envoy.config.listener.v3.ListenerFilter", "envoy.config.listener.v3.Filter", "envoy.config.core.v3.TypedExtensionConfig"] {
+    for name in [
+        "envoy.config.listener.v3.ListenerFilter",
+        "envoy.config.listener.v3.Filter",
+        "envoy.config.core.v3.TypedExtensionConfig",
+    ] {
         assert!(s.message(s.find(name).unwrap()).extension.is_some(), "{name}");
     }
 }

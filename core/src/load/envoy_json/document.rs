@@ -74,10 +74,9 @@ impl RootKind {
     fn has_key(self, key: &str, schema: &Schema) -> bool {
         match self {
             RootKind::K8s => K8S_KEYS.contains(&key),
-            k => k
-                .message()
-                .and_then(|m| schema.find(m))
-                .is_some_and(|m| schema.message(m).field_by_key(key).is_some()),
+            k => {
+                k.message().and_then(|m| schema.find(m)).is_some_and(|m| schema.message(m).field_by_key(key).is_some())
+            }
         }
     }
 }
@@ -195,7 +194,10 @@ mod tests {
         assert_eq!(root_kind(r#"{"metadata": {}, "spec": {}}"#), RootKind::K8s);
         assert_eq!(root_kind(r#"{"metadata": {}, "filter_chains": []}"#), RootKind::Listener);
         assert_eq!(root_kind(r#"{"filterChains": []}"#), RootKind::Listener);
-        assert_eq!(root_kind(r#"{"@type": "type.googleapis.com/envoy.config.listener.v3.Listener"}"#), RootKind::Listener);
+        assert_eq!(
+            root_kind(r#"{"@type": "type.googleapis.com/envoy.config.listener.v3.Listener"}"#),
+            RootKind::Listener
+        );
         assert_eq!(root_kind("{}"), RootKind::Empty);
         assert_eq!(root_kind(r#"{"foo": 1}"#), RootKind::Unknown);
     }

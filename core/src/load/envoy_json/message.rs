@@ -78,6 +78,110 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Given<D> {
     }
 }
 
+/// The occurrences of one list (or map) field, read as the one list (or map) Envoy's parser
+/// makes of them: the elements of each in turn (a single value counts as a list of one, as
+/// the lenient parser takes it).
+struct Joined<'de>(Vec<&'de RawValue>);
+
+impl<'de> Deserializer<'de> for Joined<'de> {
+    type Error = serde_json::Error;
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, serde_json::Error> {
+        let first = self.0.first().map(|r| r.get().trim_start().as_bytes().first().copied());
+        if first == Some(Some(b'{')) {
+            // Maps: a key of a later occurrence replaces the same key of an earlier one (a key
+            // repeated inside one object is another matter, which the map reader refuses).
+            let parts: Vec<Vec<(KeyStr<'de>, &'de RawValue)>> =
+                self.0.iter().map(|p| parse_entries(p.get())).collect::<Result<_, _>>()?;
+            let mut last_part: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+            for (n, part) in parts.iter().enumerate() {
+                for (k, _) in part {
+                    last_part.insert(&k.0, n);
+                }
+            }
+            let mut entries = Vec::new();
+            for (n, part) in parts.iter().enumerate() {
+                for (k, raw) in part {
+                    if last_part.get(&*k.0) == Some(&n) {
+                        entries.push((KeyStr(k.0.clone()), *raw));
+                    }
+                }
+            }
+            v.visit_map(JoinedMap { entries: entries.into_iter(), value: None })
+        } else {
+            let mut items = Vec::new();
+            for part in self.0 {
+                if part.get().trim_start().starts_with('[') {
+                    items.extend(serde_json::from_str::<Vec<&'de RawValue>>(part.get())?);
+                } else {
+                    items.push(part);
+                }
+            }
+            v.visit_seq(JoinedSeq(items.into_iter()))
+        }
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, serde_json::Error> {
+        v.visit_some(self)
+    }
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// An object's entries in order, values unread (duplicates kept: a map is a list of entries).
+fn parse_entries<'de>(text: &'de str) -> Result<Vec<(KeyStr<'de>, &'de RawValue)>, serde_json::Error> {
+    struct Entries;
+    impl<'de> Visitor<'de> for Entries {
+        type Value = Vec<(KeyStr<'de>, &'de RawValue)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Self::Value, M::Error> {
+            let mut out = Vec::new();
+            while let Some(k) = m.next_key::<KeyStr<'de>>()? {
+                out.push((k, m.next_value::<&'de RawValue>()?));
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_map(Entries)
+}
+
+struct JoinedSeq<'de>(std::vec::IntoIter<&'de RawValue>);
+
+impl<'de> de::SeqAccess<'de> for JoinedSeq<'de> {
+    type Error = serde_json::Error;
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, serde_json::Error> {
+        match self.0.next() {
+            Some(raw) => seed.deserialize(&mut serde_json::Deserializer::from_str(raw.get())).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+struct JoinedMap<'de> {
+    entries: std::vec::IntoIter<(KeyStr<'de>, &'de RawValue)>,
+    value: Option<&'de RawValue>,
+}
+
+impl<'de> MapAccess<'de> for JoinedMap<'de> {
+    type Error = serde_json::Error;
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, serde_json::Error> {
+        match self.entries.next() {
+            Some((k, v)) => {
+                self.value = Some(v);
+                hand_key(seed, k.0).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, serde_json::Error> {
+        let raw = self.value.take().ok_or_else(|| de::Error::custom("a value without its key"))?;
+        seed.deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
+    }
+}
+
 /// A string value as a typed reader is handed it.
 fn hand_value<'de, S: DeserializeSeed<'de>, E: de::Error>(seed: S, value: Cow<'de, str>) -> Result<S::Value, E> {
     match value {
@@ -87,7 +191,15 @@ fn hand_value<'de, S: DeserializeSeed<'de>, E: de::Error>(seed: S, value: Cow<'d
 }
 
 /// An entry read ahead of its turn: its key, the key's offset, the value's raw text.
-type Ahead<'de> = (Cow<'de, str>, Option<usize>, &'de RawValue);
+type Ahead<'de> = (Cow<'de, str>, Option<usize>, Val<'de>);
+
+/// The raw text of an entry's value: one, or the occurrences of a list or map field given more
+/// than once, which Envoy's parser joins in order.
+#[derive(Clone)]
+enum Val<'de> {
+    One(&'de RawValue),
+    Joined(Vec<&'de RawValue>),
+}
 
 /// Where an object's entries come from: the object itself, with some read ahead (an Any's
 /// fields before its `@type`) or put off (a TypedStruct's `value` before its `type_url`).
@@ -97,15 +209,30 @@ struct Source<'de, A> {
     later: VecDeque<Ahead<'de>>,
     inner_done: bool,
     /// The raw value of the entry whose key was just given out, if it was read ahead.
-    pending: Option<&'de RawValue>,
+    pending: Option<Val<'de>>,
+    /// The object's first key, read to tell which object this is; its value is still unread.
+    peeked: Option<(Cow<'de, str>, Option<usize>)>,
+    /// Where the object's first key is in the text, once read: which object this is.
+    first: Option<Option<usize>>,
 }
 
 impl<'de, A: MapAccess<'de>> Source<'de, A> {
     fn new(inner: A) -> Self {
-        Source { inner, ahead: VecDeque::new(), later: VecDeque::new(), inner_done: false, pending: None }
+        Source {
+            inner,
+            ahead: VecDeque::new(),
+            later: VecDeque::new(),
+            inner_done: false,
+            pending: None,
+            peeked: None,
+            first: None,
+        }
     }
 
     fn next_key(&mut self, w: &Walk<'de>) -> Result<Option<(Cow<'de, str>, Option<usize>)>, A::Error> {
+        if let Some(peeked) = self.peeked.take() {
+            return Ok(Some(peeked));
+        }
         if let Some((k, o, raw)) = self.ahead.pop_front() {
             self.pending = Some(raw);
             return Ok(Some((k, o)));
@@ -114,6 +241,7 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
             match self.inner.next_key::<KeyStr<'de>>()? {
                 Some(k) => {
                     let o = k.offset(w);
+                    self.first.get_or_insert(o);
                     return Ok(Some((k.0, o)));
                 }
                 None => self.inner_done = true,
@@ -128,12 +256,16 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
 
     /// The next key of the object itself, not of what was read ahead.
     fn inner_key(&mut self, w: &Walk<'de>) -> Result<Option<(Cow<'de, str>, Option<usize>)>, A::Error> {
+        if let Some(peeked) = self.peeked.take() {
+            return Ok(Some(peeked));
+        }
         if self.inner_done {
             return Ok(None);
         }
         match self.inner.next_key::<KeyStr<'de>>()? {
             Some(k) => {
                 let o = k.offset(w);
+                self.first.get_or_insert(o);
                 Ok(Some((k.0, o)))
             }
             None => {
@@ -143,21 +275,37 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
         }
     }
 
-    fn raw_value(&mut self) -> Result<&'de RawValue, A::Error> {
+    fn raw_value(&mut self) -> Result<Val<'de>, A::Error> {
         match self.pending.take() {
             Some(raw) => Ok(raw),
-            None => self.inner.next_value::<&'de RawValue>(),
+            None => self.inner.next_value::<&'de RawValue>().map(Val::One),
         }
     }
 
     fn value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
         match self.pending.take() {
-            Some(raw) => {
+            Some(Val::One(raw)) => {
                 let mut de = serde_json::Deserializer::from_str(raw.get());
                 seed.deserialize(&mut de).map_err(de::Error::custom)
             }
+            Some(Val::Joined(parts)) => seed.deserialize(Joined(parts)).map_err(de::Error::custom),
             None => self.inner.next_value_seed(seed),
         }
+    }
+
+    /// Reads the object's first key, kept to be given out first, for where it is.
+    fn peek(&mut self, w: &Walk<'de>) -> Result<Option<usize>, A::Error> {
+        self.peeked = self.inner_key(w)?;
+        Ok(self.first.flatten())
+    }
+
+    /// Reads the rest of the object ahead (a [`Walk::merging`] reading).
+    fn drain(&mut self, w: &Walk<'de>) -> Result<(), A::Error> {
+        while let Some((k, o)) = self.inner_key(w)? {
+            let raw = self.inner.next_value::<&'de RawValue>()?;
+            self.ahead.push_back((k, o, Val::One(raw)));
+        }
+        Ok(())
     }
 
     fn skip_value(&mut self) -> Result<(), A::Error> {
@@ -183,7 +331,10 @@ enum Phase {
     /// The fields of a message.
     Fields(MsgId),
     /// An Any whose `@type` is still to be found.
-    AnyStart { rules: Option<&'static FieldRules>, at: u16 },
+    AnyStart {
+        rules: Option<&'static FieldRules>,
+        at: u16,
+    },
     /// An Any's `@type`, given to the typed reader; its fields follow (as `.0`, or unchecked).
     AnyType(Option<MsgId>),
     /// An Any's payload of a well-known type: only `value` may follow.
@@ -221,6 +372,8 @@ pub(crate) struct MessageMap<'w, 'de, A> {
     payload: bool,
     seen: [u64; 4],
     oneofs: u64,
+    /// Oneofs a refused value was given for.
+    refused_oneofs: u64,
     pending: Option<Pending<'de>>,
     /// The `@type` of an Any, handed to the typed reader as its first field, and its key as
     /// written (the typed reader takes the object's place from it).
@@ -233,6 +386,11 @@ pub(crate) struct MessageMap<'w, 'de, A> {
     start: Option<usize>,
     /// Envoy does not look this extension up in its registry (a matcher's action).
     no_lookup: bool,
+    /// Whether a merging reading has asked whether this is an object to join.
+    asked: bool,
+    /// It was read ahead whole; its repeated fields are joined once its message is known.
+    merged: bool,
+    joined: bool,
 }
 
 impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
@@ -248,6 +406,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             payload: false,
             seen: [0; 4],
             oneofs: 0,
+            refused_oneofs: 0,
             pending: None,
             type_url: None,
             type_key: Cow::Borrowed("@type"),
@@ -255,6 +414,9 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             typed_struct: None,
             start: w.value_offset(),
             no_lookup: w.in_unregistered_slot(),
+            asked: false,
+            merged: false,
+            joined: false,
         }
     }
 
@@ -277,58 +439,195 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
     /// Looks for an Any's `@type`, reading the keys before it ahead.
     fn find_type(&mut self, rules: Option<&'static FieldRules>, at: u16) -> Result<(), A::Error> {
         let w = self.w;
+        if self.merged {
+            // The object was read ahead whole: `@type` is among its entries, or nowhere.
+            let Some(p) = self.src.ahead.iter().position(|(k, _, _)| k == "@type") else {
+                self.no_type();
+                return Ok(());
+            };
+            let Some((k, o, Val::One(raw))) = self.src.ahead.remove(p) else {
+                return Err(de::Error::custom("a joined @type"));
+            };
+            let url = serde_json::from_str::<Option<KeyStr<'de>>>(raw.get()).map_err(de::Error::custom)?;
+            self.type_found(k, o, url.map(|k| k.0), rules, at);
+            return Ok(());
+        }
         loop {
             match self.src.inner_key(w)? {
                 None => {
-                    if !self.src.ahead.is_empty() {
-                        w.invalid("in legacy mode, missing @type in Any is only allowed for an empty object", self.start);
-                        self.phase = Phase::Free;
-                    } else {
-                        self.phase = Phase::Done;
-                    }
-                    w.push_any(None);
+                    self.no_type();
                     return Ok(());
                 }
                 Some((k, o)) if k == "@type" => {
                     let url = self.src.inner.next_value::<Option<KeyStr<'de>>>()?.map(|k| k.0);
-                    let Some(url) = url else {
-                        w.with_key(k.clone(), o, || w.invalid("unexpected character: 'n'; expected '\"'", o));
-                        self.phase = Phase::Free;
-                        w.push_any(None);
-                        return Ok(());
-                    };
-                    if let Some(FieldRules { kind: Some(KindRules::Any(r)), .. }) = rules
-                        && let Some(reason) = r.check(&url)
-                    {
-                        w.constraint_at(at, None, &reason, o);
-                    }
-                    let resolved = w.schema.find_type_url(&url);
-                    match resolved {
-                        Some(m) => {
-                            w.push_comp(any_comp(&w.schema.message(m).full_name));
-                            self.payload = true;
-                            w.push_any(Some(&*w.schema.message(m).full_name));
-                        }
-                        None => {
-                            let offset = match &url {
-                                Cow::Borrowed(u) => w.offset_of(u).map(|x| x.saturating_sub(1)),
-                                Cow::Owned(_) => o,
-                            };
-                            w.with_key(k.clone(), o, || w.not_validated(&url, offset));
-                            w.push_any(None);
-                        }
-                    }
-                    self.type_url = Some(url);
-                    self.type_key = k;
-                    self.phase = Phase::AnyType(resolved);
+                    self.type_found(k, o, url, rules, at);
                     return Ok(());
                 }
                 Some((k, o)) => {
                     let raw = self.src.inner.next_value::<&'de RawValue>()?;
-                    self.src.ahead.push_back((k, o, raw));
+                    self.src.ahead.push_back((k, o, Val::One(raw)));
                 }
             }
         }
+    }
+
+    /// The Any has no `@type`.
+    fn no_type(&mut self) {
+        let w = self.w;
+        if !self.src.ahead.is_empty() {
+            w.invalid("in legacy mode, missing @type in Any is only allowed for an empty object", self.start);
+            self.phase = Phase::Free;
+        } else {
+            self.phase = Phase::Done;
+        }
+        w.push_any(None);
+    }
+
+    /// The Any's `@type` (`None`: it is `null`), at key `k`.
+    fn type_found(
+        &mut self,
+        k: Cow<'de, str>,
+        o: Option<usize>,
+        url: Option<Cow<'de, str>>,
+        rules: Option<&'static FieldRules>,
+        at: u16,
+    ) {
+        let w = self.w;
+        let Some(url) = url else {
+            w.with_key(k.clone(), o, || w.invalid("unexpected character: 'n'; expected '\"'", o));
+            self.phase = Phase::Free;
+            w.push_any(None);
+            return;
+        };
+        if let Some(FieldRules { kind: Some(KindRules::Any(r)), .. }) = rules
+            && let Some(reason) = r.check(&url)
+        {
+            w.constraint_at(at, None, &reason, o);
+        }
+        let resolved = w.schema.find_type_url(&url);
+        match resolved {
+            Some(m) => {
+                w.push_comp(any_comp(&w.schema.message(m).full_name));
+                self.payload = true;
+                w.push_any(Some(&*w.schema.message(m).full_name));
+            }
+            None => {
+                let offset = match &url {
+                    Cow::Borrowed(u) => w.offset_of(u).map(|x| x.saturating_sub(1)),
+                    Cow::Owned(_) => o,
+                };
+                w.with_key(k.clone(), o, || w.unknown_type(&url, offset));
+                w.push_any(None);
+            }
+        }
+        self.type_url = Some(url);
+        self.type_key = k;
+        self.phase = Phase::AnyType(resolved);
+    }
+
+    /// Reads the whole object ahead, for a reading that joins its repeated fields. YAML first
+    /// keeps the last of each key and sorts the keys, as Envoy's trip through `Struct` does.
+    fn read_all_ahead(&mut self) -> Result<(), A::Error> {
+        let w = self.w;
+        self.src.drain(w)?;
+        self.merged = true;
+        if !w.yaml {
+            return Ok(());
+        }
+        let entries: Vec<Ahead<'de>> = self.src.ahead.drain(..).collect();
+        let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (n, (k, _, _)) in entries.iter().enumerate() {
+            last.insert(k, n);
+        }
+        for (n, (k, o, _)) in entries.iter().enumerate() {
+            let kept = last[&**k];
+            if kept != n {
+                let msg = format!("`{k}` is given again later in this mapping: Envoy keeps the last one");
+                w.with_key(k.clone(), *o, || {
+                    w.problem(ProblemKind::RepeatedField, msg, None, o.map(|x| x.saturating_sub(1)))
+                });
+                if let Some(at) = entries[kept].1 {
+                    w.related("the one Envoy keeps".to_owned(), at.saturating_sub(1));
+                }
+            }
+        }
+        let keep: Vec<usize> = {
+            let mut v: Vec<usize> = last.values().copied().collect();
+            v.sort_unstable();
+            v
+        };
+        let mut kept: Vec<Ahead<'de>> = Vec::with_capacity(keep.len());
+        let mut entries: Vec<Option<Ahead<'de>>> = entries.into_iter().map(Some).collect();
+        for n in keep {
+            kept.extend(entries[n].take());
+        }
+        kept.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        self.src.ahead = kept.into();
+        Ok(())
+    }
+
+    /// Joins the occurrences of each field given more than once, as Envoy's parser does: of a
+    /// list or a map all of them in order, of anything else the last, in the first's place.
+    fn join_repeated(&mut self, m: MsgId) {
+        let w = self.w;
+        let message = w.schema.message(m);
+        let entries: Vec<Ahead<'de>> = self.src.ahead.drain(..).collect();
+        let mut places: Vec<(u16, Vec<usize>)> = Vec::new();
+        for (n, (k, _, _)) in entries.iter().enumerate() {
+            if let Some((i, _)) = message.field_by_key(k) {
+                match places.iter_mut().find(|(f, _)| *f == i) {
+                    Some((_, at)) => at.push(n),
+                    None => places.push((i, vec![n])),
+                }
+            }
+        }
+        let mut entries: Vec<Option<Ahead<'de>>> = entries.into_iter().map(Some).collect();
+        for (i, at) in places.into_iter().filter(|(_, at)| at.len() > 1) {
+            let f = message.field(i);
+            let occurrences: Vec<Ahead<'de>> = at.iter().filter_map(|&n| entries[n].take()).collect();
+            let is_map = matches!(f.card, Card::Map(_));
+            let first_offset = occurrences[0].1;
+            let last_offset = occurrences[occurrences.len() - 1].1;
+            let joined = matches!(f.card, Card::Repeated | Card::Map(_));
+            for (n, (k, o, _)) in occurrences.iter().enumerate() {
+                let (msg, other) = if joined && n > 0 {
+                    let what = if is_map {
+                        "its entries to those given first (a key given again replaces the earlier one)"
+                    } else {
+                        "its items to those given first"
+                    };
+                    (format!("`{k}` is given again in this object: Envoy adds {what}"), first_offset)
+                } else if !joined && n + 1 < occurrences.len() {
+                    (format!("`{k}` is given again later in this object: Envoy keeps the last one"), last_offset)
+                } else {
+                    continue;
+                };
+                w.with_key(k.clone(), *o, || {
+                    w.problem(ProblemKind::RepeatedField, msg, None, o.map(|x| x.saturating_sub(1)))
+                });
+                if let Some(at) = other {
+                    let what = if joined { "where the list starts" } else { "the one Envoy keeps" };
+                    w.related(what.to_owned(), at.saturating_sub(1));
+                }
+            }
+            let entry = if joined {
+                let mut parts = Vec::new();
+                let mut first = None;
+                for (k, o, v) in occurrences {
+                    first.get_or_insert((k, o));
+                    match v {
+                        Val::One(r) => parts.push(r),
+                        Val::Joined(p) => parts.extend(p),
+                    }
+                }
+                let (k, o) = first.expect("two occurrences or more");
+                (k, o, Val::Joined(parts))
+            } else {
+                occurrences.into_iter().next_back().expect("two occurrences or more")
+            };
+            entries[at[0]] = Some(entry);
+        }
+        self.src.ahead = entries.into_iter().flatten().collect();
     }
 
     /// The object ended: PGV's rules of what was not given, required oneofs, the extension.
@@ -353,11 +652,15 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                 }
             }
             for (o, oneof) in message.oneofs.iter().enumerate() {
-                if oneof.required && self.oneofs & (1 << o) == 0 {
+                if oneof.required && (self.oneofs | self.refused_oneofs) & (1 << o) == 0 {
                     let envoy = w.pgv_error(w.depth(), Leaf::Oneof(&oneof.name), "");
                     w.problem_here(
                         ProblemKind::Constraint,
-                        format!("{} sets none of the fields of `{}`, one of which is required", w.describe_short(), oneof.name),
+                        format!(
+                            "{} sets none of the fields of `{}`, one of which is required",
+                            w.describe_short(),
+                            oneof.name
+                        ),
                         envoy,
                         self.start,
                     );
@@ -382,7 +685,10 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             if let Some(t) = missing {
                 let envoy = format!("Didn't find a registered implementation for '{name}' with type URL: '{t}'");
                 let what = if t.is_empty() {
-                    format!("{} `{name}` has no typed_config: Envoy 1.40 finds extensions by their config's type", w.describe_short())
+                    format!(
+                        "{} `{name}` has no typed_config: Envoy 1.40 finds extensions by their config's type",
+                        w.describe_short()
+                    )
                 } else {
                     format!("{} `{name}`: Envoy 1.40 has no extension that takes `{t}`", w.describe_short())
                 };
@@ -423,6 +729,15 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
         let w = self.w;
+        if !self.asked {
+            self.asked = true;
+            if w.is_merging() {
+                let first = self.src.peek(w)?;
+                if w.merges(first) {
+                    self.read_all_ahead()?;
+                }
+            }
+        }
         loop {
             let (m, wkt_payload) = match self.phase {
                 Phase::Done => return Ok(None),
@@ -445,7 +760,13 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
                     }
                 },
                 Phase::AnyWkt(m) => (m, true),
-                Phase::Fields(m) => (m, false),
+                Phase::Fields(m) => {
+                    if self.merged && !self.joined {
+                        self.joined = true;
+                        self.join_repeated(m);
+                    }
+                    (m, false)
+                }
             };
             let Some((key, offset)) = self.src.next_key(w)? else {
                 self.finish(m);
@@ -471,6 +792,13 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
                 self.src.skip_value()?;
                 continue;
             };
+            if self.is_seen(i) {
+                // The field again: Envoy keeps the last value or joins the lists. The first
+                // value stays here; the text is read again joining this object's fields.
+                w.found_repeated(self.src.first.flatten());
+                self.src.skip_value()?;
+                continue;
+            }
             if message.wkt == Wkt::TypedStruct && f.number == 2 && self.typed_struct.is_none() && !self.src.inner_done {
                 // The struct is read as its `type_url`'s message: wait for the type.
                 let raw = self.src.raw_value()?;
@@ -481,7 +809,10 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
                 if self.oneofs & (1 << o) != 0 && !self.is_seen(i) {
                     let comp = w.field_comp(m, i, key.clone());
                     w.with_key_comp(key.clone(), offset, comp, || {
-                        w.invalid(&format!("'{key}' has already been set (either directly or as part of a oneof)"), offset)
+                        w.invalid(
+                            &format!("'{key}' has already been set (either directly or as part of a oneof)"),
+                            offset,
+                        )
                     });
                     self.src.skip_value()?;
                     continue;
@@ -527,7 +858,8 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
         let f = message.field(p.field);
         let comp = w.field_comp(m, p.field, p.key.clone());
         w.enter_key(p.key, p.offset, Some(comp));
-        let silent = message.full_name.as_ref() == "envoy.admin.v3.UpdateFailureState" && &*f.name == "failed_configuration";
+        let silent =
+            message.full_name.as_ref() == "envoy.admin.v3.UpdateFailureState" && &*f.name == "failed_configuration";
         let typed_struct_value = message.wkt == Wkt::TypedStruct && f.number == 2;
         let r = if silent {
             w.with_mode(Mode::Silent, || self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w }))
@@ -546,18 +878,26 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
             self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w })
         };
         let last = w.take_last();
-        if !last.set && f.card == Card::Single {
+        if !last.set {
             // `null` leaves the field unset: PGV sees it absent, another oneof member may follow.
-            self.set_seen(p.field, false);
+            // A refused value counts as given for PGV (Envoy never got to validate it), and
+            // does not hold its oneof either: each later member is read for its own findings.
+            if !last.refused {
+                self.set_seen(p.field, false);
+            }
             if let Some(o) = f.oneof {
                 self.oneofs &= !(1 << o);
+                if last.refused {
+                    self.refused_oneofs |= 1 << o;
+                }
             }
         }
         if let Some(slots) = &message.extension {
             if p.field == slots.name {
                 self.ext.name = last.string.clone();
             } else if p.field == slots.typed_config {
-                self.ext.typed = if last.set { Some(last.any_type.unwrap_or("")) } else { None };
+                // A refused typed_config is its own finding: no registry lookup follows it.
+                self.ext.typed = if last.set || last.refused { Some(last.any_type.unwrap_or("")) } else { None };
             } else if Some(p.field) == slots.optional && last.boolean == Some(true) {
                 self.ext.optional = true;
             } else if last.set && f.oneof.is_some() && f.oneof == message.field(slots.typed_config).oneof {
@@ -579,14 +919,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
 }
 
 fn any_comp(type_name: &'static str) -> Comp<'static> {
-    Comp {
-        name: Cow::Borrowed("<any>"),
-        kind: "message",
-        type_name,
-        index: -1,
-        pgv: PgvLink::Root,
-        parse_root: false,
-    }
+    Comp { name: Cow::Borrowed("<any>"), kind: "message", type_name, index: -1, pgv: PgvLink::Root, parse_root: false }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -642,7 +975,9 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for K8sMap<'w, 'de, A> {
         };
         w.enter_key(key.clone(), offset, None);
         let r = if key == "kind" {
-            let raw = self.src.raw_value()?;
+            let Val::One(raw) = self.src.raw_value()? else {
+                return Err(de::Error::custom("a joined kind"));
+            };
             self.kind = serde_json::from_str::<Option<Cow<'de, str>>>(raw.get()).ok().flatten();
             let mut de = serde_json::Deserializer::from_str(raw.get());
             seed.deserialize(&mut de).map_err(de::Error::custom)
@@ -722,7 +1057,13 @@ impl<'de> Walk<'de> {
     }
 
     /// Runs `f` inside field `comp`, keyed `key`.
-    pub(super) fn with_key_comp<T>(&self, key: Cow<'de, str>, offset: Option<usize>, comp: Comp<'de>, f: impl FnOnce() -> T) -> T {
+    pub(super) fn with_key_comp<T>(
+        &self,
+        key: Cow<'de, str>,
+        offset: Option<usize>,
+        comp: Comp<'de>,
+        f: impl FnOnce() -> T,
+    ) -> T {
         self.enter_key(key, offset, Some(comp));
         let out = f();
         self.leave_key(true);
@@ -762,11 +1103,33 @@ impl<'de> Walk<'de> {
         }
     }
 
+    /// An Any of a type Envoy's schema does not have: in one of Envoy's own packages it is a
+    /// type no Envoy build has (a typo, a removed API), which Envoy refuses; in another package
+    /// it is another proxy's extension (Cilium's `cilium.*`, Istio's `istio.*`), whose fields
+    /// are not validated.
+    pub(super) fn unknown_type(&self, type_url: &str, at: Option<usize>) {
+        let name = type_url.rsplit('/').next().unwrap_or(type_url);
+        let envoys = ["envoy.", "google.", "xds.", "udpa.", "validate."].iter().any(|p| name.starts_with(p));
+        if !envoys || self.mode() == Mode::Cilium {
+            return self.not_validated(type_url, at);
+        }
+        let envoy = Self::bare_parse_error(&format!("could not find @type '{type_url}'"));
+        self.problem(
+            ProblemKind::InvalidValue,
+            format!("{}: `{type_url}` is not a type of Envoy 1.40's API", self.describe_parent()),
+            Some(envoy),
+            at,
+        );
+    }
+
     /// An Any of a type Envoy's schema does not have.
     pub(super) fn not_validated(&self, type_url: &str, at: Option<usize>) {
         self.problem(
             ProblemKind::NotValidated,
-            format!("{}: `{type_url}` is not a type of Envoy 1.40's API: its fields were not validated", self.describe_parent()),
+            format!(
+                "{}: `{type_url}` is not a type of Envoy 1.40's API: its fields were not validated",
+                self.describe_parent()
+            ),
             None,
             at,
         );
@@ -808,10 +1171,7 @@ impl<'de> Walk<'de> {
     /// listener's `filter_chain_matcher` names chains with a plain `StringValue`).
     pub(super) fn in_unregistered_slot(&self) -> bool {
         let st = self.st.borrow();
-        matches!(
-            st.comps.last().map(|c| &c.pgv),
-            Some(PgvLink::Field { message: "OnMatch", field: "Action", .. })
-        )
+        matches!(st.comps.last().map(|c| &c.pgv), Some(PgvLink::Field { message: "OnMatch", field: "Action", .. }))
     }
 
     /// Records the type an Any resolved to (`None`: none of the schema's), for the extension

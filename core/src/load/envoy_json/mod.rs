@@ -82,11 +82,7 @@ enum PgvLink<'de> {
     /// PGV starts here: the document's message, an Any's payload, a TypedStruct's message.
     Root,
     /// A field of a message: `ListenerValidationError.FilterChains[3]`.
-    Field {
-        message: &'static str,
-        field: &'static str,
-        index: Option<PgvIndex<'de>>,
-    },
+    Field { message: &'static str, field: &'static str, index: Option<PgvIndex<'de>> },
 }
 
 /// The index PGV prints after a repeated field or a map.
@@ -97,12 +93,27 @@ enum PgvIndex<'de> {
 }
 
 /// The state of one document's walk, shared by every adapter of it.
+/// Which object gives a field more than once: by where its first key is in the text (the same
+/// in both readings), or, when that key was escaped and so has no place, by its pointer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Repeated {
+    FirstKey(usize),
+    Pointer(String),
+}
+
 #[derive(Debug)]
 pub(crate) struct Walk<'de> {
     pub(crate) schema: &'static Schema,
     /// The JSON text being read (offsets are into it).
     text: &'de str,
     st: RefCell<State<'de>>,
+    /// The objects that give a field more than once, found by a first reading: this reading
+    /// buffers their entries and joins each field's occurrences as Envoy does.
+    merge: Option<std::collections::HashSet<Repeated>>,
+    /// The text is the translation of YAML: Envoy reads each YAML mapping into a
+    /// `google.protobuf.Struct` first, so of a key written twice only the last counts, and the
+    /// keys reach the JSON parser sorted.
+    yaml: bool,
 }
 
 #[derive(Debug)]
@@ -119,6 +130,11 @@ struct State<'de> {
     anys: Vec<Option<&'static str>>,
     /// The message a TypedStruct just read named, for the Any holding it.
     typed_struct_target: Option<&'static str>,
+    /// A value was just refused (Envoy rejects the input for it): the field it was for counts as
+    /// given, so that no PGV "is required" follows from a value Envoy never got to validate.
+    refused: bool,
+    /// The objects seen to give a field more than once (see [`Walk::merge`]).
+    repeated: std::collections::HashSet<Repeated>,
 }
 
 /// What the last value the adapter read was: whether it set its field, and, for the few that
@@ -126,6 +142,8 @@ struct State<'de> {
 #[derive(Debug, Default)]
 struct Last<'de> {
     set: bool,
+    /// The value was refused, not left out (see [`State::refused`]).
+    refused: bool,
     string: Option<Cow<'de, str>>,
     boolean: Option<bool>,
     any_type: Option<&'static str>,
@@ -149,8 +167,50 @@ impl<'de> Walk<'de> {
                 capture: false,
                 anys: Vec::new(),
                 typed_struct_target: None,
+                refused: false,
+                repeated: std::collections::HashSet::new(),
             }),
+            merge: None,
+            yaml: false,
         }
+    }
+
+    /// This walk joins the repeated fields of the objects `objects` names (found by a first
+    /// walk over the same text); `yaml` says the text is a YAML translation.
+    pub(crate) fn merging(mut self, objects: std::collections::HashSet<Repeated>, yaml: bool) -> Self {
+        self.merge = Some(objects);
+        self.yaml = yaml;
+        self
+    }
+
+    /// The objects this walk saw give a field more than once: when there are any, the text is
+    /// read again with [`Self::merging`].
+    pub(crate) fn take_repeated(&self) -> std::collections::HashSet<Repeated> {
+        std::mem::take(&mut self.st.borrow_mut().repeated)
+    }
+
+    /// Notes that the object being read, whose first key is at `first_key`, gives a field again.
+    fn found_repeated(&self, first_key: Option<usize>) {
+        let id = self.object_id(first_key);
+        self.st.borrow_mut().repeated.insert(id);
+    }
+
+    fn object_id(&self, first_key: Option<usize>) -> Repeated {
+        match first_key {
+            Some(o) => Repeated::FirstKey(o),
+            None => Repeated::Pointer(self.pointer()),
+        }
+    }
+
+    /// Whether this walk joins repeated fields at all.
+    fn is_merging(&self) -> bool {
+        self.merge.as_ref().is_some_and(|m| !m.is_empty())
+    }
+
+    /// Whether the object being read, whose first key is at `first_key`, is one whose repeated
+    /// fields this walk joins.
+    fn merges(&self, first_key: Option<usize>) -> bool {
+        self.merge.as_ref().is_some_and(|m| m.contains(&self.object_id(first_key)))
     }
 
     /// The problems recorded, in the order they were found.
@@ -238,7 +298,19 @@ impl<'de> Walk<'de> {
     }
 
     fn take_last(&self) -> Last<'de> {
-        std::mem::take(&mut self.st.borrow_mut().last)
+        let mut st = self.st.borrow_mut();
+        st.refused = false;
+        std::mem::take(&mut st.last)
+    }
+
+    /// Notes that the value being read is refused (see [`State::refused`]).
+    fn refuse(&self) {
+        self.st.borrow_mut().refused = true;
+    }
+
+    /// Whether a value was refused since the last field ended.
+    fn take_refused(&self) -> bool {
+        std::mem::take(&mut self.st.borrow_mut().refused)
     }
 
     fn capture(&self, on: bool) {
@@ -331,7 +403,15 @@ impl<'de> Walk<'de> {
             pointer,
             offset: at,
             anchor,
+            related: None,
         });
+    }
+
+    /// Adds the other place to the last problem recorded.
+    fn related(&self, what: String, offset: usize) {
+        if let Some(p) = self.st.borrow_mut().problems.last_mut() {
+            p.related = Some((what, offset));
+        }
     }
 
     /// Adds a note to the last problem recorded.

@@ -394,7 +394,9 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MapField<'w, 'de, A> {
             match entry.field(0).kind {
                 Kind::String => {}
                 Kind::Bool if key != "true" && key != "false" => {
-                    w.with_key(key.clone(), offset, || w.invalid(&format!("expected bool string, got '{key}'"), offset));
+                    w.with_key(key.clone(), offset, || {
+                        w.invalid(&format!("expected bool string, got '{key}'"), offset)
+                    });
                 }
                 k if k != Kind::Bool && key.parse::<i128>().is_err() => {
                     w.with_key(key.clone(), offset, || w.invalid("non-number characters in quoted number", offset));

@@ -146,7 +146,7 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
 
     /// Hands the typed reader "unset": what a refused value (or `null`) becomes in the model.
     fn unset<E: de::Error>(self) -> Result<V::Value, E> {
-        self.w.set_last(Last::default());
+        self.w.set_last(Last { refused: self.w.take_refused(), ..Last::default() });
         if self.option {
             self.v.visit_none()
         } else if self.is_message() {
@@ -167,7 +167,7 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
             _ => None,
         };
         let text = self.w.capturing().then(|| format!("{p:?}"));
-        self.w.set_last(Last { set: true, string, boolean, any_type: None, text });
+        self.w.set_last(Last { set: true, refused: false, string, boolean, any_type: None, text });
         let (v, option) = (self.v, self.option);
         match p {
             Parsed::Bool(b) if option => v.visit_some(BoolDeserializer::new(b)),
@@ -206,7 +206,7 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
             Ev::F64(f) => v.visit_f64(f),
             Ev::Str(s) => give_str(v, option, s),
             Ev::Null if option => v.visit_none(),
-            Ev::Null | Ev::Open(_) => v.visit_unit(),
+            Ev::Null => v.visit_unit(),
         }
     }
 
@@ -313,9 +313,7 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
             return self.unset();
         }
         let enum_number = |name: &str| match kind {
-            Kind::Enum(e) if cilium => {
-                schema.enumeration(e).values.iter().find(|(n, _)| &**n == name).map(|&(_, v)| v)
-            }
+            Kind::Enum(e) if cilium => schema.enumeration(e).values.iter().find(|(n, _)| &**n == name).map(|&(_, v)| v),
             Kind::Enum(e) => schema.enumeration(e).number(name),
             _ => None,
         };
@@ -394,7 +392,8 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
                 match f.card {
                     Card::Single => {
                         let at = w.depth().saturating_sub(1) as u16;
-                        Adapter { shape: Shape::Value { kind: f.kind, rules: f.rules.as_deref(), at }, ..self }.object(a)
+                        Adapter { shape: Shape::Value { kind: f.kind, rules: f.rules.as_deref(), at }, ..self }
+                            .object(a)
                     }
                     Card::Repeated => {
                         if w.mode() == Mode::Cilium {
@@ -539,7 +538,11 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
         }
         w.check_duration(d, rules, at, start);
         w.set_last(Last { set: true, ..Last::default() });
-        if self.option { self.v.visit_some(MapAccessDeserializer::new(EmptyMap)).map_err(relay) } else { self.v.visit_map(EmptyMap).map_err(relay) }
+        if self.option {
+            self.v.visit_some(MapAccessDeserializer::new(EmptyMap)).map_err(relay)
+        } else {
+            self.v.visit_map(EmptyMap).map_err(relay)
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -594,7 +597,9 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
                             };
                         }
                         Wkt::Struct => {
-                            w.with_comp(struct_comp(), || w.invalid("unexpected character: '['; expected '{'", w.value_offset()));
+                            w.with_comp(struct_comp(), || {
+                                w.invalid("unexpected character: '['; expected '{'", w.value_offset())
+                            });
                             drain_seq(s)?;
                             return self.unset();
                         }
@@ -803,7 +808,7 @@ impl<'de> Deserializer<'de> for EvDe<'de> {
             Ev::F64(f) => v.visit_f64(f),
             Ev::Str(Cow::Borrowed(s)) => v.visit_borrowed_str(s),
             Ev::Str(Cow::Owned(s)) => v.visit_string(s),
-            Ev::Null | Ev::Open(_) => v.visit_unit(),
+            Ev::Null => v.visit_unit(),
         }
     }
     serde::forward_to_deserialize_any! {
@@ -818,11 +823,17 @@ impl<'de> Deserializer<'de> for EvDe<'de> {
 impl<'de> Walk<'de> {
     /// A value protobuf's parser refuses.
     pub(super) fn invalid(&self, message: &str, at: Option<usize>) {
+        self.refuse();
         match self.mode() {
             Mode::Cilium => self.agent_refuses(message, at),
             _ => {
                 let envoy = self.parse_error(message);
-                self.problem(ProblemKind::InvalidValue, format!("{}: {message}", self.describe_short()), Some(envoy), at);
+                self.problem(
+                    ProblemKind::InvalidValue,
+                    format!("{}: {message}", self.describe_short()),
+                    Some(envoy),
+                    at,
+                );
             }
         }
     }
@@ -845,6 +856,7 @@ impl<'de> Walk<'de> {
         let what = format!("{}: `{name}` is not a value of {}", self.describe_short(), self.enum_type_here());
         match self.mode() {
             Mode::Static => {
+                self.refuse();
                 let envoy = self.unknown_enum_error(name);
                 self.problem(ProblemKind::UnknownField, what, Some(envoy), at);
             }
