@@ -1,7 +1,9 @@
 //! Regenerates `core/schema/` from the real Envoy 1.40 binary: the protobuf descriptors it was
 //! built with (`envoy.binpb`, every field option included) and the extensions it has
 //! (`extensions.tsv`, from its admin `/server_info`), plus the build they came from
-//! (`envoy.version`). `tests/current.rs` keeps the committed files equal to what this makes.
+//! (`envoy.version`); and, from envoy-types' .proto files, since the binary's descriptors have
+//! no comments, the extension category each slot of the API takes (`categories.tsv`).
+//! `tests/current.rs` keeps the committed files equal to what this makes.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -9,11 +11,12 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::Duration;
 
+pub mod categories;
 pub mod descriptors;
 pub mod server_info;
 
 /// The generated files, by name, in the order they are written.
-pub const FILES: [&str; 3] = ["envoy.binpb", "extensions.tsv", "envoy.version"];
+pub const FILES: [&str; 4] = ["envoy.binpb", "extensions.tsv", "envoy.version", "categories.tsv"];
 
 /// How long Envoy may take to answer on its admin socket. It takes about a second; a loaded CI
 /// machine gets room.
@@ -48,6 +51,14 @@ pub enum Error {
     AdminTimeout { seconds: u64, last_error: String },
     #[error("unexpected /server_info: {0}")]
     ServerInfo(String),
+    #[error("cannot find envoy-types' .proto files: {0}")]
+    EnvoyTypes(String),
+    #[error("{}: {source}", path.display())]
+    Proto { path: PathBuf, source: protox::Error },
+    #[error("{file}: {message}")]
+    Annotation { file: String, message: String },
+    #[error("the generated envoy.binpb does not decode: {0}")]
+    Descriptors(prost_reflect::DescriptorError),
 }
 
 /// The workspace this crate was compiled in.
@@ -90,36 +101,48 @@ pub fn find_envoy() -> Result<PathBuf, Error> {
     }
 }
 
-/// The three files, made in memory.
+/// The four files, made in memory.
 #[derive(Debug)]
 pub struct Generated {
     pub descriptors: descriptors::Selection,
     pub server_info: server_info::ServerInfo,
+    pub categories: categories::Categories,
     pub envoy_binpb: Vec<u8>,
     pub extensions_tsv: String,
     pub envoy_version: String,
+    pub categories_tsv: String,
 }
 
 impl Generated {
     /// (file name, contents), in [`FILES`] order.
-    pub fn files(&self) -> [(&'static str, &[u8]); 3] {
+    pub fn files(&self) -> [(&'static str, &[u8]); 4] {
         [
             (FILES[0], &self.envoy_binpb),
             (FILES[1], self.extensions_tsv.as_bytes()),
             (FILES[2], self.envoy_version.as_bytes()),
+            (FILES[3], self.categories_tsv.as_bytes()),
         ]
+    }
+
+    /// The annotated slots against the build's categories and descriptors.
+    pub fn cross_check(&self) -> Result<categories::CrossCheck, Error> {
+        let pool = prost_reflect::DescriptorPool::decode(self.envoy_binpb.as_slice()).map_err(Error::Descriptors)?;
+        let build = self.server_info.extensions.iter().map(|e| e.category.as_str());
+        Ok(categories::cross_check(&self.categories, build, &pool))
     }
 }
 
 /// Reads the descriptors out of `envoy` while the same binary starts and answers
-/// `/server_info`, and makes the files.
-pub fn generate(envoy: &Path) -> Result<Generated, Error> {
-    let (embedded, info) = thread::scope(|s| {
+/// `/server_info`, and the slots' categories out of envoy-types' .proto files, and makes the
+/// files.
+pub fn generate(envoy: &Path, envoy_types: &categories::EnvoyTypes) -> Result<Generated, Error> {
+    let (embedded, info, categories) = thread::scope(|s| {
         let info = s.spawn(|| server_info::fetch(envoy, ADMIN_TIMEOUT));
+        let categories = s.spawn(|| categories::read(envoy_types));
         let embedded = descriptors::read_binary(envoy);
-        (embedded, info.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        (embedded, joined(info), joined(categories))
     });
-    let (embedded, info) = (embedded?, info?);
+    let (embedded, info, categories) = (embedded?, info?, categories?);
 
     let type_names: BTreeSet<String> = info.extensions.iter().flat_map(|e| e.type_urls.iter().cloned()).collect();
     let selection = descriptors::select(embedded, &type_names)?;
@@ -127,9 +150,16 @@ pub fn generate(envoy: &Path) -> Result<Generated, Error> {
         envoy_binpb: selection.encode_set(),
         extensions_tsv: info.extensions_tsv(),
         envoy_version: format!("{}\n", info.version),
+        categories_tsv: categories.tsv(),
         descriptors: selection,
         server_info: info,
+        categories,
     })
+}
+
+/// What a scoped thread returned; its panic, if it panicked, goes on in this thread.
+fn joined<T>(handle: thread::ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Writes the files into `out` (created if needed).

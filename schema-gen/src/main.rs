@@ -10,10 +10,11 @@ use anyhow::{Context, bail};
 
 const USAGE: &str = "usage: xdsck-schema-gen [--envoy PATH] [--out DIR] [--check]
 
-Regenerates envoy.binpb, extensions.tsv and envoy.version from an Envoy binary.
+Regenerates envoy.binpb, extensions.tsv and envoy.version from an Envoy binary, and
+categories.tsv from the .proto files of the envoy-types the workspace depends on.
   --envoy PATH  the Envoy to read (default: $XDSCK_ENVOY, else what scripts/install-envoy.sh prints)
   --out DIR     where the files go (default: <workspace>/core/schema)
-  --check       write nothing; exit 1 if the files in DIR differ from what Envoy gives";
+  --check       write nothing; exit 1 if the files in DIR differ from what Envoy and envoy-types give";
 
 struct Args {
     envoy: Option<PathBuf>,
@@ -36,6 +37,37 @@ fn parse_args() -> anyhow::Result<Option<Args>> {
     Ok(Some(args))
 }
 
+/// Prints how the annotated slots compare with the build; informational, it fails nothing.
+fn report_cross_check(generated: &xdsck_schema_gen::Generated) -> anyhow::Result<()> {
+    let check = generated.cross_check()?;
+    let envoy = generated.server_info.version.split(' ').next().unwrap_or_default();
+    let list = |items: &[String]| if items.is_empty() { "none".to_owned() } else { items.join(", ") };
+    eprintln!(
+        "categories annotations name that no extension of Envoy {envoy} is in ({}): {}",
+        check.not_in_build.len(),
+        list(&check.not_in_build)
+    );
+    eprintln!(
+        "categories of Envoy {envoy}'s extensions that no annotation names ({}): {}",
+        check.not_annotated.len(),
+        list(&check.not_annotated)
+    );
+    eprintln!(
+        "annotated slots whose message Envoy {envoy} does not have ({}): {}",
+        check.missing_messages.len(),
+        list(&check.missing_messages)
+    );
+    eprintln!(
+        "annotated slots whose field Envoy {envoy} does not have ({}): {}",
+        check.missing_fields.len(),
+        list(&check.missing_fields)
+    );
+    eprintln!(
+        "Envoy {envoy}'s slots that envoy-types does not annotate: cannot be told, its descriptors have no comments"
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<ExitCode> {
     let Some(args) = parse_args()? else {
         println!("{USAGE}");
@@ -48,18 +80,26 @@ fn main() -> anyhow::Result<ExitCode> {
     let out = args.out.unwrap_or_else(xdsck_schema_gen::default_out_dir);
 
     let started = Instant::now();
-    let generated =
-        xdsck_schema_gen::generate(&envoy).with_context(|| format!("reading the schema of {}", envoy.display()))?;
+    let envoy_types = xdsck_schema_gen::categories::find_envoy_types(&xdsck_schema_gen::workspace_root())?;
+    let generated = xdsck_schema_gen::generate(&envoy, &envoy_types)
+        .with_context(|| format!("reading the schema of {}", envoy.display()))?;
     let selection = &generated.descriptors;
+    let categories = &generated.categories;
     eprintln!(
-        "Envoy {}: kept {} of {} embedded .proto files ({} messages), {} extensions, in {:.1} s",
+        "Envoy {}: kept {} of {} embedded .proto files ({} messages), {} extensions; \
+         envoy-types {}: {} annotated slots ({} through their oneof) in {} .proto files; in {:.1} s",
         generated.server_info.version,
         selection.files.len(),
         selection.found,
         selection.message_count(),
         generated.server_info.extensions.len(),
+        categories.version,
+        categories.slots.len(),
+        categories.from_oneofs,
+        categories.files,
         started.elapsed().as_secs_f64()
     );
+    report_cross_check(&generated)?;
 
     if args.check {
         let stale = xdsck_schema_gen::stale(&generated, &out);
@@ -68,7 +108,12 @@ fn main() -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         for path in &stale {
-            eprintln!("{} differs from what {} gives", path.display(), envoy.display());
+            eprintln!(
+                "{} differs from what {} and envoy-types {} give",
+                path.display(),
+                envoy.display(),
+                envoy_types.version
+            );
         }
         eprintln!("regenerate with: cargo run -p xdsck-schema-gen");
         return Ok(ExitCode::from(1));
