@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 
+pub mod build;
 pub mod matcher;
 pub mod problem;
 pub mod route;
@@ -98,6 +99,11 @@ pub struct Input<'a> {
     /// What Envoy's parser or proto validation would refuse or ignore in the input, found while
     /// it was read; the schema rules report them.
     pub problems: Vec<problem::Problem>,
+    /// The clusters Envoy builds from this input (a bootstrap's static ones, a CDS response's),
+    /// for what it checks when it builds them.
+    pub cluster_builds: Vec<build::ClusterBuild<'a>>,
+    /// A bootstrap's own parts Envoy checks when it starts.
+    pub bootstrap: Option<build::BootstrapBuild<'a>>,
 }
 
 impl<'a> Input<'a> {
@@ -670,6 +676,8 @@ pub struct TransportSocket<'a> {
     /// `common_tls_context.alpn_protocols` of a DownstreamTlsContext: what the chain offers a
     /// client in ALPN (`h2` makes a browser speak HTTP/2 and coalesce connections).
     pub alpn_protocols: Vec<Cow<'a, str>>,
+    /// The certificates of a TLS context, when the typed config is one.
+    pub certificates: Option<build::TlsCertificates<'a>>,
 }
 
 impl TransportSocket<'_> {

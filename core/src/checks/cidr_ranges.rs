@@ -74,7 +74,7 @@ fn classify(r: &CidrRange<'_>, validated: bool) -> Vec<Problem> {
 /// a zone, `%<number>` (accepted while it fits in 32 bits) or `%<interface>` (accepted when the
 /// host has that interface, which xdsck cannot know: returned for a warning). Checked with envoy
 /// 1.40: `fe80::1%1` and `fe80::1%lo` pass, `fe80::1%nosuchif` and `10.0.0.1%1` do not.
-fn parse_ip(text: &str) -> Option<(IpAddr, Option<&str>)> {
+pub(super) fn parse_ip(text: &str) -> Option<(IpAddr, Option<&str>)> {
     if let Ok(ip) = text.parse::<IpAddr>() {
         return Some((ip, None));
     }

@@ -17,7 +17,10 @@ mod duplicate_static_listener;
 mod envoy_text;
 mod h2_coalescing_misroute;
 mod ignored_field;
+mod invalid_address;
 mod invalid_cidr;
+mod invalid_cluster;
+mod invalid_config_source;
 mod invalid_setting;
 mod invalid_value;
 mod match_blackhole;
@@ -31,6 +34,7 @@ mod matcher_upper_case_domain;
 mod misleading_cidr;
 mod misleading_server_name;
 mod missing_address;
+mod missing_certificate;
 mod no_filter_chains;
 mod no_listeners;
 mod overlapping_filter_chain_match;
@@ -286,6 +290,10 @@ pub static ALL: &[&dyn Check] = &[
     &unknown_extension::UnknownExtension,
     &invalid_setting::InvalidSetting,
     &cilium_protojson::CiliumProtojson,
+    &invalid_address::InvalidAddress,
+    &invalid_cluster::InvalidCluster,
+    &missing_certificate::MissingCertificate,
+    &invalid_config_source::InvalidConfigSource,
     &match_blackhole::MatchBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,

@@ -6,8 +6,9 @@ use std::borrow::Cow;
 use super::Documents;
 use super::codes;
 use super::error::LoadError;
-use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
+use super::raw::{ClusterParts, RawListenerState, RawObject, RawUpdateFailure, object_offset};
 use super::route::place;
+use crate::model::build::{BootstrapBuild, ClusterBuild, ConfigSourceKind, ConfigSourceUse};
 use crate::model::route::{HcmRoutes, NotAnalysed, RouteTable, TableOrigin};
 use crate::model::{
     Casing, ClusterList, ClusterName, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState,
@@ -29,6 +30,8 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
         clusters: None,
         route_tables: Vec::new(),
         not_analysed: Vec::new(),
+        cluster_builds: Vec::new(),
+        bootstrap: None,
     };
     let kind = match documents {
         Documents::One(obj) => match walk.document(*obj, String::new()) {
@@ -94,6 +97,8 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
         not_analysed: walk.not_analysed,
         translation: text.translation(),
         problems: Vec::new(),
+        cluster_builds: walk.cluster_builds,
+        bootstrap: walk.bootstrap,
     })
 }
 
@@ -123,6 +128,8 @@ struct Walk<'a> {
     clusters: Option<ClusterList<'a>>,
     route_tables: Vec<RouteTable<'a>>,
     not_analysed: Vec<NotAnalysed>,
+    cluster_builds: Vec<ClusterBuild<'a>>,
+    bootstrap: Option<BootstrapBuild<'a>>,
 }
 
 /// A document that is none of the kinds xdsck reads: what it is instead, and the object itself
@@ -161,20 +168,60 @@ impl<'a> Walk<'a> {
                 .dynamic_resources
                 .as_ref()
                 .is_some_and(|d| d.cds_config.is_some() || d.cds_resources_locator.is_some());
+            let mut build = BootstrapBuild::default();
+            if let Some(dynamic) = obj.dynamic_resources {
+                let at = join_field(&pointer, casing, "dynamic_resources");
+                let inner = Casing::from_camel(dynamic.camel);
+                if let Some(api) = dynamic.cds_config.and_then(|c| {
+                    let at = join_field(
+                        &join_field(&at, inner, "cds_config"),
+                        Casing::from_camel(c.camel),
+                        "api_config_source",
+                    );
+                    c.api_config_source.map(|a| (a, at))
+                }) {
+                    let (api, at) = api;
+                    build.config_sources.extend(
+                        api.clusters(&at).into_iter().map(|(pointer, cluster)| ConfigSourceUse {
+                            pointer,
+                            cluster,
+                            source: ConfigSourceKind::Cds,
+                        }),
+                    );
+                }
+                if let Some(ads) = dynamic.ads_config {
+                    let at = join_field(&at, inner, "ads_config");
+                    build.config_sources.extend(
+                        ads.clusters(&at).into_iter().map(|(pointer, cluster)| ConfigSourceUse {
+                            pointer,
+                            cluster,
+                            source: ConfigSourceKind::Ads,
+                        }),
+                    );
+                }
+            }
             if let Some(resources) = obj.static_resources {
                 let inner = Casing::from_camel(resources.camel);
-                let base = join_field(&join_field(&pointer, casing, "static_resources"), inner, "listeners");
+                let sr = join_field(&pointer, casing, "static_resources");
+                let base = join_field(&sr, inner, "listeners");
                 for (i, l) in resources.listeners.unwrap_or_default().into_iter().enumerate() {
                     self.listener(l, join_index(&base, i), ListenerState::Static, None);
                 }
+                build.static_secrets = resources.secrets.unwrap_or_default().into_iter().map(|s| cow(s.name)).collect();
                 // Without `clusters` the bootstrap is taken as listeners alone, not as one
                 // that defines no cluster (what xdsck's own fixtures and extracts look like).
                 if let Some(clusters) = resources.clusters {
                     let list = self.clusters.get_or_insert_with(ClusterList::default);
                     list.partial |= cds;
-                    list.names.extend(clusters.into_iter().map(|c| ClusterName { name: cow(c.name), is_static: true }));
+                    let base = join_field(&sr, inner, "clusters");
+                    for (i, c) in clusters.into_iter().enumerate() {
+                        let build = c.into_build(join_index(&base, i).into());
+                        list.names.push(ClusterName { name: build.name.clone(), is_static: true });
+                        self.cluster_builds.push(build);
+                    }
                 }
             }
+            self.bootstrap = Some(build);
             return Ok(InputKind::Bootstrap);
         }
         if let Some(kind) = obj.kind.as_ref().map(|k| k.0.clone()) {
@@ -355,7 +402,19 @@ impl<'a> Walk<'a> {
             // A CiliumEnvoyConfig's clusters are not all the agent's: they stay other resources.
             if is_type(type_url, CLUSTER_TYPE) && !cilium {
                 let list = self.clusters.get_or_insert_with(ClusterList::default);
-                list.names.push(ClusterName { name: cow(r.name), is_static: false });
+                let name = cow(r.name);
+                list.names.push(ClusterName { name: name.clone(), is_static: false });
+                let parts = ClusterParts {
+                    name,
+                    camel: r.camel,
+                    discovery_type: r.discovery_type,
+                    cluster_type: r.cluster_type.is_some(),
+                    lb_policy: r.lb_policy,
+                    load_balancing_policy: r.load_balancing_policy.is_some(),
+                    load_assignment: r.load_assignment,
+                    transport_socket: r.transport_socket,
+                };
+                self.cluster_builds.push(parts.into_build(pointer.into()));
                 return;
             }
             let what = match r.type_url() {

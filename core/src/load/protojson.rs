@@ -463,7 +463,7 @@ impl<'de> Deserialize<'de> for Captured {
 }
 
 /// A field whose presence is all xdsck needs (e.g. `api_listener`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Present;
 
 impl<'de> Deserialize<'de> for Present {

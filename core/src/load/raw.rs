@@ -13,12 +13,13 @@ use super::protojson::{
 };
 use super::route::{TableParts, mirrors_of};
 use super::route_raw::{Codec, Given, Items, LBool, List, Obj, RawMirror, RawRds, RawRouteConfiguration};
+use crate::model::build::{ClusterBuild, Discovery, Endpoint, TlsCertificates};
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter, NetworkFilter,
     NetworkFilterKind, Protocol, SocketAddress, SourceType, TransportSocket,
 };
-use crate::source::SourceId;
+use crate::source::{Pointer, SourceId, join_field, join_index};
 
 pub(crate) fn object_offset(first_key: Option<&str>) -> Option<usize> {
     // The key's first character follows its opening quote; the object starts at or before it.
@@ -110,6 +111,13 @@ proto_message! {
         dynamic_resources: RawDynamicResources<'a> = "dynamic_resources" | "dynamicResources",
         admin: Present = "admin",
         node: Present = "node",
+        // Cluster (a resource of its own: CDS)
+        discovery_type: U32 = "type",
+        cluster_type: Present = "cluster_type" | "clusterType",
+        lb_policy: U32 = "lb_policy" | "lbPolicy",
+        load_balancing_policy: Present = "load_balancing_policy" | "loadBalancingPolicy",
+        load_assignment: RawLoadAssignment<'a> = "load_assignment" | "loadAssignment",
+        transport_socket: RawTransportSocket<'a> = "transport_socket" | "transportSocket",
         // DiscoveryResponse, DeltaDiscoveryResponse
         resources: Repeated<RawObject<'a>> = "resources",
         version_info: Str<'a> = "version_info" | "versionInfo",
@@ -263,15 +271,176 @@ proto_message! {
 proto_message! {
     pub(crate) struct RawStaticResources<'a> as "a Bootstrap.StaticResources object" {
         listeners: Repeated<RawObject<'a>> = "listeners",
-        clusters: Repeated<RawNamed<'a>> = "clusters",
+        clusters: Repeated<RawCluster<'a>> = "clusters",
+        secrets: Repeated<RawNamed<'a>> = "secrets",
     }
 }
 
 proto_message! {
-    /// Whether a bootstrap takes clusters from CDS too (its static list is then not all of them).
+    /// Whether a bootstrap takes clusters from CDS too (its static list is then not all of them),
+    /// and the clusters its xDS sources name.
     pub(crate) struct RawDynamicResources<'a> as "a Bootstrap.DynamicResources object" {
-        cds_config: Present = "cds_config" | "cdsConfig",
+        cds_config: RawConfigSource<'a> = "cds_config" | "cdsConfig",
         cds_resources_locator: Present = "cds_resources_locator" | "cdsResourcesLocator",
+        ads_config: RawApiConfigSource<'a> = "ads_config" | "adsConfig",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawConfigSource<'a> as "a ConfigSource object" {
+        api_config_source: RawApiConfigSource<'a> = "api_config_source" | "apiConfigSource",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawApiConfigSource<'a> as "an ApiConfigSource object" {
+        cluster_names: Repeated<Str<'a>> = "cluster_names" | "clusterNames",
+        grpc_services: Repeated<RawGrpcService<'a>> = "grpc_services" | "grpcServices",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawGrpcService<'a> as "a GrpcService object" {
+        envoy_grpc: RawEnvoyGrpc<'a> = "envoy_grpc" | "envoyGrpc",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawEnvoyGrpc<'a> as "a GrpcService.EnvoyGrpc object" {
+        cluster_name: Str<'a> = "cluster_name" | "clusterName",
+    }
+}
+
+impl<'a> RawApiConfigSource<'a> {
+    /// The clusters it names, each with its pointer below `at`.
+    pub(crate) fn clusters(self, at: &str) -> Vec<(String, Cow<'a, str>)> {
+        let casing = Casing::from_camel(self.camel);
+        let mut out = Vec::new();
+        let names = join_field(at, casing, "cluster_names");
+        for (i, n) in self.cluster_names.map(|l| l.0).unwrap_or_default().into_iter().enumerate() {
+            out.push((join_index(&names, i), n.0));
+        }
+        let services = join_field(at, casing, "grpc_services");
+        for (i, g) in self.grpc_services.map(|l| l.0).unwrap_or_default().into_iter().enumerate() {
+            let service = join_index(&services, i);
+            if let Some(e) = g.envoy_grpc {
+                let envoy = join_field(&service, Casing::from_camel(g.camel), "envoy_grpc");
+                if let Some(name) = e.cluster_name {
+                    out.push((join_field(&envoy, Casing::from_camel(e.camel), "cluster_name"), name.0));
+                }
+            }
+        }
+        out
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clusters: their names (what routes are checked against), and what Envoy checks when it builds
+// them.
+
+proto_message! {
+    pub(crate) struct RawCluster<'a> as "a Cluster object" {
+        name: Str<'a> = "name",
+        discovery_type: U32 = "type",
+        cluster_type: Present = "cluster_type" | "clusterType",
+        lb_policy: U32 = "lb_policy" | "lbPolicy",
+        load_balancing_policy: Present = "load_balancing_policy" | "loadBalancingPolicy",
+        load_assignment: RawLoadAssignment<'a> = "load_assignment" | "loadAssignment",
+        transport_socket: RawTransportSocket<'a> = "transport_socket" | "transportSocket",
+    }
+}
+
+impl<'a> RawCluster<'a> {
+    pub(crate) fn into_build(self, pointer: Pointer) -> ClusterBuild<'a> {
+        ClusterParts {
+            name: cow(self.name),
+            camel: self.camel,
+            discovery_type: self.discovery_type,
+            cluster_type: self.cluster_type.is_some(),
+            lb_policy: self.lb_policy,
+            load_balancing_policy: self.load_balancing_policy.is_some(),
+            load_assignment: self.load_assignment,
+            transport_socket: self.transport_socket,
+        }
+        .into_build(pointer)
+    }
+}
+
+/// What a [`ClusterBuild`] is made of, from a [`RawCluster`] or a CDS resource's [`RawObject`].
+pub(crate) struct ClusterParts<'a> {
+    pub(crate) name: Cow<'a, str>,
+    pub(crate) camel: bool,
+    pub(crate) discovery_type: Option<U32>,
+    pub(crate) cluster_type: bool,
+    pub(crate) lb_policy: Option<U32>,
+    pub(crate) load_balancing_policy: bool,
+    pub(crate) load_assignment: Option<RawLoadAssignment<'a>>,
+    pub(crate) transport_socket: Option<RawTransportSocket<'a>>,
+}
+
+impl<'a> ClusterParts<'a> {
+    pub(crate) fn into_build(self, pointer: Pointer) -> ClusterBuild<'a> {
+        let casing = Casing::from_camel(self.camel);
+        let discovery =
+            if self.cluster_type { None } else { Discovery::from_number(self.discovery_type.map_or(0, |t| t.0)) };
+        let load_assignment = self.load_assignment.is_some();
+        let mut localities = Vec::new();
+        if let Some(la) = self.load_assignment {
+            let list =
+                join_field(&join_field(&pointer, casing, "load_assignment"), Casing::from_camel(la.camel), "endpoints");
+            for (i, locality) in la.endpoints.map(|l| l.0).unwrap_or_default().into_iter().enumerate() {
+                let lbs = join_field(&join_index(&list, i), Casing::from_camel(locality.camel), "lb_endpoints");
+                let endpoints = locality
+                    .lb_endpoints
+                    .map(|l| l.0)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, e)| {
+                        let address = e.endpoint.and_then(|e| e.address);
+                        Endpoint {
+                            pointer: join_index(&lbs, j).into(),
+                            address_given: address.is_some(),
+                            address: address.and_then(RawAddress::into_model),
+                        }
+                    })
+                    .collect();
+                localities.push(endpoints);
+            }
+        }
+        ClusterBuild {
+            name: self.name,
+            pointer,
+            discovery,
+            lb_policy: if self.load_balancing_policy { None } else { Some(self.lb_policy.map_or(0, |p| p.0 as i32)) },
+            load_assignment,
+            localities,
+            tls: self.transport_socket.and_then(|t| t.into_model().certificates),
+        }
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawLoadAssignment<'a> as "a ClusterLoadAssignment object" {
+        endpoints: Repeated<RawLocalityLbEndpoints<'a>> = "endpoints",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawLocalityLbEndpoints<'a> as "a LocalityLbEndpoints object" {
+        lb_endpoints: Repeated<RawLbEndpoint<'a>> = "lb_endpoints" | "lbEndpoints",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawLbEndpoint<'a> as "an LbEndpoint object" {
+        endpoint: RawEndpoint<'a> = "endpoint",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawEndpoint<'a> as "an Endpoint object" {
+        address: RawAddress<'a> = "address",
     }
 }
 
@@ -437,12 +606,7 @@ impl<'a> RawFilterChain<'a> {
             casing: Casing::from_camel(self.camel),
             filter_chain_match: self.filter_chain_match.map(RawFilterChainMatch::into_model),
             filters: exact(self.filters, RawFilter::into_model),
-            transport_socket: self.transport_socket.map(|t| {
-                let (type_url, alpn) = t
-                    .typed_config
-                    .map_or((None, None), |c| (c.type_url, c.common_tls_context.and_then(|ctx| ctx.alpn_protocols)));
-                TransportSocket { name: cow(t.name), type_url: type_url.map(Str::into_cow), alpn_protocols: cows(alpn) }
-            }),
+            transport_socket: self.transport_socket.map(RawTransportSocket::into_model),
         }
     }
 }
@@ -511,7 +675,8 @@ proto_message! {
 }
 
 proto_message! {
-    /// A transport socket's typed_config: its type, and the ALPN a DownstreamTlsContext offers.
+    /// A transport socket's typed_config: its type, and of a TLS context the ALPN it offers and
+    /// its certificates.
     pub(crate) struct RawTlsConfig<'a> as "a typed_config object" {
         type_url: Str<'a> = "@type",
         common_tls_context: RawCommonTlsContext<'a> = "common_tls_context" | "commonTlsContext",
@@ -521,6 +686,80 @@ proto_message! {
 proto_message! {
     pub(crate) struct RawCommonTlsContext<'a> as "a CommonTlsContext object" {
         alpn_protocols: Repeated<Str<'a>> = "alpn_protocols" | "alpnProtocols",
+        tls_certificates: Repeated<Present> = "tls_certificates" | "tlsCertificates",
+        tls_certificate_sds_secret_configs: Repeated<RawSdsSecretConfig<'a>> =
+            "tls_certificate_sds_secret_configs" | "tlsCertificateSdsSecretConfigs",
+        tls_certificate_provider_instance: Present = "tls_certificate_provider_instance" | "tlsCertificateProviderInstance",
+        custom_tls_certificate_selector: Present = "custom_tls_certificate_selector" | "customTlsCertificateSelector",
+        validation_context_sds_secret_config: RawSdsSecretConfig<'a> =
+            "validation_context_sds_secret_config" | "validationContextSdsSecretConfig",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawSdsSecretConfig<'a> as "an SdsSecretConfig object" {
+        name: Str<'a> = "name",
+        sds_config: Present = "sds_config" | "sdsConfig",
+    }
+}
+
+impl<'a> RawTransportSocket<'a> {
+    pub(crate) fn into_model(self) -> TransportSocket<'a> {
+        let typed_camel = Casing::from_camel(self.camel);
+        let (type_url, ctx, ctx_camel) = match self.typed_config {
+            Some(c) => {
+                let camel = Casing::from_camel(c.camel);
+                (c.type_url, c.common_tls_context, camel)
+            }
+            None => (None, None, Casing::Snake),
+        };
+        let is_tls = type_url
+            .as_ref()
+            .is_some_and(|t| t.0.ends_with(".DownstreamTlsContext") || t.0.ends_with(".UpstreamTlsContext"));
+        let base = join_field(&join_field("", typed_camel, "typed_config"), ctx_camel, "common_tls_context");
+        let (alpn, certificates) = match ctx {
+            Some(ctx) => {
+                let certs = is_tls.then(|| ctx.certificates(&base));
+                (ctx.alpn_protocols, certs)
+            }
+            None => (None, is_tls.then(TlsCertificates::default)),
+        };
+        TransportSocket {
+            name: cow(self.name),
+            type_url: type_url.map(Str::into_cow),
+            alpn_protocols: cows(alpn),
+            certificates,
+        }
+    }
+}
+
+impl<'a> RawCommonTlsContext<'a> {
+    /// The certificates it names, with `base` the context's pointer below the transport socket.
+    fn certificates(&self, base: &str) -> TlsCertificates<'a> {
+        let casing = Casing::from_camel(self.camel);
+        let sds = self.tls_certificate_sds_secret_configs.as_ref().map_or(&[][..], |l| &l.0[..]);
+        let mut static_secrets = Vec::new();
+        let list = join_field(base, casing, "tls_certificate_sds_secret_configs");
+        for (i, s) in sds.iter().enumerate() {
+            if s.sds_config.is_none()
+                && let Some(name) = &s.name
+            {
+                static_secrets.push((join_index(&list, i), name.0.clone()));
+            }
+        }
+        if let Some(v) = &self.validation_context_sds_secret_config
+            && v.sds_config.is_none()
+            && let Some(name) = &v.name
+        {
+            static_secrets.push((join_field(base, casing, "validation_context_sds_secret_config"), name.0.clone()));
+        }
+        TlsCertificates {
+            any: self.tls_certificates.as_ref().is_some_and(|l| !l.0.is_empty())
+                || !sds.is_empty()
+                || self.tls_certificate_provider_instance.is_some()
+                || self.custom_tls_certificate_selector.is_some(),
+            static_secrets,
+        }
     }
 }
 

@@ -13,6 +13,8 @@ pub struct Extensions {
     type_urls: FxHashSet<&'static str>,
     /// `(category, name)` of every factory.
     names: FxHashSet<(&'static str, &'static str)>,
+    /// `(category, config type)` of every factory.
+    typed: FxHashSet<(&'static str, &'static str)>,
     /// The Envoy build the list was read from (the file's first line).
     pub build: &'static str,
 }
@@ -21,6 +23,7 @@ impl Extensions {
     pub(super) fn envoy() -> Extensions {
         let mut type_urls = FxHashSet::default();
         let mut names = FxHashSet::default();
+        let mut typed = FxHashSet::default();
         let mut build = "";
         for line in REGISTRY.lines() {
             if let Some(comment) = line.strip_prefix("# ") {
@@ -32,14 +35,29 @@ impl Extensions {
             let mut cols = line.split('\t');
             let (Some(category), Some(name)) = (cols.next(), cols.next()) else { continue };
             names.insert((category, name));
-            type_urls.extend(cols.next().unwrap_or("").split(',').filter(|t| !t.is_empty()));
+            for t in cols.next().unwrap_or("").split(',').filter(|t| !t.is_empty()) {
+                type_urls.insert(t);
+                typed.insert((category, t));
+            }
         }
-        Extensions { type_urls, names, build }
+        Extensions { type_urls, names, typed, build }
     }
 
     /// Whether some factory takes configs of this message type (a full name, no URL prefix).
     pub fn has_type(&self, full_name: &str) -> bool {
         self.type_urls.contains(full_name)
+    }
+
+    /// Whether a factory of one of these categories takes configs of this type.
+    pub fn has_type_in(&self, categories: &[&str], full_name: &str) -> bool {
+        categories.iter().any(|c| self.typed.contains(&(c, full_name)))
+    }
+
+    /// The categories whose factories take configs of this type, sorted.
+    pub fn categories_of(&self, full_name: &str) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = self.typed.iter().filter(|(_, t)| *t == full_name).map(|(c, _)| *c).collect();
+        out.sort_unstable();
+        out
     }
 
     /// Whether a factory of this category has this name.

@@ -135,6 +135,9 @@ pub struct Field {
     pub rules: Option<Box<FieldRules>>,
     /// `[deprecated = true]`.
     pub deprecated: bool,
+    /// The extension categories whose factories the slot takes (`[#extension-category: ...]`
+    /// in the API's comments, `core/schema/categories.tsv`), when annotated on this field.
+    pub categories: &'static [&'static str],
 }
 
 /// A field's cardinality.
@@ -299,7 +302,13 @@ impl Schema {
         &self.enums[id.0 as usize]
     }
 
-    /// A message by full name (`envoy.config.listener.v3.Listener`).
+    /// An enum by full name (`envoy.config.cluster.v3.Cluster.LbPolicy`); a scan, for the rare
+    /// caller.
+    pub fn find_enum(&self, full_name: &str) -> Option<EnumId> {
+        self.enums.iter().position(|e| &*e.full_name == full_name).map(|i| EnumId(i as u32))
+    }
+
+    /// The message of this full name (`envoy.config.listener.v3.Listener`).
     pub fn find(&self, full_name: &str) -> Option<MsgId> {
         self.by_name.get(full_name).copied()
     }
@@ -364,9 +373,26 @@ impl Schema {
             })
             .collect();
         let any_id = by_name.get("google.protobuf.Any").copied();
-        let messages = all.iter().map(|m| compile_message(m, &exts, &kind_of, any_id)).collect();
+        let categories = slot_categories();
+        let messages = all.iter().map(|m| compile_message(m, &exts, &kind_of, any_id, &categories)).collect();
         Schema { messages, enums, by_name, extensions: Extensions::envoy() }
     }
+}
+
+/// The annotated slots of `core/schema/categories.tsv`: `(message, field)` to categories. The
+/// lists live as long as the program (the schema is built once).
+fn slot_categories() -> FxHashMap<(&'static str, &'static str), &'static [&'static str]> {
+    const SLOTS: &str = include_str!("../../schema/categories.tsv");
+    SLOTS
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut cols = l.split('\t');
+            let (message, field, cats) = (cols.next()?, cols.next()?, cols.next()?);
+            let cats: &'static [&'static str] = Box::leak(cats.split(',').collect::<Vec<_>>().into_boxed_slice());
+            Some(((message, field), cats))
+        })
+        .collect()
 }
 
 /// The PGV option extensions, when the descriptors declare them.
@@ -395,6 +421,7 @@ fn compile_message(
     exts: &Exts,
     kind_of: &dyn Fn(&PKind) -> Kind,
     any_id: Option<MsgId>,
+    categories: &FxHashMap<(&str, &str), &'static [&'static str]>,
 ) -> Message {
     let flag = |ext: &Option<ExtensionDescriptor>| {
         ext.as_ref().is_some_and(|e| m.options().get_extension(e).as_bool() == Some(true))
@@ -447,6 +474,7 @@ fn compile_message(
             optional,
             rules: rules.map(Box::new),
             deprecated,
+            categories: categories.get(&(m.full_name(), f.name())).copied().unwrap_or_default(),
         });
     }
     let mut keys = FxHashMap::default();

@@ -674,20 +674,38 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         {
             let registry = w.schema.extensions();
             let name = self.ext.name.as_deref().unwrap_or("");
+            // The slot's categories: annotated on the wrapper's typed_config, or on the field
+            // that holds the wrapper (a TransportSocket, a TypedExtensionConfig).
+            let own = message.field(slots.typed_config).categories;
+            let slot = if own.is_empty() {
+                w.parent_field().map(|(pm, pf)| w.schema.message(pm).field(pf).categories).unwrap_or_default()
+            } else {
+                own
+            };
             let missing = match self.ext.typed {
                 Some("") => None,
-                // `/server_info` lists one factory registry per category name: a second registry
-                // of the same name (the proactive resource monitors') is not listed, so only a
-                // type that is no extension's config at all is known to have no factory.
-                Some(t) => (!registry.has_type(t) && !t.starts_with("envoy.extensions.")).then_some(t),
+                // A type some factory takes is looked up in the slot's categories. Otherwise
+                // only a type that is no extension's config at all is known to have no factory:
+                // `/server_info` lists one registry per category name, and a second registry of
+                // the same name (the proactive resource monitors') is not listed.
+                Some(t) if registry.has_type(t) => (!slot.is_empty() && !registry.has_type_in(slot, t)).then_some(t),
+                Some(t) => (!t.starts_with("envoy.extensions.")).then_some(t),
                 None => (!self.ext.elsewhere && !slots.typed_config_required).then_some(""),
             };
             if let Some(t) = missing {
                 let envoy = format!("Didn't find a registered implementation for '{name}' with type URL: '{t}'");
+                let elsewhere = registry.categories_of(t);
                 let what = if t.is_empty() {
                     format!(
                         "{} `{name}` has no typed_config: Envoy 1.40 finds extensions by their config's type",
                         w.describe_short()
+                    )
+                } else if !elsewhere.is_empty() {
+                    format!(
+                        "{} `{name}`: `{t}` configures {} extensions, and this place takes {}",
+                        w.describe_short(),
+                        elsewhere.join(", "),
+                        slot.join(" or ")
                     )
                 } else {
                     format!("{} `{name}`: Envoy 1.40 has no extension that takes `{t}`", w.describe_short())
@@ -858,6 +876,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
         let f = message.field(p.field);
         let comp = w.field_comp(m, p.field, p.key.clone());
         w.enter_key(p.key, p.offset, Some(comp));
+        w.push_field(m, p.field);
         let silent =
             message.full_name.as_ref() == "envoy.admin.v3.UpdateFailureState" && &*f.name == "failed_configuration";
         let typed_struct_value = message.wkt == Wkt::TypedStruct && f.number == 2;
@@ -877,6 +896,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
         } else {
             self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w })
         };
+        w.pop_field();
         let last = w.take_last();
         if !last.set {
             // `null` leaves the field unset: PGV sees it absent, another oneof member may follow.

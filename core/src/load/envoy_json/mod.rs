@@ -135,6 +135,9 @@ struct State<'de> {
     refused: bool,
     /// The objects seen to give a field more than once (see [`Walk::merge`]).
     repeated: std::collections::HashSet<Repeated>,
+    /// The fields being read, outermost first: an extension's wrapper takes its category from
+    /// the field that holds it when its own `typed_config` has none.
+    fields: Vec<(MsgId, u16)>,
 }
 
 /// What the last value the adapter read was: whether it set its field, and, for the few that
@@ -169,6 +172,7 @@ impl<'de> Walk<'de> {
                 typed_struct_target: None,
                 refused: false,
                 repeated: std::collections::HashSet::new(),
+                fields: Vec::new(),
             }),
             merge: None,
             yaml: false,
@@ -301,6 +305,20 @@ impl<'de> Walk<'de> {
         let mut st = self.st.borrow_mut();
         st.refused = false;
         std::mem::take(&mut st.last)
+    }
+
+    /// Enters field `field` of message `m` (see [`State::fields`]).
+    fn push_field(&self, m: MsgId, field: u16) {
+        self.st.borrow_mut().fields.push((m, field));
+    }
+
+    fn pop_field(&self) {
+        self.st.borrow_mut().fields.pop();
+    }
+
+    /// The field whose value is being read.
+    fn parent_field(&self) -> Option<(MsgId, u16)> {
+        self.st.borrow().fields.last().copied()
     }
 
     /// Notes that the value being read is refused (see [`State::refused`]).

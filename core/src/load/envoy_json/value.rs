@@ -236,12 +236,15 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
                             return self.unset();
                         }
                         let seq = OneSeq::new(EvDe(ev), m, i, self.w);
-                        self.w.set_last(Last { set: true, ..Last::default() });
-                        if self.option {
+                        let w = self.w;
+                        let r = if self.option {
                             self.v.visit_some(SeqAccessDeserializer::new(seq)).map_err(relay)
                         } else {
                             self.v.visit_seq(seq).map_err(relay)
-                        }
+                        };
+                        // After the item, whose own reading sets (and takes) what was last read.
+                        w.set_last(Last { set: true, ..Last::default() });
+                        r
                     }
                     Card::Map(_) if matches!(ev, Ev::Null) => self.unset(),
                     Card::Map(_) => {
@@ -402,12 +405,14 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
                             return self.unset();
                         }
                         let seq = OneSeq::new(MapAccessDeserializer::new(a), m, i, w);
-                        w.set_last(Last { set: true, ..Last::default() });
-                        if self.option {
+                        let r = if self.option {
                             self.v.visit_some(SeqAccessDeserializer::new(seq))
                         } else {
                             self.v.visit_seq(seq)
-                        }
+                        };
+                        // After the item, whose own reading sets (and takes) what was last read.
+                        w.set_last(Last { set: true, ..Last::default() });
+                        r
                     }
                     Card::Map(entry) => {
                         let r = self.hand_map(MapField::new(a, m, i, entry, w));

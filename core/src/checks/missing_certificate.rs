@@ -1,0 +1,94 @@
+//! `missing-certificate`: a TLS context Envoy cannot build: a server context (a listener's
+//! DownstreamTlsContext) that names no certificate, or an SDS secret named without an
+//! `sds_config`, which Envoy looks up among the bootstrap's static secrets, that is not one of
+//! them. Texts checked with envoy 1.40 `--mode validate`.
+
+use crate::checks::{Check, Context};
+use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::model::build::TlsCertificates;
+use crate::model::{Casing, TransportSocket};
+use crate::source::{Location, Locator, SourceId, join_field};
+
+declare_rule! {
+    pub(crate) static RULE for MissingCertificate = {
+        code: "XDS126",
+        name: "missing-certificate",
+        severity: Severity::Error,
+        summary: "A listener's TLS context has no certificate, or names a static secret the bootstrap does not have: Envoy refuses the configuration.",
+        explanation: "missing_certificate.md",
+    }
+}
+
+pub(crate) struct MissingCertificate;
+
+/// The static-secret names of a TLS context that the bootstrap lacks, as findings.
+fn unknown_secrets(
+    certs: &TlsCertificates<'_>,
+    secrets: &[std::borrow::Cow<'_, str>],
+    base: &str,
+    source: SourceId,
+    locate: &dyn Fn(&str) -> Option<usize>,
+    out: &mut Vec<Diagnostic>,
+) {
+    for (suffix, name) in &certs.static_secrets {
+        if secrets.iter().any(|s| s == name) {
+            continue;
+        }
+        let pointer = format!("{base}{suffix}");
+        out.push(
+            Diagnostic::new(&RULE, format!("the TLS context names secret '{name}' without an sds_config, and the bootstrap has no static secret of that name"))
+                .at(Location::new(source, pointer.clone(), locate(&pointer)))
+                .envoy_error(format!("Unknown static secret: {name}"))
+                .note("without sds_config, Envoy takes the secret from static_resources.secrets"),
+        );
+    }
+}
+
+impl Check for MissingCertificate {
+    fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        for l in cx.listeners() {
+            let input = cx.snapshot.inputs.iter().find(|i| i.source == l.source);
+            let secrets = input.and_then(|i| i.bootstrap.as_ref()).map(|b| &b.static_secrets[..]);
+            for chain in l.listener.filter_chains.iter().chain(&l.listener.default_filter_chain) {
+                let Some(ts @ TransportSocket { certificates: Some(certs), .. }) = &chain.transport_socket else {
+                    continue;
+                };
+                let base = join_field(&l.listener.chain_pointer(chain), chain.casing, "transport_socket");
+                if ts.terminates_tls() && !certs.any {
+                    let at = Location::new(l.source, base.clone(), l.locate_in_listener(&base));
+                    out.push(
+                        Diagnostic::new(
+                            &RULE,
+                            format!("filter chain {}: the TLS context has no certificate", chain.display_name()),
+                        )
+                        .at(at)
+                        .listener(l.listener.name.to_string())
+                        .chain(chain.display_name().to_string())
+                        .envoy_error("No TLS certificates found for server context")
+                        .note("give tls_certificates, tls_certificate_sds_secret_configs or a certificate provider"),
+                    );
+                }
+                if let Some(secrets) = secrets {
+                    unknown_secrets(certs, secrets, &base, l.source, &|p| l.locate_in_listener(p), out);
+                }
+            }
+        }
+        for input in &cx.snapshot.inputs {
+            let Some(bootstrap) = &input.bootstrap else { continue };
+            let text: Locator<'_> = cx.locator(input);
+            for c in &input.cluster_builds {
+                if let Some(certs) = &c.tls {
+                    let base = join_field(&c.pointer, Casing::Snake, "transport_socket");
+                    unknown_secrets(
+                        certs,
+                        &bootstrap.static_secrets,
+                        &base,
+                        input.source,
+                        &|p| text.locate_pointer(p),
+                        out,
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! What Envoy checks when it builds what it has parsed and validated, beyond listeners and route
+//! tables: a cluster's discovery type against its load balancer and endpoints, a server TLS
+//! context's certificates, the clusters a bootstrap's xDS sources name. Read only where Envoy
+//! builds them from the input (a bootstrap, a CDS response), not from a config_dump, which
+//! records what Envoy already built.
+
+use std::borrow::Cow;
+
+use super::Address;
+use crate::source::Pointer;
+
+/// A cluster as Envoy builds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterBuild<'a> {
+    /// `name`.
+    pub name: Cow<'a, str>,
+    /// JSON pointer of the Cluster message.
+    pub pointer: Pointer,
+    /// `type`, the service discovery type (`None`: a `cluster_type` extension).
+    pub discovery: Option<Discovery>,
+    /// `lb_policy`, by its number (0, `ROUND_ROBIN`, when unset); `None` when
+    /// `load_balancing_policy` chooses instead.
+    pub lb_policy: Option<i32>,
+    /// `load_assignment` is set.
+    pub load_assignment: bool,
+    /// `load_assignment.endpoints[].lb_endpoints[]`, by locality.
+    pub localities: Vec<Vec<Endpoint<'a>>>,
+    /// Its transport socket's TLS certificates, when it has a TLS context.
+    pub tls: Option<TlsCertificates<'a>>,
+}
+
+/// `Cluster.DiscoveryType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discovery {
+    /// `STATIC` (the default).
+    Static,
+    /// `STRICT_DNS`.
+    StrictDns,
+    /// `LOGICAL_DNS`.
+    LogicalDns,
+    /// `EDS`.
+    Eds,
+    /// `ORIGINAL_DST`.
+    OriginalDst,
+}
+
+impl Discovery {
+    /// By the enum's number.
+    pub fn from_number(n: u32) -> Option<Self> {
+        Some(match n {
+            0 => Discovery::Static,
+            1 => Discovery::StrictDns,
+            2 => Discovery::LogicalDns,
+            3 => Discovery::Eds,
+            4 => Discovery::OriginalDst,
+            _ => return None,
+        })
+    }
+}
+
+/// One `LbEndpoint`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint<'a> {
+    /// JSON pointer of the LbEndpoint.
+    pub pointer: Pointer,
+    /// `endpoint.address`, when given (`endpoint_name` endpoints have none either).
+    pub address: Option<Address<'a>>,
+    /// `endpoint.address` is there, set or not: an empty Address is PGV's to refuse.
+    pub address_given: bool,
+}
+
+/// A TLS context's certificates, as Envoy looks for them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsCertificates<'a> {
+    /// Whether the context names any certificate: inline, by SDS, from a provider or a
+    /// selector.
+    pub any: bool,
+    /// SDS secrets named without an `sds_config`: Envoy looks them up among the bootstrap's
+    /// static secrets. Each with its pointer below the transport socket.
+    pub static_secrets: Vec<(String, Cow<'a, str>)>,
+}
+
+/// A bootstrap's own parts Envoy checks when it starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BootstrapBuild<'a> {
+    /// `static_resources.secrets`, by name.
+    pub static_secrets: Vec<Cow<'a, str>>,
+    /// The clusters `dynamic_resources` reaches its management server through.
+    pub config_sources: Vec<ConfigSourceUse<'a>>,
+}
+
+/// A cluster an xDS source of the bootstrap names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigSourceUse<'a> {
+    /// JSON pointer of the value naming the cluster.
+    pub pointer: String,
+    /// The cluster named.
+    pub cluster: Cow<'a, str>,
+    /// Which source.
+    pub source: ConfigSourceKind,
+}
+
+/// Which of a bootstrap's xDS sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSourceKind {
+    /// `cds_config.api_config_source`: Envoy requires a static cluster that is not EDS.
+    Cds,
+    /// `ads_config`: Envoy requires a cluster its gRPC client knows.
+    Ads,
+}
