@@ -304,6 +304,9 @@ pub struct Listener<'a> {
     pub address: Option<Address<'a>>,
     /// `additional_addresses`: each is served by the same chains and collides like the primary.
     pub additional_addresses: Vec<Address<'a>>,
+    /// The entries of `additional_addresses` without an `address` at all, by index: Envoy 1.40
+    /// aborts on them (`panic: unset oneof`).
+    pub unset_additional_addresses: Vec<usize>,
     /// `bind_to_port`; unset is `true`. A listener that does not bind only takes connections handed
     /// to it (`use_original_dst`).
     pub bind_to_port: Option<bool>,

@@ -62,6 +62,21 @@ impl Check for InvalidAddress {
                 );
             }
         }
+        for l in cx.listeners() {
+            let listener = l.listener;
+            for &i in &listener.unset_additional_addresses {
+                let list = join_field(&listener.pointer, listener.casing, "additional_addresses");
+                let at = join_index(&list, i);
+                let location = Location::new(l.source, at.clone(), l.locate_in_listener(&at).or(listener.offset));
+                // Envoy has no message for it: it aborts.
+                out.push(
+                    Diagnostic::new(&RULE, format!("listener '{}': additional_addresses[{i}] has no address", listener.name))
+                        .at(location)
+                        .listener(listener.name.to_string())
+                        .note("Envoy 1.40 aborts on it (`panic: unset oneof`) instead of refusing it"),
+                );
+            }
+        }
         for input in &cx.snapshot.inputs {
             let text = cx.locator(input);
             for c in input.cluster_builds.iter().filter(|c| c.discovery == Some(Discovery::Static)) {

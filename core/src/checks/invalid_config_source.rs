@@ -1,20 +1,22 @@
-//! `invalid-config-source`: a bootstrap whose CDS or ADS source names a cluster Envoy cannot
-//! reach it through: CDS's `api_config_source` needs a static cluster that is not EDS (the
-//! clusters come from it, so it cannot come from them), ADS's gRPC service a cluster its client
-//! knows. Texts checked with envoy 1.40 `--mode validate`, which builds CDS and ADS but not LDS
-//! (an LDS source naming a missing cluster passes validation and fails at start-up).
+//! `invalid-config-source`: a bootstrap whose xDS sources Envoy cannot subscribe to: CDS's
+//! `api_config_source` needs a static cluster that is not EDS (the clusters come from it, so it
+//! cannot come from them), ADS's gRPC service a cluster its client knows, and every subscription
+//! the node's `id` and `cluster`. Texts checked with envoy 1.40 `--mode validate`, which builds
+//! CDS, ADS, EDS and SDS but not LDS (an LDS source naming a missing cluster passes validation
+//! and fails at start-up).
 
 use crate::checks::{Check, Context};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::build::{ConfigSourceKind, Discovery};
-use crate::source::Location;
+use crate::model::Casing;
+use crate::model::build::{BootstrapBuild, ConfigSourceKind, Discovery};
+use crate::source::{Location, join_field};
 
 declare_rule! {
     pub(crate) static RULE for InvalidConfigSource = {
         code: "XDS127",
         name: "invalid-config-source",
         severity: Severity::Error,
-        summary: "A bootstrap's CDS or ADS source names a cluster that is not a static, non-EDS cluster of the bootstrap: Envoy refuses it.",
+        summary: "A bootstrap's CDS or ADS source names a cluster that is not a static, non-EDS cluster of it, or it subscribes to xDS without a node id and cluster: Envoy refuses it.",
         explanation: "invalid_config_source.md",
     }
 }
@@ -52,6 +54,41 @@ impl Check for InvalidConfigSource {
                 let at = Location::new(input.source, u.pointer.clone(), text.locate_pointer(&u.pointer));
                 out.push(Diagnostic::new(&RULE, message).at(at).envoy_error(envoy));
             }
+            if let Some(what) = first_subscription(input, bootstrap)
+                && (bootstrap.node.0.is_empty() || bootstrap.node.1.is_empty())
+            {
+                let pointer = join_field(&bootstrap.pointer, Casing::Snake, "node");
+                let offset = text.locate_pointer(&pointer).or_else(|| text.locate_pointer(&bootstrap.pointer));
+                out.push(
+                    Diagnostic::new(&RULE, "the bootstrap subscribes to xDS and its node has no id or no cluster")
+                        .at(Location::new(input.source, pointer, offset))
+                        .envoy_error(format!(
+                            "{what}: node 'id' and 'cluster' are required. Set it either in 'node' config or via --service-node and --service-cluster options."
+                        ))
+                        .note("unless Envoy is started with --service-node and --service-cluster"),
+                );
+            }
         }
     }
+}
+
+/// The subscription Envoy creates first, which names itself in the error for a node without an
+/// id or cluster: a static EDS cluster's, a static cluster's SDS, CDS, then a listener's SDS.
+fn first_subscription(input: &crate::model::Input<'_>, bootstrap: &BootstrapBuild<'_>) -> Option<&'static str> {
+    if input.cluster_builds.iter().any(|c| c.discovery == Some(Discovery::Eds)) {
+        return Some("type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment");
+    }
+    if input.cluster_builds.iter().any(|c| c.tls.as_ref().is_some_and(|t| t.by_sds)) {
+        return Some("TlsCertificateSdsApi");
+    }
+    if bootstrap.cds {
+        return Some("type.googleapis.com/envoy.config.cluster.v3.Cluster");
+    }
+    let listener_sds = input.listeners.iter().any(|l| {
+        l.filter_chains
+            .iter()
+            .chain(&l.default_filter_chain)
+            .any(|c| c.transport_socket.as_ref().and_then(|t| t.certificates.as_ref()).is_some_and(|t| t.by_sds))
+    });
+    listener_sds.then_some("TlsCertificateSdsApi")
 }

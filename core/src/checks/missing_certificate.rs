@@ -59,7 +59,7 @@ impl Check for MissingCertificate {
                     out.push(
                         Diagnostic::new(
                             &RULE,
-                            format!("filter chain {}: the TLS context has no certificate", chain.display_name()),
+                            format!("filter chain '{}': the TLS context has no certificate", chain.display_name()),
                         )
                         .at(at)
                         .listener(l.listener.name.to_string())

@@ -168,7 +168,10 @@ impl<'a> Walk<'a> {
                 .dynamic_resources
                 .as_ref()
                 .is_some_and(|d| d.cds_config.is_some() || d.cds_resources_locator.is_some());
-            let mut build = BootstrapBuild::default();
+            let node = obj.node.as_ref().map_or((Cow::Borrowed(""), Cow::Borrowed("")), |n| {
+                (n.id.as_ref().map_or(Cow::Borrowed(""), |s| s.0.clone()), n.cluster.as_ref().map_or(Cow::Borrowed(""), |s| s.0.clone()))
+            });
+            let mut build = BootstrapBuild { cds, node, pointer: pointer.clone(), ..BootstrapBuild::default() };
             if let Some(dynamic) = obj.dynamic_resources {
                 let at = join_field(&pointer, casing, "dynamic_resources");
                 let inner = Casing::from_camel(dynamic.camel);
@@ -717,7 +720,7 @@ mod tests {
         let delta = "system_version_info: '1'\ntype_url: type.googleapis.com/envoy.config.cluster.v3.Cluster\nresources:\n- {name: c, version: '1', resource: {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c}}\n";
         assert_eq!(clusters(delta).0, Some((vec![("c".into(), false)], true)));
         // A CiliumEnvoyConfig's clusters are not the agent's whole list.
-        let cec = "apiVersion: cilium.io/v2\nkind: CiliumEnvoyConfig\nmetadata: {name: x, namespace: n}\nspec:\n  resources:\n  - {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c}\n  - {'@type': type.googleapis.com/envoy.config.route.v3.RouteConfiguration, name: r}\n";
+        let cec = "apiVersion: cilium.io/v2\nkind: CiliumEnvoyConfig\nmetadata: {name: x, namespace: ns}\nspec:\n  resources:\n  - {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c}\n  - {'@type': type.googleapis.com/envoy.config.route.v3.RouteConfiguration, name: r}\n";
         assert_eq!(clusters(cec), (None, 1));
     }
 

@@ -472,7 +472,9 @@ impl<'de> Deserialize<'de> for Present {
     }
 }
 
-/// A proto enum: its value name, or its number.
+/// A proto enum: its value name, or its number. A number the enum does not define reads as the
+/// first value: proto3 enums are open, and where the API refuses one (`defined_only`) the schema
+/// reader has reported it.
 pub(crate) fn enum_value<'de, D: Deserializer<'de>>(d: D, names: &'static [&'static str]) -> Result<usize, D::Error> {
     struct V(&'static [&'static str]);
     impl Visitor<'_> for V {
@@ -484,16 +486,10 @@ pub(crate) fn enum_value<'de, D: Deserializer<'de>>(d: D, names: &'static [&'sta
             self.0.iter().position(|n| *n == v).ok_or_else(|| E::unknown_variant(v, self.0))
         }
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
-            usize::try_from(v)
-                .ok()
-                .filter(|&i| i < self.0.len())
-                .ok_or_else(|| E::custom(format!("{v} is not a defined enum value")))
+            Ok(usize::try_from(v).ok().filter(|&i| i < self.0.len()).unwrap_or(0))
         }
         fn visit_i64<E: de::Error>(self, v: i64) -> Result<usize, E> {
-            usize::try_from(v)
-                .ok()
-                .filter(|&i| i < self.0.len())
-                .ok_or_else(|| E::custom(format!("{v} is not a defined enum value")))
+            Ok(usize::try_from(v).ok().filter(|&i| i < self.0.len()).unwrap_or(0))
         }
     }
     d.deserialize_any(V(names))

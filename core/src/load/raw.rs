@@ -110,7 +110,7 @@ proto_message! {
         static_resources: RawStaticResources<'a> = "static_resources" | "staticResources",
         dynamic_resources: RawDynamicResources<'a> = "dynamic_resources" | "dynamicResources",
         admin: Present = "admin",
-        node: Present = "node",
+        node: RawNode<'a> = "node",
         // Cluster (a resource of its own: CDS)
         discovery_type: U32 = "type",
         cluster_type: Present = "cluster_type" | "clusterType",
@@ -200,6 +200,9 @@ impl<'a> RawObject<'a> {
             offset: object_offset(self.first_key),
             casing,
             address: self.address.and_then(RawAddress::into_model),
+            unset_additional_addresses: self.additional_addresses.as_ref().map_or_else(Vec::new, |list| {
+                list.0.iter().enumerate().filter(|(_, a)| a.address.is_none()).map(|(i, _)| i).collect()
+            }),
             additional_addresses: self
                 .additional_addresses
                 .unwrap_or_default()
@@ -283,6 +286,13 @@ proto_message! {
         cds_config: RawConfigSource<'a> = "cds_config" | "cdsConfig",
         cds_resources_locator: Present = "cds_resources_locator" | "cdsResourcesLocator",
         ads_config: RawApiConfigSource<'a> = "ads_config" | "adsConfig",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawNode<'a> as "a Node object" {
+        id: Str<'a> = "id",
+        cluster: Str<'a> = "cluster",
     }
 }
 
@@ -754,6 +764,8 @@ impl<'a> RawCommonTlsContext<'a> {
             static_secrets.push((join_field(base, casing, "validation_context_sds_secret_config"), name.0.clone()));
         }
         TlsCertificates {
+            by_sds: sds.iter().any(|s| s.sds_config.is_some())
+                || self.validation_context_sds_secret_config.as_ref().is_some_and(|v| v.sds_config.is_some()),
             any: self.tls_certificates.as_ref().is_some_and(|l| !l.0.is_empty())
                 || !sds.is_empty()
                 || self.tls_certificate_provider_instance.is_some()

@@ -78,6 +78,8 @@ pub struct TlsCertificates<'a> {
     /// SDS secrets named without an `sds_config`: Envoy looks them up among the bootstrap's
     /// static secrets. Each with its pointer below the transport socket.
     pub static_secrets: Vec<(String, Cow<'a, str>)>,
+    /// Some secret comes by SDS from a config source (an `sds_config`).
+    pub by_sds: bool,
 }
 
 /// A bootstrap's own parts Envoy checks when it starts.
@@ -87,6 +89,12 @@ pub struct BootstrapBuild<'a> {
     pub static_secrets: Vec<Cow<'a, str>>,
     /// The clusters `dynamic_resources` reaches its management server through.
     pub config_sources: Vec<ConfigSourceUse<'a>>,
+    /// `dynamic_resources.cds_config` is set (clusters come by CDS).
+    pub cds: bool,
+    /// `node.id` and `node.cluster`, as given (empty when not).
+    pub node: (Cow<'a, str>, Cow<'a, str>),
+    /// Where `node` is (or would be): the bootstrap's pointer.
+    pub pointer: String,
 }
 
 /// A cluster an xDS source of the bootstrap names.
