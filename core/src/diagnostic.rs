@@ -52,6 +52,10 @@ pub struct Rule {
     pub summary: &'static str,
     /// Markdown with the headings *What it finds*, *Why it matters*, *Example*, *Fix*.
     pub explanation: &'static str,
+    /// The code its findings are fingerprinted under: the rule's own, or, for a rule split off
+    /// another, the code its findings had before, so that baselines and SARIF fingerprints
+    /// keep matching them (`checks::aliases` names the splits).
+    pub fingerprint: &'static str,
 }
 
 /// Declares a [`Rule`] whose explanation is a Markdown file beside the declaring file, so the
@@ -92,6 +96,29 @@ macro_rules! declare_rule {
             explanation: $explanation:literal $(,)?
         }
     ) => {
+        $crate::diagnostic::declare_rule! {
+            $(#[$meta])*
+            $vis static $ident = {
+                code: $code,
+                name: $name,
+                severity: $severity,
+                summary: $summary,
+                explanation: $explanation,
+                fingerprint: $code,
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis static $ident:ident = {
+            code: $code:literal,
+            name: $name:literal,
+            severity: $severity:expr,
+            summary: $summary:literal,
+            explanation: $explanation:literal,
+            fingerprint: $fingerprint:literal $(,)?
+        }
+    ) => {
         // The rule's summary is its doc: a public rule (the loaders' `XDS0xx`) is documented by
         // what `xdsck rules` says of it, not by a second text that could drift from it.
         #[doc = concat!("`", $code, "` `", $name, "`: ", $summary)]
@@ -102,6 +129,7 @@ macro_rules! declare_rule {
             severity: $severity,
             summary: $summary,
             explanation: include_str!($explanation),
+            fingerprint: $fingerprint,
         };
     };
 }
@@ -231,7 +259,7 @@ impl Diagnostic {
             }
         };
         // A finding that moved to a rule split off another keeps the fingerprint it had.
-        feed(crate::checks::aliases::fingerprint_code(self.rule));
+        feed(self.rule.fingerprint);
         let pointer = self.location.as_ref().map_or("", |l| l.pointer.as_str());
         match &self.listener {
             Some(listener) => {

@@ -22,7 +22,7 @@ use xdsck_core::model::route::{HcmRoutes, RouteTables};
 use xdsck_core::model::{CidrRange, FilterChain, FilterChainMatch};
 use xdsck_core::report::{self, Format, RenderOptions};
 use xdsck_core::trace::{Attributes, Query};
-use xdsck_core::{Options, SourceFile, SourceId, Sources};
+use xdsck_core::{Options, SourceFile, Sources};
 
 /// The display name of an input when the options give none (a pasted text).
 pub const DEFAULT_SOURCE: &str = "input";
@@ -265,7 +265,7 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
                     let chain = |c, default| {
                         let at = line(l.chain_location(input.source, text, c).offset, input.source);
                         let mut summary = ChainSummary::new(c, default, at, &no_match);
-                        summary.route_tables = route_tables(&routes, input.source, &l.chain_pointer(c));
+                        summary.route_tables = route_tables(&routes, c);
                         summary
                     };
                     let mut chains: Vec<ChainSummary<'_>> = l.filter_chains.iter().map(|c| chain(c, false)).collect();
@@ -351,9 +351,8 @@ struct VirtualHostSummary<'a> {
 }
 
 /// The route tables of one chain's HCMs, from the core's route reading.
-fn route_tables<'a>(routes: &RouteTables<'a, 'a>, source: SourceId, chain_pointer: &str) -> Vec<RouteTableSummary<'a>> {
-    routes
-        .hcms_of_chain(source, chain_pointer)
+fn route_tables<'a>(routes: &RouteTables<'a, 'a>, chain: &'a FilterChain<'a>) -> Vec<RouteTableSummary<'a>> {
+    RouteTables::hcms_of_chain(chain)
         .map(|hcm| {
             let table = routes.table_of(hcm);
             let (route_config, kind) = match &hcm.routes {

@@ -77,16 +77,6 @@ pub static ALL: &[Alias] = &[
     },
 ];
 
-/// The code a rule's findings were reported under before it was split off another, so that
-/// [`crate::Diagnostic::fingerprint`] (and so baselines and SARIF fingerprints) stays the same
-/// for a finding that only changed rules. A rule that was never split off is its own code.
-pub fn fingerprint_code(rule: &Rule) -> &'static str {
-    ALL.iter()
-        .filter(|a| a.rules.len() > 1)
-        .find(|a| a.rules.iter().any(|r| r.code == rule.code))
-        .map_or(rule.code, |a| a.rules[0].code)
-}
-
 /// The alias with this name, or with this old code in any case, if any (names are matched
 /// exactly, like rule names).
 pub fn find(name: &str) -> Option<&'static Alias> {
@@ -108,12 +98,18 @@ mod tests {
 
     #[test]
     fn a_split_off_rule_fingerprints_under_the_code_it_left() {
-        assert_eq!(fingerprint_code(&misleading_cidr::RULE), "XDS104");
-        assert_eq!(fingerprint_code(&invalid_cidr::RULE), "XDS104");
-        assert_eq!(fingerprint_code(&matcher_upper_case_domain::RULE), "XDS204");
-        assert_eq!(fingerprint_code(&duplicate_static_listener::RULE), "XDS109");
+        assert_eq!(misleading_cidr::RULE.fingerprint, "XDS104");
+        assert_eq!(invalid_cidr::RULE.fingerprint, "XDS104");
+        assert_eq!(matcher_upper_case_domain::RULE.fingerprint, "XDS204");
+        assert_eq!(duplicate_static_listener::RULE.fingerprint, "XDS109");
         // Renamed only: the code never changed.
-        assert_eq!(fingerprint_code(&match_blackhole::RULE), "XDS201");
+        assert_eq!(match_blackhole::RULE.fingerprint, "XDS201");
+        // A rule split off another is fingerprinted under the code that stayed with the first
+        // rule of its alias; every other rule under its own.
+        for rule in crate::checks::ALL.iter().map(|c| c.rule()) {
+            let split = ALL.iter().filter(|a| a.rules.len() > 1).find(|a| a.rules.iter().any(|r| r.code == rule.code));
+            assert_eq!(rule.fingerprint, split.map_or(rule.code, |a| a.rules[0].code), "{}", rule.name);
+        }
         // Each alias lists the rule that kept the code first, then the rest in code order.
         for a in ALL {
             let codes: Vec<&str> = a.rules.iter().map(|r| r.code).collect();

@@ -14,6 +14,7 @@ declare_rule! {
         severity: Severity::Warning,
         summary: "Two static listeners share a name: Envoy silently ignores the later one.",
         explanation: "duplicate_static_listener.md",
+        fingerprint: "XDS109",
     }
 }
 

@@ -20,7 +20,7 @@ use std::net::{IpAddr, SocketAddr};
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::trace::{Client, Connection, Outcome};
-use crate::model::route::{Action, Hcm, HcmRoutes, RouteTable, VirtualHost};
+use crate::model::route::{Action, Hcm, HcmRoutes, RouteTable, RouteTables, VirtualHost};
 use crate::model::{Address, FilterChain, Protocol};
 use crate::routing::{DomainIndex, Request, RouteOutcome, select_route, strip_port};
 
@@ -46,9 +46,8 @@ struct Http<'s> {
     table: &'s RouteTable<'s>,
 }
 
-fn http_of<'s>(cx: &Context<'s, '_>, l: &ListenerCx<'s, '_>, chain: &FilterChain<'_>) -> Option<Http<'s>> {
-    let pointer = l.listener.chain_pointer(chain);
-    let mut hcms = cx.routes.hcms_of_chain(l.source, &pointer);
+fn http_of<'s>(cx: &Context<'s, '_>, chain: &'s FilterChain<'s>) -> Option<Http<'s>> {
+    let mut hcms = RouteTables::hcms_of_chain(chain);
     let hcm = hcms.next()?;
     if hcms.next().is_some() {
         return None;
@@ -269,7 +268,7 @@ impl Check for H2CoalescingMisroute {
                 }
             };
             for a in chains {
-                let Some(http_a) = http_of(&cx, &l, a).filter(|&h| offers_h2(a, h)) else { continue };
+                let Some(http_a) = http_of(&cx, a).filter(|&h| offers_h2(a, h)) else { continue };
                 let Some(dst) = destination(&l, a) else { continue };
                 let a_names = names(a);
                 // Each name of A as a concrete host, with the entry it came from.
@@ -303,7 +302,7 @@ impl Check for H2CoalescingMisroute {
                     let Some(b) = land(dst, &host).filter(|b| b.index != a.index && b.terminates_tls()) else {
                         continue;
                     };
-                    let Some(http_b) = http_of(&cx, &l, b).filter(|&h| !same_table(http_a, h)) else { continue };
+                    let Some(http_b) = http_of(&cx, b).filter(|&h| !same_table(http_a, h)) else { continue };
                     let on_a = answer(&mut indexes, http_a, &host, dst.port());
                     let on_b = answer(&mut indexes, http_b, &host, dst.port());
                     let alike = match (on_a.vh, on_b.vh) {

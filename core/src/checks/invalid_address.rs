@@ -64,16 +64,36 @@ impl Check for InvalidAddress {
         }
         for l in cx.listeners() {
             let listener = l.listener;
+            // An internal listener is served by the bootstrap extension that makes them.
+            let bootstrap = cx.snapshot.inputs.iter().find(|i| i.source == l.source).and_then(|i| i.bootstrap.as_ref());
+            if listener.internal_listener
+                && let Some(b) = bootstrap
+                && !b
+                    .extensions
+                    .iter()
+                    .any(|t| t.ends_with("envoy.extensions.bootstrap.internal_listener.v3.InternalListener"))
+            {
+                out.push(
+                    Diagnostic::new(&RULE, format!("internal listener '{}' needs the bootstrap's InternalListener extension, which it lacks", listener.name))
+                        .at(l.location())
+                        .listener(listener.name.to_string())
+                        .envoy_error(format!("error adding listener named '{}': InternalListener bootstrap extension is mandatory", listener.name))
+                        .note("add bootstrap_extensions: [{name: envoy.bootstrap.internal_listener, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener}}]"),
+                );
+            }
             for &i in &listener.unset_additional_addresses {
                 let list = join_field(&listener.pointer, listener.casing, "additional_addresses");
                 let at = join_index(&list, i);
                 let location = Location::new(l.source, at.clone(), l.locate_in_listener(&at).or(listener.offset));
                 // Envoy has no message for it: it aborts.
                 out.push(
-                    Diagnostic::new(&RULE, format!("listener '{}': additional_addresses[{i}] has no address", listener.name))
-                        .at(location)
-                        .listener(listener.name.to_string())
-                        .note("Envoy 1.40 aborts on it (`panic: unset oneof`) instead of refusing it"),
+                    Diagnostic::new(
+                        &RULE,
+                        format!("listener '{}': additional_addresses[{i}] has no address", listener.name),
+                    )
+                    .at(location)
+                    .listener(listener.name.to_string())
+                    .note("Envoy 1.40 aborts on it (`panic: unset oneof`) instead of refusing it"),
                 );
             }
         }

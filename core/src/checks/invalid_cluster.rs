@@ -70,6 +70,13 @@ fn problems(c: &ClusterBuild<'_>) -> Vec<(Option<&'static str>, String, String)>
             "ORIGINAL_DST clusters must have no load assignment configured".to_owned(),
         ));
     }
+    if discovery == Discovery::LogicalDns && !c.load_assignment {
+        out.push((
+            None,
+            format!("LOGICAL_DNS cluster '{}' has no load_assignment: it has no host to resolve", c.name),
+            "LOGICAL_DNS clusters must have a single host".to_owned(),
+        ));
+    }
     if discovery == Discovery::LogicalDns
         && c.load_assignment
         && !(c.localities.len() == 1 && c.localities[0].len() == 1)

@@ -12,6 +12,7 @@ declare_rule! {
         severity: Severity::Warning,
         summary: "A filter chain sets filter_chain_match next to filter_chain_matcher: Envoy ignores it.",
         explanation: "matcher_ignored_match.md",
+        fingerprint: "XDS204",
     }
 }
 

@@ -15,6 +15,7 @@ declare_rule! {
         severity: Severity::Warning,
         summary: "No filter_chain_matcher action names a filter chain: it is never used.",
         explanation: "matcher_unused_chain.md",
+        fingerprint: "XDS204",
     }
 }
 

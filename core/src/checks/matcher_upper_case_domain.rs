@@ -12,6 +12,7 @@ declare_rule! {
         severity: Severity::Warning,
         summary: "A ServerNameMatcher domain has upper-case letters: it never matches.",
         explanation: "matcher_upper_case_domain.md",
+        fingerprint: "XDS204",
     }
 }
 

@@ -13,6 +13,7 @@ declare_rule! {
         severity: Severity::Warning,
         summary: "A prefix range in filter_chain_match that Envoy accepts matches more than it appears to.",
         explanation: "misleading_cidr.md",
+        fingerprint: "XDS104",
     }
 }
 

@@ -13,6 +13,7 @@ declare_rule! {
         severity: Severity::Warning,
         summary: "A server_names entry Envoy accepts matches differently from what it reads as, or never matches.",
         explanation: "misleading_server_name.md",
+        fingerprint: "XDS103",
     }
 }
 

@@ -1,11 +1,13 @@
 //! `missing-certificate`: a TLS context Envoy cannot build: a server context (a listener's
-//! DownstreamTlsContext) that names no certificate, or an SDS secret named without an
-//! `sds_config`, which Envoy looks up among the bootstrap's static secrets, that is not one of
-//! them. Texts checked with envoy 1.40 `--mode validate`.
+//! DownstreamTlsContext) that names no certificate, or an inline certificate without its chain
+//! or its key, or an SDS secret named without an `sds_config`, which Envoy looks up among the
+//! bootstrap's static secrets, that is not one of them. Texts checked with envoy 1.40
+//! `--mode validate`. (Whether the files exist and hold PEM, Envoy finds out by reading them:
+//! xdsck does not.)
 
 use crate::checks::{Check, Context};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::build::TlsCertificates;
+use crate::model::build::{Source, TlsCertificates};
 use crate::model::{Casing, TransportSocket};
 use crate::source::{Location, Locator, SourceId, join_field};
 
@@ -54,6 +56,33 @@ impl Check for MissingCertificate {
                     continue;
                 };
                 let base = join_field(&l.listener.chain_pointer(chain), chain.casing, "transport_socket");
+                if ts.terminates_tls() {
+                    for (suffix, cert_chain, key) in &certs.inline {
+                        // As envoy 1.40 goes about it: a certificate needs one of the two, then
+                        // its key, then its chain; a source given as `{}` is PGV's to refuse.
+                        let (what, envoy) = match (cert_chain, key) {
+                            (Source::Unset, _) | (_, Source::Unset) | (Source::Given, Source::Given) => continue,
+                            (Source::Absent, Source::Absent) => {
+                                ("has neither", "Server TlsCertificates must have a certificate specified")
+                            }
+                            (_, Source::Absent | Source::Empty) => {
+                                ("has no private_key", "Failed to load incomplete private key from path: ")
+                            }
+                            _ => (
+                                "has no certificate_chain",
+                                "Failed to load incomplete certificate from : certificate chain not set",
+                            ),
+                        };
+                        let pointer = format!("{base}{suffix}");
+                        out.push(
+                            Diagnostic::new(&RULE, format!("filter chain '{}': a TLS certificate {what} of a certificate chain and a private key", chain.display_name()))
+                                .at(Location::new(l.source, pointer.clone(), l.locate_in_listener(&pointer)))
+                                .listener(l.listener.name.to_string())
+                                .chain(chain.display_name().to_string())
+                                .envoy_error(envoy),
+                        );
+                    }
+                }
                 if ts.terminates_tls() && !certs.any {
                     let at = Location::new(l.source, base.clone(), l.locate_in_listener(&base));
                     out.push(

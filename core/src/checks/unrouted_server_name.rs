@@ -8,7 +8,7 @@
 
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::route::{Hcm, RouteTable};
+use crate::model::route::{Hcm, RouteTable, RouteTables};
 use crate::model::{Address, FilterChain};
 use crate::routing::{Bucket, DomainIndex, domain_key, port_start, strip_port};
 use crate::source::Location;
@@ -110,8 +110,7 @@ impl Check for UnroutedServerName {
                 if !chain.terminates_tls() {
                     continue;
                 }
-                let pointer = l.listener.chain_pointer(chain);
-                for hcm in cx.routes.hcms_of_chain(l.source, &pointer) {
+                for hcm in RouteTables::hcms_of_chain(chain) {
                     let Some(table) = cx.routes.table_of(hcm).filter(|t| !t.vhds) else { continue };
                     let index = DomainIndex::build(table);
                     let tails = tails(hcm, table, port);

@@ -11,8 +11,8 @@ use super::route::place;
 use crate::model::build::{BootstrapBuild, ClusterBuild, ConfigSourceKind, ConfigSourceUse};
 use crate::model::route::{HcmRoutes, NotAnalysed, RouteTable, TableOrigin};
 use crate::model::{
-    Casing, ClusterList, ClusterName, ErrorState, IgnoreAnnotation, Input, InputKind, Listener, ListenerState,
-    NetworkFilterKind, Skipped, SkippedKind,
+    Casing, ClusterList, ClusterName, ErrorState, FilterChain, IgnoreAnnotation, Input, InputKind, Listener,
+    ListenerState, NetworkFilterKind, Skipped, SkippedKind,
 };
 use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
 
@@ -158,7 +158,7 @@ enum Entry {
 
 impl<'a> Walk<'a> {
     /// One top-level document (or `kind: List` item). `Err` says what it is instead.
-    fn document(&mut self, obj: RawObject<'a>, pointer: String) -> Result<InputKind, Refused<'a>> {
+    fn document(&mut self, mut obj: RawObject<'a>, pointer: String) -> Result<InputKind, Refused<'a>> {
         let casing = Casing::from_camel(obj.camel);
         if obj.configs.is_some() {
             return Ok(self.config_dump(obj, &pointer));
@@ -169,9 +169,21 @@ impl<'a> Walk<'a> {
                 .as_ref()
                 .is_some_and(|d| d.cds_config.is_some() || d.cds_resources_locator.is_some());
             let node = obj.node.as_ref().map_or((Cow::Borrowed(""), Cow::Borrowed("")), |n| {
-                (n.id.as_ref().map_or(Cow::Borrowed(""), |s| s.0.clone()), n.cluster.as_ref().map_or(Cow::Borrowed(""), |s| s.0.clone()))
+                (
+                    n.id.as_ref().map_or(Cow::Borrowed(""), |s| s.0.clone()),
+                    n.cluster.as_ref().map_or(Cow::Borrowed(""), |s| s.0.clone()),
+                )
             });
-            let mut build = BootstrapBuild { cds, node, pointer: pointer.clone(), ..BootstrapBuild::default() };
+            let extensions = obj
+                .bootstrap_extensions
+                .take()
+                .map(|l| l.0)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|e| e.typed_config.and_then(|t| t.type_url).map(|t| t.0))
+                .collect();
+            let mut build =
+                BootstrapBuild { cds, node, pointer: pointer.clone(), extensions, ..BootstrapBuild::default() };
             if let Some(dynamic) = obj.dynamic_resources {
                 let at = join_field(&pointer, casing, "dynamic_resources");
                 let inner = Casing::from_camel(dynamic.camel);
@@ -414,8 +426,8 @@ impl<'a> Walk<'a> {
                     cluster_type: r.cluster_type.is_some(),
                     lb_policy: r.lb_policy,
                     load_balancing_policy: r.load_balancing_policy.is_some(),
-                    load_assignment: r.load_assignment,
-                    transport_socket: r.transport_socket,
+                    load_assignment: r.load_assignment.map(|b| *b),
+                    transport_socket: r.transport_socket.map(|b| *b),
                 };
                 self.cluster_builds.push(parts.into_build(pointer.into()));
                 return;
@@ -578,17 +590,25 @@ impl<'a> Walk<'a> {
     /// records what of them is not analysed, when `report`).
     fn place_routes(&mut self, l: &mut Listener<'a>, report: bool) {
         let source = self.source;
-        let pointers: Vec<String> =
-            l.filter_chains.iter().chain(l.default_filter_chain.as_ref()).map(|c| l.chain_pointer(c)).collect();
+        let has_hcm = |c: &FilterChain<'_>| {
+            c.filters.iter().any(|f| matches!(f.kind, NetworkFilterKind::HttpConnectionManager(_)))
+        };
+        // Only a chain with an HCM needs its place spelled out (most chains have none).
+        let pointers: Vec<Option<String>> = l
+            .filter_chains
+            .iter()
+            .chain(l.default_filter_chain.as_ref())
+            .map(|c| has_hcm(c).then(|| l.chain_pointer(c)))
+            .collect();
         let mut skipped = Vec::new();
         let not_analysed = if report { &mut self.not_analysed } else { &mut skipped };
         for (chain, chain_pointer) in l.filter_chains.iter_mut().chain(l.default_filter_chain.as_mut()).zip(pointers) {
+            let Some(chain_pointer) = chain_pointer else { continue };
             let filters = join_field(&chain_pointer, chain.casing, "filters");
             for (j, f) in chain.filters.iter_mut().enumerate() {
                 let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind else { continue };
                 h.source = source;
                 h.pointer = join_field(&join_index(&filters, j), f.casing, "typed_config");
-                h.chain_pointer = chain_pointer.clone();
                 match &mut h.routes {
                     HcmRoutes::Inline(t) => place(t, source, join_token(&h.pointer, h.table_key), not_analysed),
                     HcmRoutes::Scoped => {

@@ -13,7 +13,7 @@ use super::protojson::{
 };
 use super::route::{TableParts, mirrors_of};
 use super::route_raw::{Codec, Given, Items, LBool, List, Obj, RawMirror, RawRds, RawRouteConfiguration};
-use crate::model::build::{ClusterBuild, Discovery, Endpoint, TlsCertificates};
+use crate::model::build::{ClusterBuild, Discovery, Endpoint, Source, TlsCertificates};
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter, NetworkFilter,
@@ -57,10 +57,10 @@ proto_message! {
         type_url_field: Str<'a> = "@type",
         // Listener
         name: Str<'a> = "name",
-        address: RawAddress<'a> = "address",
+        address: Box<RawAddress<'a>> = "address",
         additional_addresses: Repeated<RawAdditionalAddress<'a>> = "additional_addresses" | "additionalAddresses",
         filter_chains: Chains<'a> = "filter_chains" | "filterChains",
-        default_filter_chain: RawFilterChain<'a> = "default_filter_chain" | "defaultFilterChain",
+        default_filter_chain: Box<RawFilterChain<'a>> = "default_filter_chain" | "defaultFilterChain",
         filter_chain_matcher: Captured = "filter_chain_matcher" | "filterChainMatcher",
         listener_filters: Repeated<RawListenerFilter<'a>> = "listener_filters" | "listenerFilters",
         use_original_dst: Wrapped<Bool> = "use_original_dst" | "useOriginalDst",
@@ -107,17 +107,18 @@ proto_message! {
         draining_state: RawListenerState<'a> = "draining_state" | "drainingState",
         error_state: RawUpdateFailure<'a> = "error_state" | "errorState",
         // Bootstrap
-        static_resources: RawStaticResources<'a> = "static_resources" | "staticResources",
-        dynamic_resources: RawDynamicResources<'a> = "dynamic_resources" | "dynamicResources",
+        static_resources: Box<RawStaticResources<'a>> = "static_resources" | "staticResources",
+        dynamic_resources: Box<RawDynamicResources<'a>> = "dynamic_resources" | "dynamicResources",
         admin: Present = "admin",
-        node: RawNode<'a> = "node",
+        node: Box<RawNode<'a>> = "node",
+        bootstrap_extensions: Repeated<RawTypedExtension<'a>> = "bootstrap_extensions" | "bootstrapExtensions",
         // Cluster (a resource of its own: CDS)
         discovery_type: U32 = "type",
         cluster_type: Present = "cluster_type" | "clusterType",
         lb_policy: U32 = "lb_policy" | "lbPolicy",
         load_balancing_policy: Present = "load_balancing_policy" | "loadBalancingPolicy",
-        load_assignment: RawLoadAssignment<'a> = "load_assignment" | "loadAssignment",
-        transport_socket: RawTransportSocket<'a> = "transport_socket" | "transportSocket",
+        load_assignment: Box<RawLoadAssignment<'a>> = "load_assignment" | "loadAssignment",
+        transport_socket: Box<RawTransportSocket<'a>> = "transport_socket" | "transportSocket",
         // DiscoveryResponse, DeltaDiscoveryResponse
         resources: Repeated<RawObject<'a>> = "resources",
         version_info: Str<'a> = "version_info" | "versionInfo",
@@ -199,7 +200,7 @@ impl<'a> RawObject<'a> {
             pointer: pointer.into(),
             offset: object_offset(self.first_key),
             casing,
-            address: self.address.and_then(RawAddress::into_model),
+            address: self.address.and_then(|a| a.into_model()),
             unset_additional_addresses: self.additional_addresses.as_ref().map_or_else(Vec::new, |list| {
                 list.0.iter().enumerate().filter(|(_, a)| a.address.is_none()).map(|(i, _)| i).collect()
             }),
@@ -286,6 +287,12 @@ proto_message! {
         cds_config: RawConfigSource<'a> = "cds_config" | "cdsConfig",
         cds_resources_locator: Present = "cds_resources_locator" | "cdsResourcesLocator",
         ads_config: RawApiConfigSource<'a> = "ads_config" | "adsConfig",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawTypedExtension<'a> as "a TypedExtensionConfig object" {
+        typed_config: RawTypeOnly<'a> = "typed_config" | "typedConfig",
     }
 }
 
@@ -696,13 +703,46 @@ proto_message! {
 proto_message! {
     pub(crate) struct RawCommonTlsContext<'a> as "a CommonTlsContext object" {
         alpn_protocols: Repeated<Str<'a>> = "alpn_protocols" | "alpnProtocols",
-        tls_certificates: Repeated<Present> = "tls_certificates" | "tlsCertificates",
+        tls_certificates: Repeated<RawTlsCertificate<'a>> = "tls_certificates" | "tlsCertificates",
         tls_certificate_sds_secret_configs: Repeated<RawSdsSecretConfig<'a>> =
             "tls_certificate_sds_secret_configs" | "tlsCertificateSdsSecretConfigs",
         tls_certificate_provider_instance: Present = "tls_certificate_provider_instance" | "tlsCertificateProviderInstance",
         custom_tls_certificate_selector: Present = "custom_tls_certificate_selector" | "customTlsCertificateSelector",
         validation_context_sds_secret_config: RawSdsSecretConfig<'a> =
             "validation_context_sds_secret_config" | "validationContextSdsSecretConfig",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawTlsCertificate<'a> as "a TlsCertificate object" {
+        certificate_chain: RawDataSource<'a> = "certificate_chain" | "certificateChain",
+        private_key: RawDataSource<'a> = "private_key" | "privateKey",
+        private_key_provider: Present = "private_key_provider" | "privateKeyProvider",
+        pkcs12: Present = "pkcs12",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawDataSource<'a> as "a DataSource object" {
+        filename: Str<'a> = "filename",
+        inline_string: Str<'a> = "inline_string" | "inlineString",
+        inline_bytes: Str<'a> = "inline_bytes" | "inlineBytes",
+        environment_variable: Str<'a> = "environment_variable" | "environmentVariable",
+    }
+}
+
+impl RawDataSource<'_> {
+    /// What it is to Envoy: a source given empty is no data.
+    fn source(d: Option<&Self>) -> Source {
+        let Some(d) = d else { return Source::Absent };
+        let specifiers = [&d.filename, &d.inline_string, &d.inline_bytes, &d.environment_variable];
+        if specifiers.iter().all(|s| s.is_none()) {
+            Source::Unset
+        } else if specifiers.iter().any(|s| s.as_ref().is_some_and(|s| !s.0.is_empty())) {
+            Source::Given
+        } else {
+            Source::Empty
+        }
     }
 }
 
@@ -726,10 +766,11 @@ impl<'a> RawTransportSocket<'a> {
         let is_tls = type_url
             .as_ref()
             .is_some_and(|t| t.0.ends_with(".DownstreamTlsContext") || t.0.ends_with(".UpstreamTlsContext"));
-        let base = join_field(&join_field("", typed_camel, "typed_config"), ctx_camel, "common_tls_context");
+        // Pointers below the socket are spelled only for what a finding may name (rarely any).
+        let base = || join_field(&join_field("", typed_camel, "typed_config"), ctx_camel, "common_tls_context");
         let (alpn, certificates) = match ctx {
             Some(ctx) => {
-                let certs = is_tls.then(|| ctx.certificates(&base));
+                let certs = is_tls.then(|| ctx.certificates(base));
                 (ctx.alpn_protocols, certs)
             }
             None => (None, is_tls.then(TlsCertificates::default)),
@@ -745,15 +786,15 @@ impl<'a> RawTransportSocket<'a> {
 
 impl<'a> RawCommonTlsContext<'a> {
     /// The certificates it names, with `base` the context's pointer below the transport socket.
-    fn certificates(&self, base: &str) -> TlsCertificates<'a> {
+    fn certificates(&self, base: impl Fn() -> String) -> TlsCertificates<'a> {
         let casing = Casing::from_camel(self.camel);
         let sds = self.tls_certificate_sds_secret_configs.as_ref().map_or(&[][..], |l| &l.0[..]);
         let mut static_secrets = Vec::new();
-        let list = join_field(base, casing, "tls_certificate_sds_secret_configs");
         for (i, s) in sds.iter().enumerate() {
             if s.sds_config.is_none()
                 && let Some(name) = &s.name
             {
+                let list = join_field(&base(), casing, "tls_certificate_sds_secret_configs");
                 static_secrets.push((join_index(&list, i), name.0.clone()));
             }
         }
@@ -761,9 +802,21 @@ impl<'a> RawCommonTlsContext<'a> {
             && v.sds_config.is_none()
             && let Some(name) = &v.name
         {
-            static_secrets.push((join_field(base, casing, "validation_context_sds_secret_config"), name.0.clone()));
+            static_secrets.push((join_field(&base(), casing, "validation_context_sds_secret_config"), name.0.clone()));
         }
+        let inline = self.tls_certificates.as_ref().filter(|l| !l.0.is_empty()).map_or_else(Vec::new, |l| {
+            let list = join_field(&base(), casing, "tls_certificates");
+            l.0.iter()
+                .enumerate()
+                .filter(|(_, c)| c.private_key_provider.is_none() && c.pkcs12.is_none())
+                .map(|(i, c)| {
+                    let chain = RawDataSource::source(c.certificate_chain.as_ref());
+                    (join_index(&list, i), chain, RawDataSource::source(c.private_key.as_ref()))
+                })
+                .collect()
+        });
         TlsCertificates {
+            inline,
             by_sds: sds.iter().any(|s| s.sds_config.is_some())
                 || self.validation_context_sds_secret_config.as_ref().is_some_and(|v| v.sds_config.is_some()),
             any: self.tls_certificates.as_ref().is_some_and(|l| !l.0.is_empty())
@@ -845,7 +898,6 @@ impl<'a> RawFilterConfig<'a> {
         Hcm {
             source: SourceId::default(),
             pointer: String::new(),
-            chain_pointer: String::new(),
             routes,
             stat_prefix: self.stat_prefix.map(Str::into_cow),
             strip_any_host_port: self.strip_any_host_port.and_then(|b| b.0).unwrap_or(false),

@@ -80,6 +80,22 @@ pub struct TlsCertificates<'a> {
     pub static_secrets: Vec<(String, Cow<'a, str>)>,
     /// Some secret comes by SDS from a config source (an `sds_config`).
     pub by_sds: bool,
+    /// The inline `tls_certificates`: each one's pointer below the transport socket, its
+    /// certificate chain and its private key.
+    pub inline: Vec<(String, Source, Source)>,
+}
+
+/// A `DataSource` as Envoy reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Not given.
+    Absent,
+    /// Given without a source (`{}`): PGV refuses it.
+    Unset,
+    /// A source that is empty (`inline_string: ""`): to Envoy, no data.
+    Empty,
+    /// A source with something in it.
+    Given,
 }
 
 /// A bootstrap's own parts Envoy checks when it starts.
@@ -95,6 +111,8 @@ pub struct BootstrapBuild<'a> {
     pub node: (Cow<'a, str>, Cow<'a, str>),
     /// Where `node` is (or would be): the bootstrap's pointer.
     pub pointer: String,
+    /// The types of `bootstrap_extensions`' typed configs.
+    pub extensions: Vec<Cow<'a, str>>,
 }
 
 /// A cluster an xDS source of the bootstrap names.

@@ -330,8 +330,6 @@ pub struct Hcm<'a> {
     pub source: SourceId,
     /// The HCM's typed_config.
     pub pointer: String,
-    /// The filter chain it sits in (where the listener model's chain pointer points).
-    pub chain_pointer: String,
     /// Where its route table is.
     pub routes: HcmRoutes<'a>,
     /// `stat_prefix`.
@@ -393,9 +391,7 @@ pub struct RouteTables<'r, 'a> {
     /// input never passes as clean.
     pub not_analysed: Vec<&'r NotAnalysed>,
     /// Where the RDS tables are by name: the first of each name.
-    by_name: std::collections::HashMap<&'r str, usize>,
-    /// Where the HCMs are by source and chain pointer.
-    by_chain: std::collections::HashMap<SourceId, std::collections::HashMap<&'r str, Vec<usize>>>,
+    by_name: rustc_hash::FxHashMap<&'r str, usize>,
 }
 
 impl<'r, 'a> RouteTables<'r, 'a> {
@@ -432,12 +428,6 @@ impl<'r, 'a> RouteTables<'r, 'a> {
     }
 
     fn push_hcm(&mut self, hcm: &'r Hcm<'a>) {
-        self.by_chain
-            .entry(hcm.source)
-            .or_default()
-            .entry(hcm.chain_pointer.as_str())
-            .or_default()
-            .push(self.hcms.len());
         self.hcms.push(hcm);
         if let HcmRoutes::Inline(t) = &hcm.routes {
             self.tables.push(t);
@@ -449,14 +439,14 @@ impl<'r, 'a> RouteTables<'r, 'a> {
         self.by_name.get(name).map(|&i| self.tables[i])
     }
 
-    /// The HCMs of a filter chain, by the chain's pointer.
-    pub fn hcms_of_chain(
-        &self,
-        source: SourceId,
-        chain_pointer: &str,
-    ) -> impl Iterator<Item = &'r Hcm<'a>> + use<'_, 'r, 'a> {
-        let at = self.by_chain.get(&source).and_then(|c| c.get(chain_pointer));
-        at.into_iter().flatten().map(|&i| self.hcms[i])
+    /// The HCMs of a filter chain: its `http_connection_manager` filters.
+    pub fn hcms_of_chain<'c>(
+        chain: &'c crate::model::FilterChain<'a>,
+    ) -> impl Iterator<Item = &'c Hcm<'a>> + use<'c, 'a> {
+        chain.filters.iter().filter_map(|f| match &f.kind {
+            crate::model::NetworkFilterKind::HttpConnectionManager(h) => Some(&**h),
+            _ => None,
+        })
     }
 
     /// The table an HCM routes with, when the run holds it.

@@ -11,6 +11,7 @@ use crate::source::{Location, SourceFile, Sources};
 
 static DUPLICATE: Rule = Rule {
     code: "XDS101",
+    fingerprint: "XDS101",
     name: "duplicate-filter-chain-match",
     severity: Severity::Error,
     summary: "Two filter chains have the same filter_chain_match.",
@@ -19,6 +20,7 @@ static DUPLICATE: Rule = Rule {
 
 static SHADOWED: Rule = Rule {
     code: "XDS102",
+    fingerprint: "XDS102",
     name: "shadowed-filter-chain",
     severity: Severity::Warning,
     summary: "A filter chain can never be selected.",
@@ -27,6 +29,7 @@ static SHADOWED: Rule = Rule {
 
 static CARVED: Rule = Rule {
     code: "XDS103",
+    fingerprint: "XDS103",
     name: "exact-name-in-wildcard",
     severity: Severity::Info,
     summary: "An exact server name is carved out of a wildcard.",

@@ -81,7 +81,7 @@ pub fn trace_http(snapshot: &Snapshot<'_>, answer: &Answer, req: &Request) -> Ht
     let mut out = HttpAnswer::default();
     let headers: String = req.headers.iter().map(|(n, v)| format!(", {n}: {v}")).collect();
     out.step("request", format!("{} {} Host {:?}{headers}", req.method, req.path, req.host));
-    let Ok((input, listener)) = crate::trace::select_listener(snapshot, Some(&answer.listener), None) else {
+    let Ok((_, listener)) = crate::trace::select_listener(snapshot, Some(&answer.listener), None) else {
         return out;
     };
     let chain: Option<&FilterChain<'_>> = match answer.trace.outcome {
@@ -94,20 +94,12 @@ pub fn trace_http(snapshot: &Snapshot<'_>, answer: &Answer, req: &Request) -> Ht
         out.undecided = !answer.is_closed();
         return out;
     };
-    route_in_chain(&tables, input.source, &listener.chain_pointer(chain), chain, answer, req, &mut out);
+    route_in_chain(&tables, chain, answer, req, &mut out);
     out
 }
 
-fn route_in_chain(
-    tables: &RouteTables,
-    source: crate::source::SourceId,
-    chain_pointer: &str,
-    chain: &FilterChain<'_>,
-    answer: &Answer,
-    req: &Request,
-    out: &mut HttpAnswer,
-) {
-    let Some(hcm) = tables.hcms_of_chain(source, chain_pointer).next() else {
+fn route_in_chain(tables: &RouteTables, chain: &FilterChain<'_>, answer: &Answer, req: &Request, out: &mut HttpAnswer) {
+    let Some(hcm) = RouteTables::hcms_of_chain(chain).next() else {
         out.step(
             "hcm",
             format!("filter chain {} has no http_connection_manager: it does not route HTTP", chain.display_name()),

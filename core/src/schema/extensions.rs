@@ -48,9 +48,9 @@ impl Extensions {
         self.type_urls.contains(full_name)
     }
 
-    /// Whether a factory of one of these categories takes configs of this type.
-    pub fn has_type_in(&self, categories: &[&str], full_name: &str) -> bool {
-        categories.iter().any(|c| self.typed.contains(&(c, full_name)))
+    /// Every `(category, config type)` of a factory.
+    pub fn typed(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.typed.iter().copied()
     }
 
     /// The categories whose factories take configs of this type, sorted.

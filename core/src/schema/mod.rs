@@ -87,6 +87,9 @@ pub struct Message {
     /// The message wraps an extension's config (`Filter`, `TransportSocket`,
     /// `TypedExtensionConfig`...): Envoy looks its factory up by the config's type.
     pub extension: Option<ExtensionSlots>,
+    /// The extension categories whose factories take this message as their config (empty for
+    /// a message no factory takes), from Envoy's registry.
+    pub factory_categories: Box<[&'static str]>,
     /// Every spelling of every field: the lowerCamelCase name, the proto name and the JSON name,
     /// in that order of precedence, as protobuf's parser looks them up.
     keys: FxHashMap<Box<str>, u16>,
@@ -138,6 +141,13 @@ pub struct Field {
     /// The extension categories whose factories the slot takes (`[#extension-category: ...]`
     /// in the API's comments, `core/schema/categories.tsv`), when annotated on this field.
     pub categories: &'static [&'static str],
+    /// What Envoy's parse errors call the field's type: `message`, `enum` or the scalar type.
+    pub type_kind: &'static str,
+    /// The full name of the field's message or enum type (a map's entry), `""` for scalars.
+    pub type_name: Box<str>,
+    /// `UpdateFailureState.failed_configuration` of a config_dump: what Envoy refused, recorded;
+    /// read without findings of its own (rejected-update reports the refusal).
+    pub recorded: bool,
 }
 
 /// A field's cardinality.
@@ -364,7 +374,7 @@ impl Schema {
                 PKind::Message(m) => Kind::Message(by_name[m.full_name()]),
             }
         };
-        let enums = enums_desc
+        let enums: Vec<Enum> = enums_desc
             .iter()
             .map(|e| Enum {
                 full_name: e.full_name().into(),
@@ -374,8 +384,44 @@ impl Schema {
             .collect();
         let any_id = by_name.get("google.protobuf.Any").copied();
         let categories = slot_categories();
-        let messages = all.iter().map(|m| compile_message(m, &exts, &kind_of, any_id, &categories)).collect();
-        Schema { messages, enums, by_name, extensions: Extensions::envoy() }
+        let extensions = Extensions::envoy();
+        let mut messages: Vec<Message> =
+            all.iter().map(|m| compile_message(m, &exts, &kind_of, any_id, &categories)).collect();
+        let mut by_type: FxHashMap<&str, Vec<&'static str>> = FxHashMap::default();
+        for (category, t) in extensions.typed() {
+            by_type.entry(t).or_default().push(category);
+        }
+        for m in &mut messages {
+            if let Some(cats) = by_type.get_mut(&*m.full_name) {
+                cats.sort_unstable();
+                m.factory_categories = cats.clone().into_boxed_slice();
+            }
+        }
+        // An enum field's rules against 0, the value it has when left out (this needs the enum).
+        for m in &mut messages {
+            for f in &mut m.fields {
+                if let (Kind::Enum(e), Some(r)) = (f.kind, f.rules.as_deref_mut())
+                    && let Some(rules::KindRules::Enum(er)) = &r.kind
+                {
+                    let en: &Enum = &enums[e.0 as usize];
+                    r.enum_absent = er.check(
+                        0,
+                        |v| en.is_defined(v),
+                        |v| en.name_of(v).map_or_else(|| v.to_string(), str::to_owned),
+                    );
+                }
+            }
+            let fields = &m.fields;
+            let enum_checks = (0..fields.len())
+                .filter(|&i| fields[i].oneof.is_none() && !fields[i].optional && fields[i].card == Card::Single)
+                .filter(|&i| fields[i].rules.as_ref().is_some_and(|r| r.enum_absent.is_some()))
+                .map(|i| i as u16);
+            let mut checks: Vec<u16> = m.absent_checks.iter().copied().chain(enum_checks).collect();
+            checks.sort_unstable();
+            checks.dedup();
+            m.absent_checks = checks.into_boxed_slice();
+        }
+        Schema { messages, enums, by_name, extensions }
     }
 }
 
@@ -475,6 +521,18 @@ fn compile_message(
             rules: rules.map(Box::new),
             deprecated,
             categories: categories.get(&(m.full_name(), f.name())).copied().unwrap_or_default(),
+            type_kind: match f.kind() {
+                _ if f.is_map() => "message",
+                PKind::Message(_) => "message",
+                PKind::Enum(_) => "enum",
+                k => kind_of(&k).type_name(),
+            },
+            type_name: match f.kind() {
+                PKind::Message(t) => t.full_name().into(),
+                PKind::Enum(e) => e.full_name().into(),
+                _ => "".into(),
+            },
+            recorded: m.full_name() == "envoy.admin.v3.UpdateFailureState" && f.name() == "failed_configuration",
         });
     }
     let mut keys = FxHashMap::default();
@@ -500,6 +558,7 @@ fn compile_message(
         full_name: m.full_name().into(),
         name: m.name().into(),
         extension,
+        factory_categories: Box::default(),
         fields: fields.into(),
         oneofs: oneofs.into(),
         wkt: wkt_of(m.full_name()),

@@ -20,6 +20,9 @@ pub struct FieldRules {
     pub message: MessageRules,
     /// The rules of the field's type, if any.
     pub kind: Option<KindRules>,
+    /// Of an enum field, what PGV says when it is left at 0 (its rules name the enum's values,
+    /// which only the schema knows: filled in when the schema is compiled).
+    pub enum_absent: Option<String>,
 }
 
 /// `validate.MessageRules`.
@@ -434,7 +437,7 @@ impl FieldRules {
         {
             kind = Some(KindRules::Timestamp { required: bool_of(r, "required") });
         }
-        FieldRules { message, kind }
+        FieldRules { message, kind, enum_absent: None }
     }
 
     /// Whether the rules can fail for a field that is absent (PGV checks a scalar's default
@@ -502,7 +505,7 @@ impl FieldRules {
                     Some(KindRules::Bool(b)) => check_bool(*b, false),
                     _ => None,
                 },
-                Kind::Enum(_) => None,
+                Kind::Enum(_) => self.enum_absent.clone(),
                 _ => match &self.kind {
                     Some(KindRules::Number(r)) => {
                         let zero = if matches!(field.kind, Kind::Float | Kind::Double) {
@@ -583,7 +586,13 @@ impl StringRules {
         if !self.not_in.is_empty() && self.not_in.iter().any(|x| x == v) {
             return Some(format!("value must not be in list {}", go_list(self.not_in.iter())));
         }
-        let chars = utf8_len(v.as_bytes());
+        let length_rules = self.len.is_some() || self.min_len.is_some() || self.max_len.is_some();
+        // Characters, as PGV counts them; ASCII (nearly every value) needs no counting.
+        let chars = match length_rules {
+            false => 0,
+            true if v.is_ascii() => v.len() as u64,
+            true => v.chars().count() as u64,
+        };
         let exact = self.len.or(match (self.min_len, self.max_len) {
             (Some(a), Some(b)) if a == b => Some(a),
             _ => None,
@@ -992,17 +1001,6 @@ impl DurationRules {
 // PGV's helpers (validate/validate.h) and Go's formatting, as the texts need them.
 
 /// `pgv::Utf8Len`: characters counted by their first byte's length class.
-fn utf8_len(b: &[u8]) -> u64 {
-    const LEN: &[u8; 16] = b"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x02\x02\x03\x04";
-    let mut i = 0;
-    let mut n = 0;
-    while i < b.len() {
-        i += usize::from(LEN[usize::from(b[i] >> 4)]);
-        n += 1;
-    }
-    n
-}
-
 fn is_ipv4(v: &str) -> bool {
     v.parse::<std::net::Ipv4Addr>().is_ok()
 }
@@ -1239,12 +1237,5 @@ mod tests {
         assert_eq!(go_quote("^[^\u{0}\n\r]*$"), "\"^[^\\x00\\n\\r]*$\"");
         assert_eq!(go_quote("a\"b"), "\"a\\\"b\"");
         assert_eq!(go_quote("é"), "\"é\"");
-    }
-
-    #[test]
-    fn utf8_length_counts_characters() {
-        assert_eq!(utf8_len(b""), 0);
-        assert_eq!(utf8_len("é".as_bytes()), 1);
-        assert_eq!(utf8_len("a€".as_bytes()), 2);
     }
 }

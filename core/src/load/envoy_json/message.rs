@@ -15,7 +15,7 @@ use super::value::{CheckedSeed, Shape};
 use super::{Comp, Last, Mode, PgvLink, Walk};
 use crate::model::problem::ProblemKind;
 use crate::schema::rules::KindRules;
-use crate::schema::{Card, FieldRules, Kind, MsgId, Wkt};
+use crate::schema::{Card, FieldRules, MsgId, Wkt};
 
 /// A map key as written: borrowed from the text unless it had escapes.
 pub(crate) struct KeyStr<'de>(pub(crate) Cow<'de, str>);
@@ -356,8 +356,9 @@ struct Pending<'de> {
 #[derive(Default)]
 struct Extension<'de> {
     name: Option<Cow<'de, str>>,
-    /// The typed config's type, `""` when it has none of the schema's.
-    typed: Option<&'static str>,
+    /// The typed config's type: `None` when not given, `Some(None)` when it has none of the
+    /// schema's (or was refused).
+    typed: Option<Option<MsgId>>,
     /// Another member of the typed config's oneof is set (`config_discovery`).
     elsewhere: bool,
     optional: bool,
@@ -384,8 +385,6 @@ pub(crate) struct MessageMap<'w, 'de, A> {
     typed_struct: Option<Cow<'de, str>>,
     /// The message's own place, for problems found when it ends.
     start: Option<usize>,
-    /// Envoy does not look this extension up in its registry (a matcher's action).
-    no_lookup: bool,
     /// Whether a merging reading has asked whether this is an object to join.
     asked: bool,
     /// It was read ahead whole; its repeated fields are joined once its message is known.
@@ -413,7 +412,6 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             ext: Extension::default(),
             typed_struct: None,
             start: w.value_offset(),
-            no_lookup: w.in_unregistered_slot(),
             asked: false,
             merged: false,
             joined: false,
@@ -509,7 +507,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             Some(m) => {
                 w.push_comp(any_comp(&w.schema.message(m).full_name));
                 self.payload = true;
-                w.push_any(Some(&*w.schema.message(m).full_name));
+                w.push_any(Some(m));
             }
             None => {
                 let offset = match &url {
@@ -670,7 +668,9 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         if let Some(slots) = &message.extension
             && w.mode() != Mode::Silent
             && !self.ext.optional
-            && !self.no_lookup
+            // A matcher's action is not looked up in the registry (asked only of wrappers: the
+            // field that holds the object is still the innermost one).
+            && !w.in_unregistered_slot()
         {
             let registry = w.schema.extensions();
             let name = self.ext.name.as_deref().unwrap_or("");
@@ -683,13 +683,21 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                 own
             };
             let missing = match self.ext.typed {
-                Some("") => None,
+                Some(None) => None,
                 // A type some factory takes is looked up in the slot's categories. Otherwise
                 // only a type that is no extension's config at all is known to have no factory:
                 // `/server_info` lists one registry per category name, and a second registry of
                 // the same name (the proactive resource monitors') is not listed.
-                Some(t) if registry.has_type(t) => (!slot.is_empty() && !registry.has_type_in(slot, t)).then_some(t),
-                Some(t) => (!t.starts_with("envoy.extensions.")).then_some(t),
+                Some(Some(t)) => {
+                    let target = w.schema.message(t);
+                    let cats = &target.factory_categories;
+                    let refused = if cats.is_empty() {
+                        !target.full_name.starts_with("envoy.extensions.")
+                    } else {
+                        !slot.is_empty() && !cats.iter().any(|c| slot.contains(c))
+                    };
+                    refused.then_some(&*target.full_name)
+                }
                 None => (!self.ext.elsewhere && !slots.typed_config_required).then_some(""),
             };
             if let Some(t) = missing {
@@ -716,7 +724,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         if message.wkt == Wkt::TypedStruct
             && let Some(url) = &self.typed_struct
         {
-            w.set_typed_struct_target(w.schema.find_type_url(url).map(|t| &*w.schema.message(t).full_name));
+            w.set_typed_struct_target(w.schema.find_type_url(url));
         }
         if self.payload {
             w.pop_comp();
@@ -875,12 +883,9 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
         let message = w.schema.message(m);
         let f = message.field(p.field);
         let comp = w.field_comp(m, p.field, p.key.clone());
-        w.enter_key(p.key, p.offset, Some(comp));
-        w.push_field(m, p.field);
-        let silent =
-            message.full_name.as_ref() == "envoy.admin.v3.UpdateFailureState" && &*f.name == "failed_configuration";
+        w.enter_field(p.key.clone(), p.offset, comp, m, p.field);
         let typed_struct_value = message.wkt == Wkt::TypedStruct && f.number == 2;
-        let r = if silent {
+        let r = if f.recorded {
             w.with_mode(Mode::Silent, || self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w }))
         } else if typed_struct_value {
             let target = self.typed_struct.as_deref().and_then(|u| w.schema.find_type_url(u));
@@ -896,8 +901,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
         } else {
             self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w })
         };
-        w.pop_field();
-        let last = w.take_last();
+        let last = w.leave_field();
         if !last.set {
             // `null` leaves the field unset: PGV sees it absent, another oneof member may follow.
             // A refused value counts as given for PGV (Envoy never got to validate it), and
@@ -917,7 +921,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
                 self.ext.name = last.string.clone();
             } else if p.field == slots.typed_config {
                 // A refused typed_config is its own finding: no registry lookup follows it.
-                self.ext.typed = if last.set || last.refused { Some(last.any_type.unwrap_or("")) } else { None };
+                self.ext.typed = if last.set || last.refused { Some(last.any_type.flatten()) } else { None };
             } else if Some(p.field) == slots.optional && last.boolean == Some(true) {
                 self.ext.optional = true;
             } else if last.set && f.oneof.is_some() && f.oneof == message.field(slots.typed_config).oneof {
@@ -930,10 +934,9 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
                 && w.schema.find_type_url(url).is_none()
                 && !url.is_empty()
             {
-                w.not_validated(url, p.offset);
+                w.with_key(p.key, p.offset, || w.not_validated(url, p.offset));
             }
         }
-        w.leave_key(true);
         r
     }
 }
@@ -1052,16 +1055,10 @@ impl<'de> Walk<'de> {
     pub(super) fn field_comp(&self, m: MsgId, i: u16, key: Cow<'de, str>) -> Comp<'de> {
         let message = self.schema.message(m);
         let f = message.field(i);
-        let (kind, type_name): (&'static str, &'static str) = match (f.card, f.kind) {
-            (Card::Map(entry), _) => ("message", &self.schema.message(entry).full_name),
-            (_, Kind::Message(t)) => ("message", &self.schema.message(t).full_name),
-            (_, Kind::Enum(e)) => ("enum", &self.schema.enumeration(e).full_name),
-            (_, k) => (k.type_name(), ""),
-        };
         Comp {
             name: key,
-            kind,
-            type_name,
+            kind: f.type_kind,
+            type_name: &f.type_name,
             index: -1,
             pgv: PgvLink::Field { message: &message.name, field: &f.pgv_name, index: None },
             parse_root: false,
@@ -1196,24 +1193,24 @@ impl<'de> Walk<'de> {
 
     /// Records the type an Any resolved to (`None`: none of the schema's), for the extension
     /// lookup of the message holding it.
-    pub(super) fn push_any(&self, t: Option<&'static str>) {
+    pub(super) fn push_any(&self, t: Option<MsgId>) {
         self.st.borrow_mut().anys.push(t);
     }
 
-    /// An Any ended: what it held becomes the last value read.
+    /// An Any ended: what it held becomes the last value read (a TypedStruct stands for the
+    /// message its `type_url` names).
     pub(super) fn finish_any(&self) {
         let mut st = self.st.borrow_mut();
         let t = st.anys.pop().flatten();
         let target = st.typed_struct_target.take();
         let any_type = match t {
-            Some("xds.type.v3.TypedStruct" | "udpa.type.v1.TypedStruct") => Some(target.unwrap_or("")),
-            Some(t) => Some(t),
-            None => Some(""),
+            Some(m) if self.schema.message(m).wkt == Wkt::TypedStruct => Some(target),
+            t => Some(t),
         };
         st.last = Last { set: true, any_type, ..Last::default() };
     }
 
-    fn set_typed_struct_target(&self, t: Option<&'static str>) {
+    fn set_typed_struct_target(&self, t: Option<MsgId>) {
         self.st.borrow_mut().typed_struct_target = t;
     }
 }

@@ -127,9 +127,9 @@ struct State<'de> {
     /// Whether the next scalar's canonical text is wanted (a `unique` list's items).
     capture: bool,
     /// The types the Anys being read resolved to, innermost last.
-    anys: Vec<Option<&'static str>>,
+    anys: Vec<Option<MsgId>>,
     /// The message a TypedStruct just read named, for the Any holding it.
-    typed_struct_target: Option<&'static str>,
+    typed_struct_target: Option<MsgId>,
     /// A value was just refused (Envoy rejects the input for it): the field it was for counts as
     /// given, so that no PGV "is required" follows from a value Envoy never got to validate.
     refused: bool,
@@ -149,7 +149,8 @@ struct Last<'de> {
     refused: bool,
     string: Option<Cow<'de, str>>,
     boolean: Option<bool>,
-    any_type: Option<&'static str>,
+    /// An Any's type: `Some(None)` for one given but of none of the schema's.
+    any_type: Option<Option<MsgId>>,
     /// The canonical text of a scalar, when asked for ([`State::capture`]).
     text: Option<String>,
 }
@@ -307,13 +308,23 @@ impl<'de> Walk<'de> {
         std::mem::take(&mut st.last)
     }
 
-    /// Enters field `field` of message `m` (see [`State::fields`]).
-    fn push_field(&self, m: MsgId, field: u16) {
-        self.st.borrow_mut().fields.push((m, field));
+    /// Enters the value of field `field` of message `m`, written as `key`: its pointer token, its
+    /// path component, and the field (see [`State::fields`]), in one go.
+    fn enter_field(&self, key: Cow<'de, str>, offset: Option<usize>, comp: Comp<'de>, m: MsgId, field: u16) {
+        let mut st = self.st.borrow_mut();
+        st.ptr.push(Tok::Key(key, offset));
+        st.comps.push(comp);
+        st.fields.push((m, field));
     }
 
-    fn pop_field(&self) {
-        self.st.borrow_mut().fields.pop();
+    /// Leaves the field [`Self::enter_field`] entered, with what its value was.
+    fn leave_field(&self) -> Last<'de> {
+        let mut st = self.st.borrow_mut();
+        st.ptr.pop();
+        st.comps.pop();
+        st.fields.pop();
+        st.refused = false;
+        std::mem::take(&mut st.last)
     }
 
     /// The field whose value is being read.

@@ -460,8 +460,10 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
         }
     }
 
-    fn hand_map<M: MapAccess<'de>>(self, map: M) -> Result<V::Value, M::Error> {
-        if self.option { self.v.visit_some(MapAccessDeserializer::new(map)) } else { self.v.visit_map(map) }
+    fn hand_map<M: MapAccess<'de>>(self, mut map: M) -> Result<V::Value, M::Error> {
+        // By reference: a message's reader is a few hundred bytes, and the typed reader's
+        // visitor would move it again.
+        if self.option { self.v.visit_some(MapAccessDeserializer::new(&mut map)) } else { self.v.visit_map(&mut map) }
     }
 
     /// `{"value": ...}` for a wrapper type, which Envoy's lenient parser takes as the message.
