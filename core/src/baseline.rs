@@ -49,7 +49,7 @@ pub struct Entry {
     /// The chains, for a reader.
     #[serde(default)]
     pub filter_chains: Vec<String>,
-    /// What is matched: [`crate::Diagnostic::fingerprint`], stable across reformatting and
+    /// What is matched: [`crate::diagnostic::Diagnostic::fingerprint`], stable across reformatting and
     /// reordering.
     pub fingerprint: String,
 }

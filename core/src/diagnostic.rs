@@ -58,12 +58,20 @@ pub struct Rule {
     pub fingerprint: &'static str,
 }
 
+/// The rule a check (or any other source of findings) reports under.
+/// `declare_rule! { pub static RULE for TheCheck = { ... } }` implements it, so each check names
+/// its rule once, where it declares it.
+pub trait HasRule {
+    /// The rule every finding of this check carries.
+    fn rule(&self) -> &'static Rule;
+}
+
 /// Declares a [`Rule`] whose explanation is a Markdown file beside the declaring file, so the
 /// prose reads and diffs as Markdown rather than as one escaped line. The path is resolved like
 /// `include_str!` at the call site. `static RULE for TheCheck` also implements
-/// [`crate::checks::HasRule`] for the check. The summary becomes the static's doc comment.
+/// [`HasRule`] for the check. The summary becomes the static's doc comment.
 ///
-/// ```ignore
+/// ```text
 /// declare_rule! {
 ///     pub static RULE for NoFilterChains = {
 ///         code: "XDS106",
@@ -80,7 +88,7 @@ macro_rules! declare_rule {
         $vis:vis static $ident:ident for $check:ty = { $($fields:tt)* }
     ) => {
         $crate::diagnostic::declare_rule! { $(#[$meta])* $vis static $ident = { $($fields)* } }
-        impl $crate::checks::HasRule for $check {
+        impl $crate::diagnostic::HasRule for $check {
             fn rule(&self) -> &'static $crate::diagnostic::Rule {
                 &$ident
             }

@@ -57,7 +57,7 @@ mod unrouted_server_name;
 mod unvalidated_payload;
 mod wildcard_overlap;
 
-use crate::diagnostic::{Diagnostic, Rule};
+use crate::diagnostic::Diagnostic;
 use crate::graph::MatchGraph;
 use crate::graph::select::ListenerMatch;
 use crate::model::{FilterChain, Input, Listener, Snapshot};
@@ -253,12 +253,7 @@ impl ListenerCx<'_, '_> {
     }
 }
 
-/// The rule a check reports under. `declare_rule! { pub static RULE for TheCheck = { ... } }`
-/// implements it, so each check names its rule once, where it declares it.
-pub trait HasRule {
-    /// The rule every finding of this check carries.
-    fn rule(&self) -> &'static Rule;
-}
+pub use crate::diagnostic::HasRule;
 
 /// One check.
 pub trait Check: HasRule + Sync {

@@ -18,11 +18,6 @@ declare_rule! {
 
 pub(crate) struct PartialWildcardServerName;
 
-/// Envoy supports a wildcard only as a whole leading `*.` label.
-fn is_partial_wildcard(name: &str) -> bool {
-    name.contains('*') && !name.starts_with("*.")
-}
-
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, name: &str) -> Diagnostic {
     let chain_name = chain.display_name();
     Diagnostic::new(&RULE, format!("server name {name:?} in chain '{chain_name}' is a partial wildcard"))
@@ -37,7 +32,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
 impl Check for PartialWildcardServerName {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for (l, chain, i, name) in cx.index_server_names() {
-            if is_partial_wildcard(name) {
+            if crate::graph::key::is_partial_wildcard(name) {
                 out.push(diagnostic(&l, chain, i, name));
             }
         }

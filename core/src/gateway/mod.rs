@@ -59,7 +59,7 @@ pub struct GatewayVerdict {
 
 /// The rules only `xdsck gateway` reports (`XDS4xx`): they judge Gateway API objects, not
 /// Envoy configuration, so `xdsck check` never fires them.
-pub fn rules() -> impl Iterator<Item = &'static crate::Rule> {
+pub fn rules() -> impl Iterator<Item = &'static crate::diagnostic::Rule> {
     rules::ALL.iter().copied()
 }
 

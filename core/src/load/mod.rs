@@ -2,8 +2,10 @@
 //!
 //! The kind of input is detected from its content, never from a file name: JSON or YAML, then
 //! config_dump, bootstrap, Listener(s), DiscoveryResponse or CiliumEnvoyConfig. YAML is
-//! translated once into JSON ([`yaml`]); everything else reads JSON with serde_json and
-//! borrowed strings (`raw`), then `classify` walks the parsed documents into the model.
+//! translated once into JSON ([`yaml`]); the JSON is read once, with serde_json and borrowed
+//! strings, through the schema adapter (`envoy_json`: every value judged as Envoy's parser and
+//! PGV judge it) into the typed readers (`raw`, `route_raw`), then `classify` walks the parsed
+//! documents into the model.
 //!
 //! Loading is two steps: [`Document::new`] reads a [`SourceFile`] (limits, YAML translation) and
 //! keeps what it made of the text; [`Document::load`] parses it into an [`Input`] whose strings

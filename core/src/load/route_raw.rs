@@ -1,13 +1,13 @@
 //! The route messages xdsck reads, as typed structs deserialized straight from the input's text
 //! (strings borrowed from it): what [`super::route`] builds the route model from.
 //!
-//! Why not [`super::protojson`]'s strict readers: the listener loader has already accepted or
-//! refused the document, and what Envoy's proto validation says about a route table is the
-//! checks' business (`invalid-virtual-host` and the others), so a field of an unexpected type
-//! reads as unset instead of failing the table. The rules are the ones the route pass always
-//! had: a string field is set only by a JSON string, a bool by `true`/`false` or `{"value": b}`,
-//! a message only by an object; a field given twice keeps its last value, and the snake_case
-//! spelling wins over the lowerCamelCase one.
+//! They are read through the schema adapter ([`super::envoy_json`]) like every other message,
+//! in the listener loader's one pass: by the time a value reaches them it has been judged
+//! against Envoy's schema and arrives in its canonical form (a wrapper object as its value, a
+//! single value as a list), or as unset when Envoy refuses it, and a field given twice has been
+//! joined as Envoy joins it. So these readers look at a value's JSON shape only and take the
+//! shapes they know: a string field is set by a string, a bool by a boolean, a message by an
+//! object.
 
 use std::borrow::Cow;
 use std::marker::PhantomData;

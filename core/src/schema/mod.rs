@@ -7,6 +7,7 @@
 //! answered from the flat tables below, not from the descriptor pool.
 
 pub mod extensions;
+pub mod re2;
 pub mod rules;
 
 use std::sync::OnceLock;
@@ -19,6 +20,9 @@ pub use rules::FieldRules;
 
 /// The descriptor set of Envoy 1.40, as the binary embeds it.
 pub(crate) const DESCRIPTORS: &[u8] = include_bytes!("../../schema/envoy.binpb");
+
+/// What Envoy says of a virtual cluster without `headers` (route config validation, not PGV).
+const VIRTUAL_CLUSTER_HEADERS: &str = "virtual clusters must define 'headers'";
 
 /// A message of the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -90,6 +94,9 @@ pub struct Message {
     /// The extension categories whose factories take this message as their config (empty for
     /// a message no factory takes), from Envoy's registry.
     pub factory_categories: Box<[&'static str]>,
+    /// A field Envoy's own code (not PGV) refuses to go without once the message is parsed,
+    /// with what it says: a virtual cluster's `headers`.
+    pub envoy_requires: Option<(u16, &'static str)>,
     /// Every spelling of every field: the lowerCamelCase name, the proto name and the JSON name,
     /// in that order of precedence, as protobuf's parser looks them up.
     keys: FxHashMap<Box<str>, u16>,
@@ -148,6 +155,9 @@ pub struct Field {
     /// `UpdateFailureState.failed_configuration` of a config_dump: what Envoy refused, recorded;
     /// read without findings of its own (rejected-update reports the refusal).
     pub recorded: bool,
+    /// A route table's `typed_per_filter_config`: each value's type is looked up among the HTTP
+    /// filters' factories, under the map key's name.
+    pub per_filter_config: bool,
 }
 
 /// A field's cardinality.
@@ -399,6 +409,19 @@ impl Schema {
         }
         // An enum field's rules against 0, the value it has when left out (this needs the enum).
         for m in &mut messages {
+            if &*m.full_name == "envoy.type.matcher.v3.RegexMatcher" {
+                for f in &mut m.fields {
+                    if &*f.name == "regex"
+                        && let Some(rules::KindRules::String(r)) = f.rules.as_deref_mut().and_then(|r| r.kind.as_mut())
+                    {
+                        r.re2 = true;
+                    }
+                }
+            }
+            if &*m.full_name == "envoy.config.route.v3.VirtualCluster" {
+                m.envoy_requires =
+                    m.fields.iter().position(|f| &*f.name == "headers").map(|i| (i as u16, VIRTUAL_CLUSTER_HEADERS));
+            }
             for f in &mut m.fields {
                 if let (Kind::Enum(e), Some(r)) = (f.kind, f.rules.as_deref_mut())
                     && let Some(rules::KindRules::Enum(er)) = &r.kind
@@ -533,6 +556,8 @@ fn compile_message(
                 _ => "".into(),
             },
             recorded: m.full_name() == "envoy.admin.v3.UpdateFailureState" && f.name() == "failed_configuration",
+            per_filter_config: f.name() == "typed_per_filter_config"
+                && m.full_name().starts_with("envoy.config.route.v3."),
         });
     }
     let mut keys = FxHashMap::default();
@@ -559,6 +584,7 @@ fn compile_message(
         name: m.name().into(),
         extension,
         factory_categories: Box::default(),
+        envoy_requires: None,
         fields: fields.into(),
         oneofs: oneofs.into(),
         wkt: wkt_of(m.full_name()),

@@ -149,6 +149,9 @@ pub struct StringRules {
     not_in: Vec<String>,
     well_known: WellKnown,
     ignore_empty: bool,
+    /// Not PGV's: Envoy compiles the value as an RE2 pattern once it is validated
+    /// (`RegexMatcher.regex`), and refuses what RE2 refuses.
+    pub(crate) re2: bool,
 }
 
 /// A regular expression a string must match whole (RE2 `FullMatch`).
@@ -567,6 +570,7 @@ impl StringRules {
             not_in: list_of(r, "not_in", |v| v.as_str().map(str::to_owned)),
             well_known,
             ignore_empty: bool_of(r, "ignore_empty"),
+            re2: false,
         }
     }
 
@@ -1108,7 +1112,7 @@ pub fn go_float(v: f64, single: bool) -> String {
     if negative {
         out.push('-');
     }
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         out.push_str(&digits[..1]);
         if digits.len() > 1 {
             out.push('.');

@@ -17,6 +17,9 @@ use crate::model::problem::ProblemKind;
 use crate::schema::rules::KindRules;
 use crate::schema::{Card, FieldRules, MsgId, Wkt};
 
+/// A key with where its text starts.
+type KeyAt<'de> = (Cow<'de, str>, Option<usize>);
+
 /// A map key as written: borrowed from the text unless it had escapes.
 pub(crate) struct KeyStr<'de>(pub(crate) Cow<'de, str>);
 
@@ -229,7 +232,7 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
         }
     }
 
-    fn next_key(&mut self, w: &Walk<'de>) -> Result<Option<(Cow<'de, str>, Option<usize>)>, A::Error> {
+    fn next_key(&mut self, w: &Walk<'de>) -> Result<Option<KeyAt<'de>>, A::Error> {
         if let Some(peeked) = self.peeked.take() {
             return Ok(Some(peeked));
         }
@@ -255,7 +258,7 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
     }
 
     /// The next key of the object itself, not of what was read ahead.
-    fn inner_key(&mut self, w: &Walk<'de>) -> Result<Option<(Cow<'de, str>, Option<usize>)>, A::Error> {
+    fn inner_key(&mut self, w: &Walk<'de>) -> Result<Option<KeyAt<'de>>, A::Error> {
         if let Some(peeked) = self.peeked.take() {
             return Ok(Some(peeked));
         }
@@ -372,6 +375,8 @@ pub(crate) struct MessageMap<'w, 'de, A> {
     /// The Any's payload: its `<any>` component was pushed and is popped when it ends.
     payload: bool,
     seen: [u64; 4],
+    /// The field Envoy requires ([`crate::schema::Message::envoy_requires`]) was an empty list.
+    required_empty: bool,
     oneofs: u64,
     /// Oneofs a refused value was given for.
     refused_oneofs: u64,
@@ -404,6 +409,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             phase,
             payload: false,
             seen: [0; 4],
+            required_empty: false,
             oneofs: 0,
             refused_oneofs: 0,
             pending: None,
@@ -649,6 +655,12 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                     );
                 }
             }
+            if let Some((i, text)) = message.envoy_requires
+                && (!self.is_seen(i) || self.required_empty)
+            {
+                let what = format!("{} has no `{}`", w.describe_short(), message.field(i).name);
+                w.problem_here(ProblemKind::InvalidSetting, what, text.to_owned(), self.start);
+            }
             for (o, oneof) in message.oneofs.iter().enumerate() {
                 if oneof.required && (self.oneofs | self.refused_oneofs) & (1 << o) == 0 {
                     let envoy = w.pgv_error(w.depth(), Leaf::Oneof(&oneof.name), "");
@@ -734,9 +746,9 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
     }
 
     /// A key the message has no field for.
-    fn unknown(&self, m: MsgId, key: &Cow<'de, str>, offset: Option<usize>) {
+    fn unknown(&self, m: MsgId, key: Cow<'de, str>, offset: Option<usize>) {
         let w = self.w;
-        w.with_key(key.clone(), offset, || w.unknown_field(key, offset.map(|o| o.saturating_sub(1))));
+        w.with_key(key.clone(), offset, || w.unknown_field(&key, offset.map(|o| o.saturating_sub(1))));
         let message = w.schema.message(m);
         let best = message
             .fields
@@ -814,7 +826,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
             }
             let message = w.schema.message(m);
             let Some((i, f)) = message.field_by_key(&key) else {
-                self.unknown(m, &key, offset);
+                self.unknown(m, key, offset);
                 self.src.skip_value()?;
                 continue;
             };
@@ -902,6 +914,9 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
             self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w })
         };
         let last = w.leave_field();
+        if last.empty && message.envoy_requires.is_some_and(|(i, _)| i == p.field) {
+            self.required_empty = true;
+        }
         if !last.set {
             // `null` leaves the field unset: PGV sees it absent, another oneof member may follow.
             // A refused value counts as given for PGV (Envoy never got to validate it), and

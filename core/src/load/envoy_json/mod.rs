@@ -138,6 +138,8 @@ struct State<'de> {
     /// The fields being read, outermost first: an extension's wrapper takes its category from
     /// the field that holds it when its own `typed_config` has none.
     fields: Vec<(MsgId, u16)>,
+    /// How many items the last list read had.
+    list_len: u64,
 }
 
 /// What the last value the adapter read was: whether it set its field, and, for the few that
@@ -147,6 +149,8 @@ struct Last<'de> {
     set: bool,
     /// The value was refused, not left out (see [`State::refused`]).
     refused: bool,
+    /// A list without items: to PGV it is given, to Envoy's own checks it is empty.
+    empty: bool,
     string: Option<Cow<'de, str>>,
     boolean: Option<bool>,
     /// An Any's type: `Some(None)` for one given but of none of the schema's.
@@ -174,6 +178,7 @@ impl<'de> Walk<'de> {
                 refused: false,
                 repeated: std::collections::HashSet::new(),
                 fields: Vec::new(),
+                list_len: 0,
             }),
             merge: None,
             yaml: false,
@@ -300,6 +305,14 @@ impl<'de> Walk<'de> {
 
     fn set_last(&self, last: Last<'de>) {
         self.st.borrow_mut().last = last;
+    }
+
+    fn set_list_len(&self, n: u64) {
+        self.st.borrow_mut().list_len = n;
+    }
+
+    fn list_len(&self) -> u64 {
+        self.st.borrow().list_len
     }
 
     fn take_last(&self) -> Last<'de> {

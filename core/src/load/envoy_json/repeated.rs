@@ -90,6 +90,7 @@ impl<'w, 'de> Counter<'w, 'de> {
     fn finish(&self) {
         let f = self.w.schema.message(self.msg).field(self.field);
         self.w.set_index(-1, None);
+        self.w.set_list_len(self.count);
         if let Some(r) = list_rules(f.rules.as_deref())
             && let Some(reason) = r.check_count(self.count)
         {
@@ -360,6 +361,28 @@ impl<'w, 'de, A: MapAccess<'de>> MapField<'w, 'de, A> {
         map_rules(self.w.schema.message(self.msg).field(self.field).rules.as_deref())
     }
 
+    /// Envoy finds the factory of a per-route filter config by the config's type, among the
+    /// HTTP filters' (whose factories list their per-route types too). A `FilterConfig` wrapper
+    /// is unwrapped first, with its `is_optional`; it is not looked into here.
+    fn per_filter_lookup(&self, name: &str, t: MsgId, offset: Option<usize>) {
+        let w = self.w;
+        let target = w.schema.message(t);
+        if w.mode() == Mode::Silent
+            || target.wkt == crate::schema::Wkt::TypedStruct
+            || &*target.full_name == "envoy.config.route.v3.FilterConfig"
+            || target.factory_categories.contains(&"envoy.filters.http")
+        {
+            return;
+        }
+        let url = &target.full_name;
+        w.problem(
+            ProblemKind::UnknownExtension,
+            format!("per-route config of `{name}`: no HTTP filter of Envoy 1.40 takes `{url}`"),
+            Some(format!("Didn't find a registered implementation for '{name}' with type URL: '{url}'")),
+            offset,
+        );
+    }
+
     fn finish(&self) {
         self.w.set_index(-1, None);
         if let Some(r) = self.rules()
@@ -427,10 +450,15 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MapField<'w, 'de, A> {
         let entry = w.schema.message(self.entry);
         let rules = self.rules().and_then(|r| r.values.as_ref());
         let shape = Shape::Value { kind: entry.field(1).kind, rules, at: self.at };
+        let per_filter = w.schema.message(self.msg).field(self.field).per_filter_config;
+        let name = per_filter.then(|| key.clone());
         w.enter_key(key, offset, None);
         let r = self.inner.next_value_seed(CheckedSeed { seed, shape, w });
+        let last = w.take_last();
+        if let (Some(name), Some(Some(t))) = (name, last.any_type) {
+            self.per_filter_lookup(&name, t, offset);
+        }
         w.leave_key(false);
-        w.take_last();
         self.count += 1;
         r
     }

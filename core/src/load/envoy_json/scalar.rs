@@ -259,7 +259,9 @@ fn simple_atob(s: &str) -> Option<bool> {
 }
 
 /// protobuf's own base64 decoder (`DecodeBase64InPlace`): the standard and the URL-safe
-/// alphabets alike, padding optional; `None` is its "corrupt base64".
+/// alphabets alike, padding optional; `None` is its "corrupt base64". Ported rather than taken
+/// from the `base64` crate, whose engines take one alphabet each: protobuf accepts `+` and `_`
+/// in one string, and its verdict on junk after padding is what Envoy's is.
 pub(crate) fn decode_base64(s: &[u8]) -> Option<Vec<u8>> {
     fn lookup(c: u8) -> u32 {
         let v: i32 = match c {

@@ -167,7 +167,7 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
             _ => None,
         };
         let text = self.w.capturing().then(|| format!("{p:?}"));
-        self.w.set_last(Last { set: true, refused: false, string, boolean, any_type: None, text });
+        self.w.set_last(Last { set: true, refused: false, empty: false, string, boolean, any_type: None, text });
         let (v, option) = (self.v, self.option);
         match p {
             Parsed::Bool(b) if option => v.visit_some(BoolDeserializer::new(b)),
@@ -578,7 +578,7 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
                         } else {
                             self.v.visit_seq(RepeatedSeq::new(s, m, i, w))
                         };
-                        w.set_last(Last { set: true, ..Last::default() });
+                        w.set_last(Last { set: true, empty: w.list_len() == 0, ..Last::default() });
                         r
                     }
                     Card::Single => {
@@ -901,6 +901,16 @@ impl<'de> Walk<'de> {
         };
         if let Some(reason) = reason {
             self.constraint_at(at, None, &reason, offset);
+        } else if let (KindRules::String(r), Parsed::Str(s)) = (kr, p)
+            && r.re2
+            && let Some(text) = crate::schema::re2::refusal(s)
+        {
+            self.problem(
+                ProblemKind::InvalidSetting,
+                format!("{}: RE2 refuses the pattern: {text}", self.describe_short()),
+                Some(text),
+                offset,
+            );
         }
     }
 
