@@ -89,6 +89,24 @@ struct Joined<'de>(Vec<&'de RawValue>);
 impl<'de> Deserializer<'de> for Joined<'de> {
     type Error = serde_json::Error;
     fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, serde_json::Error> {
+        match self.join()? {
+            Ok(entries) => v.visit_map(JoinedMap { entries: entries.into_iter(), value: None }),
+            Err(items) => v.visit_seq(JoinedSeq(items.into_iter())),
+        }
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, serde_json::Error> {
+        v.visit_some(self)
+    }
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+impl<'de> Joined<'de> {
+    /// The joined map's entries (`Ok`), or the joined list's items (`Err`).
+    #[allow(clippy::type_complexity)]
+    fn join(self) -> Result<Result<Vec<(KeyStr<'de>, &'de RawValue)>, Vec<&'de RawValue>>, serde_json::Error> {
         let first = self.0.first().map(|r| r.get().trim_start().as_bytes().first().copied());
         if first == Some(Some(b'{')) {
             // Maps: a key of a later occurrence replaces the same key of an earlier one (a key
@@ -109,7 +127,7 @@ impl<'de> Deserializer<'de> for Joined<'de> {
                     }
                 }
             }
-            v.visit_map(JoinedMap { entries: entries.into_iter(), value: None })
+            Ok(Ok(entries))
         } else {
             let mut items = Vec::new();
             for part in self.0 {
@@ -119,15 +137,8 @@ impl<'de> Deserializer<'de> for Joined<'de> {
                     items.push(part);
                 }
             }
-            v.visit_seq(JoinedSeq(items.into_iter()))
+            Ok(Err(items))
         }
-    }
-    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, serde_json::Error> {
-        v.visit_some(self)
-    }
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
-        unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
     }
 }
 
@@ -863,7 +874,54 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
         }
     }
 
+    // The work around each value is in `plan_value` and `after_value`, which do not depend on
+    // the seed: this method is instantiated once per typed reader, and only it.
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        let w = self.w;
+        let (shape, mode, root, after) = match self.plan_value() {
+            Ok(Plan::Url(url)) => return hand_value(seed, url),
+            Ok(Plan::Read { shape, mode, root, after }) => (shape, mode, root, after),
+            Err(m) => return Err(de::Error::custom(m)),
+        };
+        if let Some(t) = root {
+            w.push_root(t);
+        }
+        let r = match mode {
+            Some(mode) => {
+                let before = w.swap_mode(mode);
+                let r = self.src.value_seed(CheckedSeed { seed, shape, w });
+                w.swap_mode(before);
+                r
+            }
+            None => self.src.value_seed(CheckedSeed { seed, shape, w }),
+        };
+        if root.is_some() {
+            w.pop_root();
+        }
+        self.after_value(after);
+        r
+    }
+}
+
+/// What reading the next value of a message's object takes.
+enum Plan<'de> {
+    /// An Any's `@type`, handed on as it is.
+    Url(Cow<'de, str>),
+    /// A value of `shape`, read in `mode` when given, as the parse root `root` when given.
+    Read { shape: Shape, mode: Option<Mode>, root: Option<MsgId>, after: After<'de> },
+}
+
+/// What follows the value.
+enum After<'de> {
+    Nothing,
+    /// The value of an Any of a well-known type.
+    Wkt,
+    /// The value of a field.
+    Field(MsgId, Pending<'de>),
+}
+
+impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
+    fn plan_value(&mut self) -> Result<Plan<'de>, &'static str> {
         let w = self.w;
         match self.phase {
             Phase::AnyType(resolved) => {
@@ -873,46 +931,51 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
                     Some(m) => Phase::Fields(m),
                     None => Phase::Free,
                 };
-                return hand_value(seed, url);
+                return Ok(Plan::Url(url));
             }
-            Phase::Free => return self.src.value_seed(CheckedSeed { seed, shape: Shape::Free, w }),
+            Phase::Free => return Ok(Plan::Read { shape: Shape::Free, mode: None, root: None, after: After::Nothing }),
             _ => {}
         }
-        let Some(p) = self.pending.take() else {
-            return Err(de::Error::custom("a value without its key"));
-        };
+        let p = self.pending.take().ok_or("a value without its key")?;
         if let Phase::AnyWkt(m) = self.phase {
             // `{"@type": "...Duration", "value": "1s"}`: the value is the well-known type itself.
             w.enter_key(p.key, p.offset, None);
-            let r = self.src.value_seed(CheckedSeed { seed, shape: Shape::message(m, w), w });
-            w.leave_key(false);
-            w.take_last();
-            return r;
+            return Ok(Plan::Read { shape: Shape::message(m, w), mode: None, root: None, after: After::Wkt });
         }
         let Phase::Fields(m) = self.phase else {
-            return Err(de::Error::custom("no field"));
+            return Err("no field");
         };
         let message = w.schema.message(m);
         let f = message.field(p.field);
         let comp = w.field_comp(m, p.field, p.key.clone());
         w.enter_field(p.key.clone(), p.offset, comp, m, p.field);
-        let typed_struct_value = message.wkt == Wkt::TypedStruct && f.number == 2;
-        let r = if f.recorded {
-            w.with_mode(Mode::Silent, || self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w }))
-        } else if typed_struct_value {
-            let target = self.typed_struct.as_deref().and_then(|u| w.schema.find_type_url(u));
-            match target {
-                Some(t) => {
-                    w.push_root(t);
-                    let r = self.src.value_seed(CheckedSeed { seed, shape: Shape::message(t, w), w });
-                    w.pop_root();
-                    r
-                }
-                None => self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w }),
+        let field = Shape::Field(m, p.field);
+        let (shape, mode, root) = if f.recorded {
+            (field, Some(Mode::Silent), None)
+        } else if message.wkt == Wkt::TypedStruct && f.number == 2 {
+            match self.typed_struct.as_deref().and_then(|u| w.schema.find_type_url(u)) {
+                Some(t) => (Shape::message(t, w), None, Some(t)),
+                None => (field, None, None),
             }
         } else {
-            self.src.value_seed(CheckedSeed { seed, shape: Shape::Field(m, p.field), w })
+            (field, None, None)
         };
+        Ok(Plan::Read { shape, mode, root, after: After::Field(m, p) })
+    }
+
+    fn after_value(&mut self, after: After<'de>) {
+        let w = self.w;
+        let (m, p) = match after {
+            After::Nothing => return,
+            After::Wkt => {
+                w.leave_key(false);
+                w.take_last();
+                return;
+            }
+            After::Field(m, p) => (m, p),
+        };
+        let message = w.schema.message(m);
+        let f = message.field(p.field);
         let last = w.leave_field();
         if last.empty && message.envoy_requires.is_some_and(|(i, _)| i == p.field) {
             self.required_empty = true;
@@ -952,7 +1015,6 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
                 w.with_key(p.key, p.offset, || w.not_validated(url, p.offset));
             }
         }
-        r
     }
 }
 
@@ -970,11 +1032,13 @@ pub(crate) struct K8sMap<'w, 'de, A> {
     w: &'w Walk<'de>,
     kind: Option<Cow<'de, str>>,
     pending: Option<(Cow<'de, str>, Option<usize>)>,
+    /// The shape of the value being read.
+    value_shape: Shape,
 }
 
 impl<'w, 'de, A: MapAccess<'de>> K8sMap<'w, 'de, A> {
     pub(crate) fn new(inner: A, w: &'w Walk<'de>) -> Self {
-        K8sMap { src: Source::new(inner), w, kind: None, pending: None }
+        K8sMap { src: Source::new(inner), w, kind: None, pending: None, value_shape: Shape::Free }
     }
 
     fn spec_shape(&self) -> Shape {
@@ -1005,26 +1069,38 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for K8sMap<'w, 'de, A> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         let w = self.w;
-        let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
-        let shape = match &*key {
-            "spec" => self.spec_shape(),
-            "items" => Shape::K8sItems,
-            _ => Shape::Free,
-        };
-        w.enter_key(key.clone(), offset, None);
-        let r = if key == "kind" {
-            let Val::One(raw) = self.src.raw_value()? else {
-                return Err(de::Error::custom("a joined kind"));
-            };
-            self.kind = serde_json::from_str::<Option<Cow<'de, str>>>(raw.get()).ok().flatten();
-            let mut de = serde_json::Deserializer::from_str(raw.get());
-            seed.deserialize(&mut de).map_err(de::Error::custom)
-        } else {
-            self.src.value_seed(CheckedSeed { seed, shape, w })
+        let r = match self.plan_value()? {
+            Some(kind) => hand_value(seed, kind),
+            None => {
+                let shape = self.value_shape;
+                self.src.value_seed(CheckedSeed { seed, shape, w })
+            }
         };
         w.leave_key(false);
         w.take_last();
         r
+    }
+}
+
+impl<'w, 'de, A: MapAccess<'de>> K8sMap<'w, 'de, A> {
+    /// Enters the pending key; for `kind`, reads it and returns it (the typed reader gets it as
+    /// a string), else sets the shape of the value.
+    fn plan_value(&mut self) -> Result<Option<Cow<'de, str>>, A::Error> {
+        let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
+        self.value_shape = match &*key {
+            "spec" => self.spec_shape(),
+            "items" => Shape::K8sItems,
+            _ => Shape::Free,
+        };
+        self.w.enter_key(key.clone(), offset, None);
+        if key != "kind" {
+            return Ok(None);
+        }
+        let Val::One(raw) = self.src.raw_value()? else {
+            return Err(de::Error::custom("a joined kind"));
+        };
+        self.kind = serde_json::from_str::<Option<Cow<'de, str>>>(raw.get()).ok().flatten();
+        Ok(Some(self.kind.clone().unwrap_or_default()))
     }
 }
 
@@ -1039,6 +1115,13 @@ impl<'w, 'de, A: MapAccess<'de>> CecSpecMap<'w, 'de, A> {
     pub(crate) fn new(inner: A, w: &'w Walk<'de>) -> Self {
         CecSpecMap { src: Source::new(inner), w, pending: None }
     }
+
+    fn enter_value(&mut self) -> Shape {
+        let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
+        let shape = if key == "resources" { Shape::CecResources } else { Shape::Free };
+        self.w.enter_key(key, offset, None);
+        shape
+    }
 }
 
 impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for CecSpecMap<'w, 'de, A> {
@@ -1052,9 +1135,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for CecSpecMap<'w, 'de, A> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         let w = self.w;
-        let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
-        let shape = if key == "resources" { Shape::CecResources } else { Shape::Free };
-        w.enter_key(key, offset, None);
+        let shape = self.enter_value();
         let r = self.src.value_seed(CheckedSeed { seed, shape, w });
         w.leave_key(false);
         w.take_last();

@@ -233,11 +233,10 @@ impl<'de> Walk<'de> {
     }
 
     /// Runs `f` with the walk in another mode.
-    pub(crate) fn with_mode<T>(&self, mode: Mode, f: impl FnOnce() -> T) -> T {
-        let before = std::mem::replace(&mut self.st.borrow_mut().mode, mode);
-        let out = f();
-        self.st.borrow_mut().mode = before;
-        out
+    /// Sets the mode, returning the one before (no closure: the readers that switch modes are
+    /// generic over the typed reader, and a closure would be compiled once per reader).
+    pub(crate) fn swap_mode(&self, mode: Mode) -> Mode {
+        std::mem::replace(&mut self.st.borrow_mut().mode, mode)
     }
 
     /// Starts a parse root at the current place: a document's message (or a TypedStruct's),

@@ -361,6 +361,30 @@ impl<'w, 'de, A: MapAccess<'de>> MapField<'w, 'de, A> {
         map_rules(self.w.schema.message(self.msg).field(self.field).rules.as_deref())
     }
 
+    /// Enters the pending key: the shape of its value, and the key when the value's type is
+    /// looked up afterwards (a per-route filter config).
+    fn enter_value(&mut self) -> (Shape, Option<(Cow<'de, str>, Option<usize>)>) {
+        let w = self.w;
+        let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
+        let entry = w.schema.message(self.entry);
+        let rules = self.rules().and_then(|r| r.values.as_ref());
+        let shape = Shape::Value { kind: entry.field(1).kind, rules, at: self.at };
+        let per_filter = w.schema.message(self.msg).field(self.field).per_filter_config;
+        let name = per_filter.then(|| (key.clone(), offset));
+        w.enter_key(key, offset, None);
+        (shape, name)
+    }
+
+    fn leave_value(&mut self, pending: Option<(Cow<'de, str>, Option<usize>)>) {
+        let w = self.w;
+        let last = w.take_last();
+        if let (Some((name, offset)), Some(Some(t))) = (pending, last.any_type) {
+            self.per_filter_lookup(&name, t, offset);
+        }
+        w.leave_key(false);
+        self.count += 1;
+    }
+
     /// Envoy finds the factory of a per-route filter config by the config's type, among the
     /// HTTP filters' (whose factories list their per-route types too). A `FilterConfig` wrapper
     /// is unwrapped first, with its `is_optional`; it is not looked into here.
@@ -446,20 +470,9 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MapField<'w, 'de, A> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         let w = self.w;
-        let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
-        let entry = w.schema.message(self.entry);
-        let rules = self.rules().and_then(|r| r.values.as_ref());
-        let shape = Shape::Value { kind: entry.field(1).kind, rules, at: self.at };
-        let per_filter = w.schema.message(self.msg).field(self.field).per_filter_config;
-        let name = per_filter.then(|| key.clone());
-        w.enter_key(key, offset, None);
+        let (shape, pending) = self.enter_value();
         let r = self.inner.next_value_seed(CheckedSeed { seed, shape, w });
-        let last = w.take_last();
-        if let (Some(name), Some(Some(t))) = (name, last.any_type) {
-            self.per_filter_lookup(&name, t, offset);
-        }
-        w.leave_key(false);
-        self.count += 1;
+        self.leave_value(pending);
         r
     }
 }
@@ -491,7 +504,12 @@ impl<'w, 'de, S: SeqAccess<'de>> SeqAccess<'de> for EachSeq<'w, 'de, S> {
             s => s,
         };
         let r = match self.mode {
-            Some(m) => w.with_mode(m, || self.inner.next_element_seed(CheckedSeed { seed, shape, w })),
+            Some(m) => {
+                let before = w.swap_mode(m);
+                let r = self.inner.next_element_seed(CheckedSeed { seed, shape, w });
+                w.swap_mode(before);
+                r
+            }
             None => self.inner.next_element_seed(CheckedSeed { seed, shape, w }),
         };
         w.pop_index();

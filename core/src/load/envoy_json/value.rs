@@ -158,16 +158,7 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
 
     /// Hands the typed reader a scalar.
     fn give<E: de::Error>(self, p: Parsed<'de>, raw: &Ev<'de>) -> Result<V::Value, E> {
-        let string = match &p {
-            Parsed::Str(s) => Some(s.clone()),
-            _ => None,
-        };
-        let boolean = match p {
-            Parsed::Bool(b) => Some(b),
-            _ => None,
-        };
-        let text = self.w.capturing().then(|| format!("{p:?}"));
-        self.w.set_last(Last { set: true, refused: false, empty: false, string, boolean, any_type: None, text });
+        record_given(self.w, &p);
         let (v, option) = (self.v, self.option);
         match p {
             Parsed::Bool(b) if option => v.visit_some(BoolDeserializer::new(b)),
@@ -210,167 +201,27 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
         }
     }
 
-    /// The text at the value, when the reader knows where it starts.
-    fn text(&self) -> Option<&'de str> {
-        self.w.value_text()
-    }
-
     // -----------------------------------------------------------------------------------------
     // Scalars.
 
     fn scalar<E: de::Error>(self, ev: Ev<'de>) -> Result<V::Value, E> {
-        match self.shape {
-            Shape::Free | Shape::K8s | Shape::K8sItems | Shape::CecSpec | Shape::CecResources => self.pass(ev),
-            Shape::Field(m, i) => {
-                let f = self.w.schema.message(m).field(i);
-                match f.card {
-                    Card::Single => {
-                        let at = self.w.depth().saturating_sub(1) as u16;
-                        Adapter { shape: Shape::Value { kind: f.kind, rules: f.rules.as_deref(), at }, ..self }
-                            .scalar(ev)
-                    }
-                    Card::Repeated if matches!(ev, Ev::Null) => self.unset(),
-                    Card::Repeated => {
-                        if self.w.mode() == Mode::Cilium {
-                            self.w.agent_refuses("a single value where a list belongs", self.at_offset(&ev));
-                            return self.unset();
-                        }
-                        let seq = OneSeq::new(EvDe(ev), m, i, self.w);
-                        let w = self.w;
-                        let r = if self.option {
-                            self.v.visit_some(SeqAccessDeserializer::new(seq)).map_err(relay)
-                        } else {
-                            self.v.visit_seq(seq).map_err(relay)
-                        };
-                        // After the item, whose own reading sets (and takes) what was last read.
-                        w.set_last(Last { set: true, ..Last::default() });
-                        r
-                    }
-                    Card::Map(_) if matches!(ev, Ev::Null) => self.unset(),
-                    Card::Map(_) => {
-                        let c = ev.first_char(self.text());
-                        self.w.invalid(&format!("unexpected character: '{c}'; expected '{{'"), self.at_offset(&ev));
-                        self.unset()
-                    }
-                }
-            }
-            Shape::Value { kind, rules, at } => self.value_scalar(ev, kind, rules, at),
-        }
-    }
-
-    fn at_offset(&self, ev: &Ev<'de>) -> Option<usize> {
-        match ev {
-            // A borrowed string knows where it is; its quote is one byte before.
-            Ev::Str(Cow::Borrowed(s)) => self.w.offset_of(s).map(|o| o.saturating_sub(1)),
-            _ => self.w.value_offset(),
-        }
-    }
-
-    fn value_scalar<E: de::Error>(
-        self,
-        ev: Ev<'de>,
-        kind: Kind,
-        rules: Option<&'static FieldRules>,
-        at: u16,
-    ) -> Result<V::Value, E> {
-        let schema = self.w.schema;
-        if let Ev::Null = ev {
-            return match kind {
-                Kind::Message(m) if schema.message(m).wkt == Wkt::Value => self.pass(Ev::Null),
-                Kind::Enum(e) if schema.enumeration(e).is_null_value => self.give(Parsed::Enum(0), &ev),
-                _ => self.unset(),
-            };
-        }
-        let offset = self.at_offset(&ev);
-        let kind = match kind {
-            Kind::Message(m) => match schema.message(m).wkt {
-                Wkt::Wrapper => schema.message(m).field(0).kind,
-                Wkt::Value => return self.pass(ev),
-                Wkt::Duration | Wkt::Timestamp | Wkt::FieldMask => return self.wkt_string(ev, m, rules, at, offset),
-                Wkt::Struct => {
-                    let c = ev.first_char(self.text());
-                    self.w.with_comp(struct_comp(), || {
-                        self.w.invalid(&format!("unexpected character: '{c}'; expected '{{'"), offset)
-                    });
-                    return self.unset();
-                }
-                Wkt::ListValue => {
-                    let c = ev.first_char(self.text());
-                    self.w.with_comp(list_comp(), || {
-                        self.w.invalid(&format!("unexpected character: '{c}'; expected '['"), offset)
-                    });
-                    return self.unset();
-                }
-                Wkt::None | Wkt::Any | Wkt::TypedStruct => {
-                    let c = ev.first_char(self.text());
-                    self.w.invalid(&format!("unexpected character: '{c}'; expected '{{'"), offset);
-                    return self.unset();
-                }
-            },
-            k => k,
-        };
-        let cilium = self.w.mode() == Mode::Cilium;
-        if cilium && kind == Kind::Bool && matches!(ev, Ev::Str(_)) {
-            let Ev::Str(s) = &ev else { unreachable!() };
-            self.w.agent_refuses(&format!("a boolean written as the string \"{s}\""), offset);
-            return self.unset();
-        }
-        let enum_number = |name: &str| match kind {
-            Kind::Enum(e) if cilium => schema.enumeration(e).values.iter().find(|(n, _)| &**n == name).map(|&(_, v)| v),
-            Kind::Enum(e) => schema.enumeration(e).number(name),
-            _ => None,
-        };
-        match parse(kind, &ev, self.text(), enum_number) {
-            Ok(p) => {
-                if let Some(r) = rules {
-                    self.w.check_value(r, &p, kind, at, offset);
-                }
-                self.give(p, &ev)
-            }
-            Err(Refusal::At(m)) => {
-                self.w.invalid(&m, offset);
-                self.unset()
-            }
-            Err(Refusal::UnknownEnum(name)) => {
-                self.w.unknown_enum(&name, offset);
-                self.unset()
+        match judge_scalar(self.w, self.shape, ev) {
+            Scalar::Pass(ev) => self.pass(ev),
+            Scalar::Give(p, raw) => self.give(p, &raw),
+            Scalar::Unset => self.unset(),
+            Scalar::One(m, i, ev) => {
+                let w = self.w;
+                let seq = OneSeq::new(EvDe(ev), m, i, w);
+                let r = if self.option {
+                    self.v.visit_some(SeqAccessDeserializer::new(seq)).map_err(relay)
+                } else {
+                    self.v.visit_seq(seq).map_err(relay)
+                };
+                // After the item, whose own reading sets (and takes) what was last read.
+                w.set_last(Last { set: true, ..Last::default() });
+                r
             }
         }
-    }
-
-    /// A Duration, Timestamp or FieldMask in its string form.
-    fn wkt_string<E: de::Error>(
-        self,
-        ev: Ev<'de>,
-        m: MsgId,
-        rules: Option<&'static FieldRules>,
-        at: u16,
-        offset: Option<usize>,
-    ) -> Result<V::Value, E> {
-        let wkt = self.w.schema.message(m).wkt;
-        let Ev::Str(s) = &ev else {
-            let c = ev.first_char(self.text());
-            self.w.invalid(&format!("unexpected character: '{c}'; expected '\"'"), offset);
-            return self.unset();
-        };
-        match wkt {
-            Wkt::Duration => match wkt::parse_duration(s) {
-                Ok(d) => self.w.check_duration(d, rules, at, offset),
-                Err(m) => {
-                    self.w.invalid(m, offset);
-                    return self.unset();
-                }
-            },
-            Wkt::Timestamp => {
-                if let Err(m) = wkt::parse_timestamp(s) {
-                    self.w.invalid(m, offset);
-                    return self.unset();
-                }
-            }
-            // Envoy's lenient mode takes any characters in a FieldMask's paths.
-            _ => {}
-        }
-        self.pass(ev)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -378,178 +229,36 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
 
     fn object<A: MapAccess<'de>>(self, a: A) -> Result<V::Value, A::Error> {
         let w = self.w;
-        match self.shape {
-            Shape::Free | Shape::K8sItems | Shape::CecResources => self.v.visit_map(a),
-            Shape::K8s => {
-                let r = self.hand_map(K8sMap::new(a, w));
-                w.set_last(Last { set: true, ..Last::default() });
+        match take_object(w, self.shape, a)? {
+            Taken::Map(map, after) => {
+                let r = self.hand_map(map);
+                after.run(w);
                 r
             }
-            Shape::CecSpec => {
-                let r = self.hand_map(CecSpecMap::new(a, w));
-                w.set_last(Last { set: true, ..Last::default() });
-                r
-            }
-            Shape::Field(m, i) => {
-                let f = w.schema.message(m).field(i);
-                match f.card {
-                    Card::Single => {
-                        let at = w.depth().saturating_sub(1) as u16;
-                        Adapter { shape: Shape::Value { kind: f.kind, rules: f.rules.as_deref(), at }, ..self }
-                            .object(a)
-                    }
-                    Card::Repeated => {
-                        if w.mode() == Mode::Cilium {
-                            w.agent_refuses("a single value where a list belongs", w.value_offset());
-                            drain_map(a)?;
-                            return self.unset();
-                        }
-                        let seq = OneSeq::new(MapAccessDeserializer::new(a), m, i, w);
-                        let r = if self.option {
-                            self.v.visit_some(SeqAccessDeserializer::new(seq))
-                        } else {
-                            self.v.visit_seq(seq)
-                        };
-                        // After the item, whose own reading sets (and takes) what was last read.
-                        w.set_last(Last { set: true, ..Last::default() });
-                        r
-                    }
-                    Card::Map(entry) => {
-                        let r = self.hand_map(MapField::new(a, m, i, entry, w));
-                        w.set_last(Last { set: true, ..Last::default() });
-                        r
-                    }
-                }
-            }
-            Shape::Value { kind: Kind::Message(m), rules, at } => {
-                let message = w.schema.message(m);
-                match message.wkt {
-                    Wkt::Struct | Wkt::Value => {
-                        w.set_last(Last { set: true, ..Last::default() });
-                        if self.option { self.v.visit_some(MapAccessDeserializer::new(a)) } else { self.v.visit_map(a) }
-                    }
-                    Wkt::Wrapper => self.wrapper_object(a, m, rules, at),
-                    Wkt::Duration if w.mode() != Mode::Cilium => self.duration_object(a, m, rules, at),
-                    Wkt::Any => {
-                        let r = self.hand_map(MessageMap::new(a, w, ObjKind::Any { rules, at }));
-                        w.finish_any();
-                        r
-                    }
-                    Wkt::Duration | Wkt::Timestamp | Wkt::FieldMask | Wkt::ListValue if w.mode() == Mode::Cilium => {
-                        w.agent_refuses("a well-known type written as its message object", w.value_offset());
-                        drain_map(a)?;
-                        self.unset()
-                    }
-                    _ => {
-                        let r = self.hand_map(MessageMap::new(a, w, ObjKind::Message(m)));
-                        w.set_last(Last { set: true, ..Last::default() });
-                        r
-                    }
-                }
-            }
-            Shape::Value { kind, .. } => {
-                let msg = match kind {
-                    Kind::String | Kind::Bytes => "unexpected character: '{'; expected '\"'",
-                    Kind::Bool => "expected 'true' or 'false'",
-                    _ => "expected number or string",
+            Taken::One(m, i, a) => {
+                let seq = OneSeq::new(MapAccessDeserializer::new(a), m, i, w);
+                let r = if self.option {
+                    self.v.visit_some(SeqAccessDeserializer::new(seq))
+                } else {
+                    self.v.visit_seq(seq)
                 };
-                w.invalid(msg, w.value_offset());
-                drain_map(a)?;
-                self.unset()
+                // After the item, whose own reading sets (and takes) what was last read.
+                w.set_last(Last { set: true, ..Last::default() });
+                r
             }
+            Taken::Scalar(Some((p, e))) => self.give(p, &e),
+            Taken::Scalar(None) => self.unset(),
         }
     }
 
-    fn hand_map<M: MapAccess<'de>>(self, mut map: M) -> Result<V::Value, M::Error> {
+    fn hand_seq<S: SeqAccess<'de>>(self, mut seq: AnySeq<'w, 'de, S>) -> Result<V::Value, S::Error> {
+        if self.option { self.v.visit_some(SeqAccessDeserializer::new(&mut seq)) } else { self.v.visit_seq(&mut seq) }
+    }
+
+    fn hand_map<A: MapAccess<'de>>(self, mut map: AnyMap<'w, 'de, A>) -> Result<V::Value, A::Error> {
         // By reference: a message's reader is a few hundred bytes, and the typed reader's
         // visitor would move it again.
         if self.option { self.v.visit_some(MapAccessDeserializer::new(&mut map)) } else { self.v.visit_map(&mut map) }
-    }
-
-    /// `{"value": ...}` for a wrapper type, which Envoy's lenient parser takes as the message.
-    fn wrapper_object<A: MapAccess<'de>>(
-        self,
-        mut a: A,
-        m: MsgId,
-        rules: Option<&'static FieldRules>,
-        at: u16,
-    ) -> Result<V::Value, A::Error> {
-        let w = self.w;
-        if w.mode() == Mode::Cilium {
-            w.agent_refuses("a wrapper value written as an object {\"value\": ...}", w.value_offset());
-            drain_map(a)?;
-            return self.unset();
-        }
-        let inner = w.schema.message(m).field(0);
-        let start = w.value_offset();
-        let mut captured: Option<Parsed<'de>> = None;
-        let mut raw: Option<Ev<'de>> = None;
-        while let Some(key) = a.next_key::<super::message::KeyStr<'de>>()? {
-            let offset = key.offset(w);
-            if &*key.0 != "value" {
-                w.with_key(key.0.clone(), offset, || w.unknown_field(&key.0, offset.map(|o| o.saturating_sub(1))));
-                a.next_value::<IgnoredAny>()?;
-                continue;
-            }
-            let comp = w.field_comp(m, 0, key.0.clone());
-            let got = w.with_key_comp(key.0.clone(), offset, comp, || {
-                a.next_value_seed(Capture { kind: inner.kind, rules, at, w })
-            })?;
-            if let Some((p, e)) = got {
-                captured = Some(p);
-                raw = Some(e);
-            }
-        }
-        // The object sets the wrapper even without a value: `{}` and `{"value": null}` are its
-        // default, which PGV then checks (envoy 1.40 refuses `destination_port: {}`).
-        match (captured, raw) {
-            (Some(p), Some(e)) => self.give(p, &e),
-            _ => {
-                let p = default_of(inner.kind);
-                if let Some(r) = rules {
-                    w.check_value(r, &p, inner.kind, at, start);
-                }
-                self.give(p, &Ev::Str(Cow::Borrowed("")))
-            }
-        }
-    }
-
-    /// `{"seconds": N, "nanos": N}` for a Duration, which Envoy's lenient parser takes.
-    fn duration_object<A: MapAccess<'de>>(
-        self,
-        mut a: A,
-        m: MsgId,
-        rules: Option<&'static FieldRules>,
-        at: u16,
-    ) -> Result<V::Value, A::Error> {
-        let w = self.w;
-        let start = w.value_offset();
-        let message = w.schema.message(m);
-        let mut d = Dur::default();
-        while let Some(key) = a.next_key::<super::message::KeyStr<'de>>()? {
-            let offset = key.offset(w);
-            let Some((i, f)) = message.field_by_key(&key.0) else {
-                w.with_key(key.0.clone(), offset, || w.unknown_field(&key.0, offset.map(|o| o.saturating_sub(1))));
-                a.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            let comp = w.field_comp(m, i, key.0.clone());
-            let got = w.with_key_comp(key.0.clone(), offset, comp, || {
-                a.next_value_seed(Capture { kind: f.kind, rules: None, at, w })
-            })?;
-            match (f.number, got) {
-                (1, Some((Parsed::Signed(s), _))) => d.seconds = s,
-                (2, Some((Parsed::Signed(n), _))) => d.nanos = n as i32,
-                _ => {}
-            }
-        }
-        w.check_duration(d, rules, at, start);
-        w.set_last(Last { set: true, ..Last::default() });
-        if self.option {
-            self.v.visit_some(MapAccessDeserializer::new(EmptyMap)).map_err(relay)
-        } else {
-            self.v.visit_map(EmptyMap).map_err(relay)
-        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -557,84 +266,242 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
 
     fn list<S: SeqAccess<'de>>(self, s: S) -> Result<V::Value, S::Error> {
         let w = self.w;
-        match self.shape {
-            Shape::Free | Shape::K8s | Shape::CecSpec => self.v.visit_seq(s),
-            Shape::K8sItems => {
-                let seq = EachSeq::new(s, w, Shape::K8s, None);
-                if self.option { self.v.visit_some(SeqAccessDeserializer::new(seq)) } else { self.v.visit_seq(seq) }
-            }
-            Shape::CecResources => {
-                let any = w.schema.known("google.protobuf.Any");
-                let shape = Shape::Value { kind: Kind::Message(any), rules: None, at: 0 };
-                let seq = EachSeq::new(s, w, shape, Some(Mode::Cilium));
-                if self.option { self.v.visit_some(SeqAccessDeserializer::new(seq)) } else { self.v.visit_seq(seq) }
-            }
-            Shape::Field(m, i) => {
-                let f = w.schema.message(m).field(i);
-                match f.card {
-                    Card::Repeated => {
-                        let r = if self.option {
-                            self.v.visit_some(SeqAccessDeserializer::new(RepeatedSeq::new(s, m, i, w)))
-                        } else {
-                            self.v.visit_seq(RepeatedSeq::new(s, m, i, w))
-                        };
-                        w.set_last(Last { set: true, empty: w.list_len() == 0, ..Last::default() });
-                        r
-                    }
-                    Card::Single => {
-                        let at = w.depth().saturating_sub(1) as u16;
-                        Adapter { shape: Shape::Value { kind: f.kind, rules: f.rules.as_deref(), at }, ..self }.list(s)
-                    }
-                    Card::Map(_) => {
-                        w.invalid("unexpected character: '['; expected '{'", w.value_offset());
-                        drain_seq(s)?;
-                        self.unset()
-                    }
+        match take_list(w, self.shape, s)? {
+            Some((seq, repeated)) => {
+                let r = self.hand_seq(seq);
+                if repeated {
+                    w.set_last(Last { set: true, empty: w.list_len() == 0, ..Last::default() });
                 }
+                r
             }
-            Shape::Value { kind, .. } => {
-                if let Kind::Message(m) = kind {
-                    match w.schema.message(m).wkt {
-                        Wkt::Value | Wkt::ListValue => {
-                            w.set_last(Last { set: true, ..Last::default() });
-                            return if self.option {
-                                self.v.visit_some(SeqAccessDeserializer::new(s))
-                            } else {
-                                self.v.visit_seq(s)
-                            };
-                        }
-                        Wkt::Struct => {
-                            w.with_comp(struct_comp(), || {
-                                w.invalid("unexpected character: '['; expected '{'", w.value_offset())
-                            });
-                            drain_seq(s)?;
-                            return self.unset();
-                        }
-                        _ => {}
-                    }
-                }
-                let msg = match kind {
-                    Kind::String | Kind::Bytes => "unexpected character: '['; expected '\"'".to_owned(),
-                    Kind::Bool => "expected 'true' or 'false'".to_owned(),
-                    Kind::Message(m) => match w.schema.message(m).wkt {
-                        Wkt::Duration | Wkt::Timestamp | Wkt::FieldMask => {
-                            "unexpected character: '['; expected '\"'".to_owned()
-                        }
-                        Wkt::Wrapper => match w.schema.message(m).field(0).kind {
-                            Kind::String | Kind::Bytes => "unexpected character: '['; expected '\"'".to_owned(),
-                            Kind::Bool => "expected 'true' or 'false'".to_owned(),
-                            _ => "expected number or string".to_owned(),
-                        },
-                        _ => "unexpected character: '['; expected '{'".to_owned(),
-                    },
-                    _ => "expected number or string".to_owned(),
-                };
-                w.invalid(&msg, w.value_offset());
-                drain_seq(s)?;
-                self.unset()
-            }
+            None => self.unset(),
         }
     }
+}
+
+/// An object taken in hand for the typed reader: the map it reads, a list of one, or a scalar
+/// (a wrapper's value); made without the typed reader (see [`Scalar`]).
+enum Taken<'w, 'de, A> {
+    Map(AnyMap<'w, 'de, A>, AfterObject),
+    One(MsgId, u16, A),
+    /// `None`: refused, unset.
+    Scalar(Option<(Parsed<'de>, Ev<'de>)>),
+}
+
+/// What follows the typed reader's reading of a map.
+enum AfterObject {
+    Nothing,
+    /// The field is set.
+    Set,
+    /// An Any ended.
+    FinishAny,
+}
+
+impl AfterObject {
+    fn run(self, w: &Walk<'_>) {
+        match self {
+            AfterObject::Nothing => {}
+            AfterObject::Set => w.set_last(Last { set: true, ..Last::default() }),
+            AfterObject::FinishAny => w.finish_any(),
+        }
+    }
+}
+
+fn take_object<'w, 'de, A: MapAccess<'de>>(
+    w: &'w Walk<'de>,
+    shape: Shape,
+    a: A,
+) -> Result<Taken<'w, 'de, A>, A::Error> {
+    Ok(match judge_object(w, shape) {
+        Obj::Plain => Taken::Map(AnyMap::Plain(a), AfterObject::Nothing),
+        Obj::K8s => Taken::Map(AnyMap::K8s(K8sMap::new(a, w)), AfterObject::Set),
+        Obj::CecSpec => Taken::Map(AnyMap::Cec(CecSpecMap::new(a, w)), AfterObject::Set),
+        Obj::One(m, i) => Taken::One(m, i, a),
+        Obj::Map(m, i, entry) => Taken::Map(AnyMap::Field(MapField::new(a, m, i, entry, w)), AfterObject::Set),
+        Obj::Struct => {
+            w.set_last(Last { set: true, ..Last::default() });
+            Taken::Map(AnyMap::Plain(a), AfterObject::Nothing)
+        }
+        Obj::Wrapper(m, rules, at) => Taken::Scalar(read_wrapper(w, a, m, rules, at)?),
+        Obj::Duration(m, rules, at) => {
+            read_duration(w, a, m, rules, at)?;
+            Taken::Map(AnyMap::Empty, AfterObject::Nothing)
+        }
+        Obj::Any(rules, at) => {
+            Taken::Map(AnyMap::Message(MessageMap::new(a, w, ObjKind::Any { rules, at })), AfterObject::FinishAny)
+        }
+        Obj::Message(m) => Taken::Map(AnyMap::Message(MessageMap::new(a, w, ObjKind::Message(m))), AfterObject::Set),
+        Obj::Refused => {
+            drain_map(a)?;
+            Taken::Scalar(None)
+        }
+    })
+}
+
+/// The list the typed reader reads, and whether it is a repeated field's; `None` when refused.
+fn take_list<'w, 'de, S: SeqAccess<'de>>(
+    w: &'w Walk<'de>,
+    shape: Shape,
+    s: S,
+) -> Result<Option<(AnySeq<'w, 'de, S>, bool)>, S::Error> {
+    Ok(Some(match judge_list(w, shape) {
+        List::Plain => (AnySeq::Plain(s), false),
+        List::K8sItems => (AnySeq::Each(EachSeq::new(s, w, Shape::K8s, None)), false),
+        List::CecResources => {
+            let any = w.schema.known("google.protobuf.Any");
+            let shape = Shape::Value { kind: Kind::Message(any), rules: None, at: 0 };
+            (AnySeq::Each(EachSeq::new(s, w, shape, Some(Mode::Cilium))), false)
+        }
+        List::Repeated(m, i) => (AnySeq::Repeated(RepeatedSeq::new(s, m, i, w)), true),
+        List::Value => {
+            w.set_last(Last { set: true, ..Last::default() });
+            (AnySeq::Plain(s), false)
+        }
+        List::Refused => {
+            drain_seq(s)?;
+            return Ok(None);
+        }
+    }))
+}
+
+/// What a JSON object is read as, judged without the typed reader (see [`Scalar`]).
+enum Obj {
+    Plain,
+    K8s,
+    CecSpec,
+    /// A single message where field `.1` of `.0` is a list: a list of one.
+    One(MsgId, u16),
+    /// Map field `.1` of `.0`, whose entries are `.2`.
+    Map(MsgId, u16, MsgId),
+    /// A Struct or Value: any JSON.
+    Struct,
+    Wrapper(MsgId, Option<&'static FieldRules>, u16),
+    Duration(MsgId, Option<&'static FieldRules>, u16),
+    Any(Option<&'static FieldRules>, u16),
+    Message(MsgId),
+    /// Refused: drained and unset.
+    Refused,
+}
+
+fn judge_object(w: &Walk<'_>, shape: Shape) -> Obj {
+    match shape {
+        Shape::Free | Shape::K8sItems | Shape::CecResources => Obj::Plain,
+        Shape::K8s => Obj::K8s,
+        Shape::CecSpec => Obj::CecSpec,
+        Shape::Field(m, i) => {
+            let f = w.schema.message(m).field(i);
+            match f.card {
+                Card::Single => {
+                    let at = w.depth().saturating_sub(1) as u16;
+                    judge_object(w, Shape::Value { kind: f.kind, rules: f.rules.as_deref(), at })
+                }
+                Card::Repeated if w.mode() == Mode::Cilium => {
+                    w.agent_refuses("a single value where a list belongs", w.value_offset());
+                    Obj::Refused
+                }
+                Card::Repeated => Obj::One(m, i),
+                Card::Map(entry) => Obj::Map(m, i, entry),
+            }
+        }
+        Shape::Value { kind: Kind::Message(m), rules, at } => match w.schema.message(m).wkt {
+            Wkt::Struct | Wkt::Value => Obj::Struct,
+            Wkt::Wrapper => Obj::Wrapper(m, rules, at),
+            Wkt::Duration if w.mode() != Mode::Cilium => Obj::Duration(m, rules, at),
+            Wkt::Any => Obj::Any(rules, at),
+            Wkt::Duration | Wkt::Timestamp | Wkt::FieldMask | Wkt::ListValue if w.mode() == Mode::Cilium => {
+                w.agent_refuses("a well-known type written as its message object", w.value_offset());
+                Obj::Refused
+            }
+            _ => Obj::Message(m),
+        },
+        Shape::Value { kind, .. } => {
+            let msg = match kind {
+                Kind::String | Kind::Bytes => "unexpected character: '{'; expected '\"'",
+                Kind::Bool => "expected 'true' or 'false'",
+                _ => "expected number or string",
+            };
+            w.invalid(msg, w.value_offset());
+            Obj::Refused
+        }
+    }
+}
+
+/// What a JSON list is read as, judged without the typed reader (see [`Scalar`]).
+enum List {
+    Plain,
+    K8sItems,
+    CecResources,
+    /// Repeated field `.1` of `.0`.
+    Repeated(MsgId, u16),
+    /// A Value or ListValue: any JSON list.
+    Value,
+    Refused,
+}
+
+fn judge_list(w: &Walk<'_>, shape: Shape) -> List {
+    match shape {
+        Shape::Free | Shape::K8s | Shape::CecSpec => List::Plain,
+        Shape::K8sItems => List::K8sItems,
+        Shape::CecResources => List::CecResources,
+        Shape::Field(m, i) => {
+            let f = w.schema.message(m).field(i);
+            match f.card {
+                Card::Repeated => List::Repeated(m, i),
+                Card::Single => {
+                    let at = w.depth().saturating_sub(1) as u16;
+                    judge_list(w, Shape::Value { kind: f.kind, rules: f.rules.as_deref(), at })
+                }
+                Card::Map(_) => {
+                    w.invalid("unexpected character: '['; expected '{'", w.value_offset());
+                    List::Refused
+                }
+            }
+        }
+        Shape::Value { kind, .. } => {
+            if let Kind::Message(m) = kind {
+                match w.schema.message(m).wkt {
+                    Wkt::Value | Wkt::ListValue => return List::Value,
+                    Wkt::Struct => {
+                        w.with_comp(struct_comp(), || {
+                            w.invalid("unexpected character: '['; expected '{'", w.value_offset())
+                        });
+                        return List::Refused;
+                    }
+                    _ => {}
+                }
+            }
+            let msg = match kind {
+                Kind::String | Kind::Bytes => "unexpected character: '['; expected '\"'",
+                Kind::Bool => "expected 'true' or 'false'",
+                Kind::Message(m) => match w.schema.message(m).wkt {
+                    Wkt::Duration | Wkt::Timestamp | Wkt::FieldMask => "unexpected character: '['; expected '\"'",
+                    Wkt::Wrapper => match w.schema.message(m).field(0).kind {
+                        Kind::String | Kind::Bytes => "unexpected character: '['; expected '\"'",
+                        Kind::Bool => "expected 'true' or 'false'",
+                        _ => "expected number or string",
+                    },
+                    _ => "unexpected character: '['; expected '{'",
+                },
+                _ => "expected number or string",
+            };
+            w.invalid(msg, w.value_offset());
+            List::Refused
+        }
+    }
+}
+
+/// What the message reader is told of a scalar handed over.
+fn record_given<'de>(w: &Walk<'de>, p: &Parsed<'de>) {
+    let string = match p {
+        Parsed::Str(s) => Some(s.clone()),
+        _ => None,
+    };
+    let boolean = match p {
+        Parsed::Bool(b) => Some(*b),
+        _ => None,
+    };
+    let text = w.capturing().then(|| format!("{p:?}"));
+    w.set_last(Last { set: true, refused: false, empty: false, string, boolean, any_type: None, text });
 }
 
 /// The default value of a scalar kind.
@@ -667,6 +534,294 @@ pub(super) fn struct_comp<'de>() -> Comp<'de> {
         pgv: PgvLink::None,
         parse_root: false,
     }
+}
+
+/// What a scalar JSON value becomes for the typed reader, judged without it: the judging is
+/// compiled once, not once per typed reader.
+enum Scalar<'de> {
+    /// Passed through as it is (a Struct's, a Value's, a FieldMask's).
+    Pass(Ev<'de>),
+    /// Parsed and checked: the canonical value, and the value as written.
+    Give(Parsed<'de>, Ev<'de>),
+    /// Refused, or `null`: unset.
+    Unset,
+    /// A single value where field `.1` of `.0` is a list: a list of one.
+    One(MsgId, u16, Ev<'de>),
+}
+
+fn at_offset(w: &Walk<'_>, ev: &Ev<'_>) -> Option<usize> {
+    match ev {
+        // A borrowed string knows where it is; its quote is one byte before.
+        Ev::Str(Cow::Borrowed(s)) => w.offset_of(s).map(|o| o.saturating_sub(1)),
+        _ => w.value_offset(),
+    }
+}
+
+fn judge_scalar<'de>(w: &Walk<'de>, shape: Shape, ev: Ev<'de>) -> Scalar<'de> {
+    match shape {
+        Shape::Free | Shape::K8s | Shape::K8sItems | Shape::CecSpec | Shape::CecResources => Scalar::Pass(ev),
+        Shape::Field(m, i) => {
+            let f = w.schema.message(m).field(i);
+            match f.card {
+                Card::Single => {
+                    let at = w.depth().saturating_sub(1) as u16;
+                    judge_scalar(w, Shape::Value { kind: f.kind, rules: f.rules.as_deref(), at }, ev)
+                }
+                Card::Repeated if matches!(ev, Ev::Null) => Scalar::Unset,
+                Card::Repeated => {
+                    if w.mode() == Mode::Cilium {
+                        w.agent_refuses("a single value where a list belongs", at_offset(w, &ev));
+                        return Scalar::Unset;
+                    }
+                    Scalar::One(m, i, ev)
+                }
+                Card::Map(_) if matches!(ev, Ev::Null) => Scalar::Unset,
+                Card::Map(_) => {
+                    let c = ev.first_char(w.value_text());
+                    w.invalid(&format!("unexpected character: '{c}'; expected '{{'"), at_offset(w, &ev));
+                    Scalar::Unset
+                }
+            }
+        }
+        Shape::Value { kind, rules, at } => judge_value_scalar(w, ev, kind, rules, at),
+    }
+}
+
+fn judge_value_scalar<'de>(
+    w: &Walk<'de>,
+    ev: Ev<'de>,
+    kind: Kind,
+    rules: Option<&'static FieldRules>,
+    at: u16,
+) -> Scalar<'de> {
+    let schema = w.schema;
+    if let Ev::Null = ev {
+        return match kind {
+            Kind::Message(m) if schema.message(m).wkt == Wkt::Value => Scalar::Pass(Ev::Null),
+            Kind::Enum(e) if schema.enumeration(e).is_null_value => Scalar::Give(Parsed::Enum(0), ev),
+            _ => Scalar::Unset,
+        };
+    }
+    let offset = at_offset(w, &ev);
+    let kind = match kind {
+        Kind::Message(m) => match schema.message(m).wkt {
+            Wkt::Wrapper => schema.message(m).field(0).kind,
+            Wkt::Value => return Scalar::Pass(ev),
+            Wkt::Duration | Wkt::Timestamp | Wkt::FieldMask => return judge_wkt_string(w, ev, m, rules, at, offset),
+            Wkt::Struct => {
+                let c = ev.first_char(w.value_text());
+                w.with_comp(struct_comp(), || {
+                    w.invalid(&format!("unexpected character: '{c}'; expected '{{'"), offset)
+                });
+                return Scalar::Unset;
+            }
+            Wkt::ListValue => {
+                let c = ev.first_char(w.value_text());
+                w.with_comp(list_comp(), || w.invalid(&format!("unexpected character: '{c}'; expected '['"), offset));
+                return Scalar::Unset;
+            }
+            Wkt::None | Wkt::Any | Wkt::TypedStruct => {
+                let c = ev.first_char(w.value_text());
+                w.invalid(&format!("unexpected character: '{c}'; expected '{{'"), offset);
+                return Scalar::Unset;
+            }
+        },
+        k => k,
+    };
+    let cilium = w.mode() == Mode::Cilium;
+    if cilium && kind == Kind::Bool && matches!(ev, Ev::Str(_)) {
+        let Ev::Str(s) = &ev else { unreachable!() };
+        w.agent_refuses(&format!("a boolean written as the string \"{s}\""), offset);
+        return Scalar::Unset;
+    }
+    let enum_number = |name: &str| match kind {
+        Kind::Enum(e) if cilium => schema.enumeration(e).values.iter().find(|(n, _)| &**n == name).map(|&(_, v)| v),
+        Kind::Enum(e) => schema.enumeration(e).number(name),
+        _ => None,
+    };
+    match parse(kind, &ev, w.value_text(), enum_number) {
+        Ok(p) => {
+            if let Some(r) = rules {
+                w.check_value(r, &p, kind, at, offset);
+            }
+            Scalar::Give(p, ev)
+        }
+        Err(Refusal::At(m)) => {
+            w.invalid(&m, offset);
+            Scalar::Unset
+        }
+        Err(Refusal::UnknownEnum(name)) => {
+            w.unknown_enum(&name, offset);
+            Scalar::Unset
+        }
+    }
+}
+
+/// A Duration, Timestamp or FieldMask in its string form.
+fn judge_wkt_string<'de>(
+    w: &Walk<'de>,
+    ev: Ev<'de>,
+    m: MsgId,
+    rules: Option<&'static FieldRules>,
+    at: u16,
+    offset: Option<usize>,
+) -> Scalar<'de> {
+    let wkt = w.schema.message(m).wkt;
+    let Ev::Str(s) = &ev else {
+        let c = ev.first_char(w.value_text());
+        w.invalid(&format!("unexpected character: '{c}'; expected '\"'"), offset);
+        return Scalar::Unset;
+    };
+    match wkt {
+        Wkt::Duration => match wkt::parse_duration(s) {
+            Ok(d) => w.check_duration(d, rules, at, offset),
+            Err(m) => {
+                w.invalid(m, offset);
+                return Scalar::Unset;
+            }
+        },
+        Wkt::Timestamp => {
+            if let Err(m) = wkt::parse_timestamp(s) {
+                w.invalid(m, offset);
+                return Scalar::Unset;
+            }
+        }
+        // Envoy's lenient mode takes any characters in a FieldMask's paths.
+        _ => {}
+    }
+    Scalar::Pass(ev)
+}
+
+/// Every map the typed readers are handed, as one type: a typed reader's `visit_map` is then
+/// compiled once per source of maps rather than once per kind of object (which doubled the
+/// size of the binary and the page).
+pub(crate) enum AnyMap<'w, 'de, A> {
+    /// Passed through unchecked (a Struct, a Kubernetes object's free parts).
+    Plain(A),
+    Message(MessageMap<'w, 'de, A>),
+    K8s(K8sMap<'w, 'de, A>),
+    Cec(CecSpecMap<'w, 'de, A>),
+    Field(MapField<'w, 'de, A>),
+    /// Nothing: what a Duration object becomes once checked.
+    Empty,
+}
+
+impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for AnyMap<'w, 'de, A> {
+    type Error = A::Error;
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        match self {
+            AnyMap::Plain(a) => a.next_key_seed(seed),
+            AnyMap::Message(m) => m.next_key_seed(seed),
+            AnyMap::K8s(m) => m.next_key_seed(seed),
+            AnyMap::Cec(m) => m.next_key_seed(seed),
+            AnyMap::Field(m) => m.next_key_seed(seed),
+            AnyMap::Empty => Ok(None),
+        }
+    }
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
+        match self {
+            AnyMap::Plain(a) => a.next_value_seed(seed),
+            AnyMap::Message(m) => m.next_value_seed(seed),
+            AnyMap::K8s(m) => m.next_value_seed(seed),
+            AnyMap::Cec(m) => m.next_value_seed(seed),
+            AnyMap::Field(m) => m.next_value_seed(seed),
+            AnyMap::Empty => Err(de::Error::custom("no value")),
+        }
+    }
+}
+
+/// Every list the typed readers are handed, as one type (see [`AnyMap`]).
+pub(crate) enum AnySeq<'w, 'de, S> {
+    Plain(S),
+    Each(EachSeq<'w, 'de, S>),
+    Repeated(RepeatedSeq<'w, 'de, S>),
+}
+
+impl<'w, 'de, S: SeqAccess<'de>> SeqAccess<'de> for AnySeq<'w, 'de, S> {
+    type Error = S::Error;
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, S::Error> {
+        match self {
+            AnySeq::Plain(s) => s.next_element_seed(seed),
+            AnySeq::Each(s) => s.next_element_seed(seed),
+            AnySeq::Repeated(s) => s.next_element_seed(seed),
+        }
+    }
+}
+
+/// Reads `{"value": ...}` of a wrapper type: the value to hand over (`None` when refused). Not
+/// generic over the typed reader, so it is compiled once per source of maps.
+fn read_wrapper<'de, A: MapAccess<'de>>(
+    w: &Walk<'de>,
+    mut a: A,
+    m: MsgId,
+    rules: Option<&'static FieldRules>,
+    at: u16,
+) -> Result<Option<(Parsed<'de>, Ev<'de>)>, A::Error> {
+    if w.mode() == Mode::Cilium {
+        w.agent_refuses("a wrapper value written as an object {\"value\": ...}", w.value_offset());
+        drain_map(a)?;
+        return Ok(None);
+    }
+    let inner = w.schema.message(m).field(0);
+    let start = w.value_offset();
+    let mut captured: Option<(Parsed<'de>, Ev<'de>)> = None;
+    while let Some(key) = a.next_key::<super::message::KeyStr<'de>>()? {
+        let offset = key.offset(w);
+        if &*key.0 != "value" {
+            w.with_key(key.0.clone(), offset, || w.unknown_field(&key.0, offset.map(|o| o.saturating_sub(1))));
+            a.next_value::<IgnoredAny>()?;
+            continue;
+        }
+        let comp = w.field_comp(m, 0, key.0.clone());
+        let got = w.with_key_comp(key.0.clone(), offset, comp, || {
+            a.next_value_seed(Capture { kind: inner.kind, rules, at, w })
+        })?;
+        if got.is_some() {
+            captured = got;
+        }
+    }
+    // The object sets the wrapper even without a value: `{}` and `{"value": null}` are its
+    // default, which PGV then checks (envoy 1.40 refuses `destination_port: {}`).
+    Ok(Some(captured.unwrap_or_else(|| {
+        let p = default_of(inner.kind);
+        if let Some(r) = rules {
+            w.check_value(r, &p, inner.kind, at, start);
+        }
+        (p, Ev::Str(Cow::Borrowed("")))
+    })))
+}
+
+/// Reads and checks `{"seconds": N, "nanos": N}` of a Duration.
+fn read_duration<'de, A: MapAccess<'de>>(
+    w: &Walk<'de>,
+    mut a: A,
+    m: MsgId,
+    rules: Option<&'static FieldRules>,
+    at: u16,
+) -> Result<(), A::Error> {
+    let start = w.value_offset();
+    let message = w.schema.message(m);
+    let mut d = Dur::default();
+    while let Some(key) = a.next_key::<super::message::KeyStr<'de>>()? {
+        let offset = key.offset(w);
+        let Some((i, f)) = message.field_by_key(&key.0) else {
+            w.with_key(key.0.clone(), offset, || w.unknown_field(&key.0, offset.map(|o| o.saturating_sub(1))));
+            a.next_value::<IgnoredAny>()?;
+            continue;
+        };
+        let comp = w.field_comp(m, i, key.0.clone());
+        let got = w.with_key_comp(key.0.clone(), offset, comp, || {
+            a.next_value_seed(Capture { kind: f.kind, rules: None, at, w })
+        })?;
+        match (f.number, got) {
+            (1, Some((Parsed::Signed(s), _))) => d.seconds = s,
+            (2, Some((Parsed::Signed(n), _))) => d.nanos = n as i32,
+            _ => {}
+        }
+    }
+    w.check_duration(d, rules, at, start);
+    w.set_last(Last { set: true, ..Last::default() });
+    Ok(())
 }
 
 fn list_comp<'de>() -> Comp<'de> {
