@@ -18,7 +18,7 @@ use crate::schema::rules::KindRules;
 use crate::schema::{Card, FieldRules, MsgId, Wkt};
 
 /// A key with where its text starts.
-type KeyAt<'de> = (Cow<'de, str>, Option<usize>);
+pub(super) type KeyAt<'de> = (Cow<'de, str>, Option<usize>);
 
 /// A map key as written: borrowed from the text unless it had escapes.
 pub(crate) struct KeyStr<'de>(pub(crate) Cow<'de, str>);

@@ -10,7 +10,7 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::message::{KeyStr, hand_key};
+use super::message::{KeyAt, KeyStr, hand_key};
 use super::scalar::Ev;
 use super::texts::Leaf;
 use super::value::{CheckedSeed, EmptyMap, EvDe, Shape};
@@ -363,7 +363,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapField<'w, 'de, A> {
 
     /// Enters the pending key: the shape of its value, and the key when the value's type is
     /// looked up afterwards (a per-route filter config).
-    fn enter_value(&mut self) -> (Shape, Option<(Cow<'de, str>, Option<usize>)>) {
+    fn enter_value(&mut self) -> (Shape, Option<KeyAt<'de>>) {
         let w = self.w;
         let (key, offset) = self.pending.take().unwrap_or((Cow::Borrowed(""), None));
         let entry = w.schema.message(self.entry);
@@ -375,7 +375,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapField<'w, 'de, A> {
         (shape, name)
     }
 
-    fn leave_value(&mut self, pending: Option<(Cow<'de, str>, Option<usize>)>) {
+    fn leave_value(&mut self, pending: Option<KeyAt<'de>>) {
         let w = self.w;
         let last = w.take_last();
         if let (Some((name, offset)), Some(Some(t))) = (pending, last.any_type) {

@@ -281,6 +281,9 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
 
 /// An object taken in hand for the typed reader: the map it reads, a list of one, or a scalar
 /// (a wrapper's value); made without the typed reader (see [`Scalar`]).
+// Built and moved once per object, straight to the typed reader: boxing the map would cost an
+// allocation per object.
+#[allow(clippy::large_enum_variant)]
 enum Taken<'w, 'de, A> {
     Map(AnyMap<'w, 'de, A>, AfterObject),
     One(MsgId, u16, A),
