@@ -16,6 +16,8 @@ import { serve, root, artifacts, cli, openPage, bySeverity, analyzed } from './h
 
 const SAME_SNI = 'testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml';
 const CONFIG_DUMP = 'testdata/envoy/config_dump.json';
+// The README's example of Envoy's schema: three located errors, each with Envoy's words.
+const SCHEMA_EXAMPLE = 'testdata/checks/constraint-violation/bad-port-over-65535.yaml';
 
 serve();
 
@@ -80,7 +82,7 @@ test('paste a dump with a duplicate: findings, highlight, trace, no request afte
   await context.close();
 });
 
-for (const fixture of [SAME_SNI, CONFIG_DUMP]) {
+for (const fixture of [SAME_SNI, CONFIG_DUMP, SCHEMA_EXAMPLE]) {
   test(`the page and \`xdsck --format json\` give identical findings: ${fixture}`, async () => {
     const { context, page, requests, problems } = await openPage();
     await page.locator('#file').setInputFiles(path.join(root, fixture));
@@ -92,6 +94,11 @@ for (const fixture of [SAME_SNI, CONFIG_DUMP]) {
     assert.deepEqual(fromPage.inputs, fromCli.inputs);
     const shown = await page.locator('#findings [data-code]').evaluateAll((ns) => ns.map((n) => n.dataset.code));
     assert.deepEqual(shown, bySeverity(fromCli.findings).map((f) => f.code));
+    if (fixture === SCHEMA_EXAMPLE) {
+      const errors = fromPage.findings.filter((f) => f.severity === 'error');
+      assert.deepEqual(errors.map((f) => f.code), ['XDS120', 'XDS119', 'XDS120']);
+      assert.ok(errors.every((f) => f.envoy_error && f.location.line), JSON.stringify(errors));
+    }
     assert.deepEqual(requests, []);
     assert.deepEqual(problems, []);
     await context.close();
