@@ -24,6 +24,9 @@ pub(crate) const DESCRIPTORS: &[u8] = include_bytes!("../../schema/envoy.binpb")
 /// What Envoy says of a virtual cluster without `headers` (route config validation, not PGV).
 const VIRTUAL_CLUSTER_HEADERS: &str = "virtual clusters must define 'headers'";
 
+/// What Envoy says of a weighted cluster that names no cluster (route table build, not PGV).
+const CLUSTER_WEIGHT_NAME: &str = "At least one of name or cluster_header need to be specified";
+
 /// A message of the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MsgId(u32);
@@ -94,9 +97,10 @@ pub struct Message {
     /// The extension categories whose factories take this message as their config (empty for
     /// a message no factory takes), from Envoy's registry.
     pub factory_categories: Box<[&'static str]>,
-    /// A field Envoy's own code (not PGV) refuses to go without once the message is parsed,
-    /// with what it says: a virtual cluster's `headers`.
-    pub envoy_requires: Option<(u16, &'static str)>,
+    /// Fields of which Envoy's own code (not PGV) wants at least one given and not empty once
+    /// the message is parsed, with what it says: a virtual cluster's `headers`, a weighted
+    /// cluster's `name` or `cluster_header`.
+    pub envoy_requires: Option<(Box<[u16]>, &'static str)>,
     /// Every spelling of every field: the lowerCamelCase name, the proto name and the JSON name,
     /// in that order of precedence, as protobuf's parser looks them up.
     keys: FxHashMap<Box<str>, u16>,
@@ -418,9 +422,15 @@ impl Schema {
                     }
                 }
             }
-            if &*m.full_name == "envoy.config.route.v3.VirtualCluster" {
-                m.envoy_requires =
-                    m.fields.iter().position(|f| &*f.name == "headers").map(|i| (i as u16, VIRTUAL_CLUSTER_HEADERS));
+            let required: &[&str] = match &*m.full_name {
+                "envoy.config.route.v3.VirtualCluster" => &["headers"],
+                "envoy.config.route.v3.WeightedCluster.ClusterWeight" => &["name", "cluster_header"],
+                _ => &[],
+            };
+            if !required.is_empty() {
+                let text = if required.len() == 1 { VIRTUAL_CLUSTER_HEADERS } else { CLUSTER_WEIGHT_NAME };
+                let fields = m.fields.iter().enumerate().filter(|(_, f)| required.contains(&&*f.name));
+                m.envoy_requires = Some((fields.map(|(i, _)| i as u16).collect(), text));
             }
             for f in &mut m.fields {
                 if let (Kind::Enum(e), Some(r)) = (f.kind, f.rules.as_deref_mut())

@@ -126,7 +126,15 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
                 }
             }
         } else {
-            let left: Vec<RootKind> = candidates.iter().copied().filter(|k| k.has_key(&key, schema)).collect();
+            let mut left: Vec<RootKind> = candidates.iter().copied().filter(|k| k.has_key(&key, schema)).collect();
+            if key == "resources"
+                && left.contains(&RootKind::DeltaDiscoveryResponse)
+                && wrapped_resources(json, i, schema)
+            {
+                // `resources: [{name, resource: {...}}]`: Resource wrappers, the incremental
+                // protocol's form (Kuma writes its snapshots so), not a SotW list of Anys.
+                left.retain(|&k| k == RootKind::DeltaDiscoveryResponse);
+            }
             if !left.is_empty() {
                 matched = true;
                 candidates = left;
@@ -149,6 +157,29 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
         return RootKind::Unknown;
     }
     candidates[0]
+}
+
+/// Whether the list at `json[i]` starts with an object whose first key is a field of
+/// `envoy.service.discovery.v3.Resource` (a wrapper) rather than an Any's `@type`.
+fn wrapped_resources(json: &str, i: usize, schema: &Schema) -> bool {
+    let b = json.as_bytes();
+    let ws = |mut i: usize| {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+            i += 1;
+        }
+        i
+    };
+    let mut j = ws(i);
+    if b.get(j) != Some(&b'[') {
+        return false;
+    }
+    j = ws(j + 1);
+    if b.get(j) != Some(&b'{') {
+        return false;
+    }
+    let Some((first, _)) = read_key(json, ws(j + 1)) else { return false };
+    let resource = schema.find("envoy.service.discovery.v3.Resource");
+    first != "@type" && resource.is_some_and(|r| schema.message(r).field_by_key(&first).is_some())
 }
 
 /// The string starting at `json[i]` (a quote), and where it ends.

@@ -386,8 +386,9 @@ pub(crate) struct MessageMap<'w, 'de, A> {
     /// The Any's payload: its `<any>` component was pushed and is popped when it ends.
     payload: bool,
     seen: [u64; 4],
-    /// The field Envoy requires ([`crate::schema::Message::envoy_requires`]) was an empty list.
-    required_empty: bool,
+    /// One of the fields Envoy requires ([`crate::schema::Message::envoy_requires`]) is given,
+    /// and not empty.
+    required_given: bool,
     oneofs: u64,
     /// Oneofs a refused value was given for.
     refused_oneofs: u64,
@@ -420,7 +421,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             phase,
             payload: false,
             seen: [0; 4],
-            required_empty: false,
+            required_given: false,
             oneofs: 0,
             refused_oneofs: 0,
             pending: None,
@@ -666,11 +667,12 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                     );
                 }
             }
-            if let Some((i, text)) = message.envoy_requires
-                && (!self.is_seen(i) || self.required_empty)
+            if let Some((fields, text)) = &message.envoy_requires
+                && !self.required_given
             {
-                let what = format!("{} has no `{}`", w.describe_short(), message.field(i).name);
-                w.problem_here(ProblemKind::InvalidSetting, what, text.to_owned(), self.start);
+                let names: Vec<String> = fields.iter().map(|&i| format!("`{}`", message.field(i).name)).collect();
+                let what = format!("{} has no {}", w.describe_short(), names.join(" or "));
+                w.problem_here(ProblemKind::InvalidSetting, what, (*text).to_owned(), self.start);
             }
             for (o, oneof) in message.oneofs.iter().enumerate() {
                 if oneof.required && (self.oneofs | self.refused_oneofs) & (1 << o) == 0 {
@@ -717,7 +719,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                     let refused = if cats.is_empty() {
                         !target.full_name.starts_with("envoy.extensions.")
                     } else {
-                        !slot.is_empty() && !cats.iter().any(|c| slot.contains(c))
+                        !slot.is_empty() && !cats.iter().any(|c| slot.contains(c) || data_input(slot, c))
                     };
                     refused.then_some(&*target.full_name)
                 }
@@ -927,7 +929,9 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             Phase::AnyType(resolved) => {
                 let url = self.type_url.clone().unwrap_or_default();
                 self.phase = match resolved {
-                    Some(m) if w.schema.message(m).wkt != Wkt::None => Phase::AnyWkt(m),
+                    // A TypedStruct is an ordinary message in an Any (`type_url`, `value`): only
+                    // the well-known types take the `{"@type", "value"}` form.
+                    Some(m) if !matches!(w.schema.message(m).wkt, Wkt::None | Wkt::TypedStruct) => Phase::AnyWkt(m),
                     Some(m) => Phase::Fields(m),
                     None => Phase::Free,
                 };
@@ -977,8 +981,8 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         let message = w.schema.message(m);
         let f = message.field(p.field);
         let last = w.leave_field();
-        if last.empty && message.envoy_requires.is_some_and(|(i, _)| i == p.field) {
-            self.required_empty = true;
+        if last.set && !last.empty && message.envoy_requires.as_ref().is_some_and(|(f, _)| f.contains(&p.field)) {
+            self.required_given = true;
         }
         if !last.set {
             // `null` leaves the field unset: PGV sees it absent, another oneof member may follow.
@@ -1016,6 +1020,13 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             }
         }
     }
+}
+
+/// A matcher's `input` is annotated with the common inputs only, but Envoy takes there the data
+/// inputs of the matcher's context too (`envoy.matching.http.input` in an HTTP filter's
+/// matcher, `envoy.matching.network.input` in a listener's), which the API cannot annotate.
+fn data_input(slot: &[&str], category: &str) -> bool {
+    slot.contains(&"envoy.matching.common_inputs") && (category.ends_with(".input") || category.ends_with("_inputs"))
 }
 
 fn any_comp(type_name: &'static str) -> Comp<'static> {

@@ -149,7 +149,8 @@ struct Last<'de> {
     set: bool,
     /// The value was refused, not left out (see [`State::refused`]).
     refused: bool,
-    /// A list without items: to PGV it is given, to Envoy's own checks it is empty.
+    /// A list without items or an empty string: to PGV it is given, to Envoy's own checks it
+    /// is empty.
     empty: bool,
     string: Option<Cow<'de, str>>,
     boolean: Option<bool>,

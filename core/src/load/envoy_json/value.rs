@@ -504,7 +504,9 @@ fn record_given<'de>(w: &Walk<'de>, p: &Parsed<'de>) {
         _ => None,
     };
     let text = w.capturing().then(|| format!("{p:?}"));
-    w.set_last(Last { set: true, refused: false, empty: false, string, boolean, any_type: None, text });
+    // An empty string is as good as none to Envoy's own checks (proto3 has no "set to ''").
+    let empty = matches!(p, Parsed::Str(s) if s.is_empty());
+    w.set_last(Last { set: true, refused: false, empty, string, boolean, any_type: None, text });
 }
 
 /// The default value of a scalar kind.
