@@ -133,7 +133,8 @@ test("a listener's view shows its chains' route tables and virtual hosts", async
 });
 
 test('a 20 MB dump is checked in the worker while the page stays responsive', async () => {
-  // 250 listeners of 61 TLS chains (one duplicate each), certificates inline: ~20 MB of JSON.
+  // 250 listeners of 61 TLS chains (one duplicate each), certificates and keys inline (a chain
+  // without its key is an error of its own): ~20 MB of JSON.
   const listeners = [];
   for (let l = 0; l < 250; l++) {
     const chains = [];
@@ -142,7 +143,7 @@ test('a 20 MB dump is checked in the worker while the page stays responsive', as
         name: `t${l}-c${c}`,
         filter_chain_match: { transport_protocol: 'tls', server_names: [`svc${c}.tenant${l}.example.com`, `alt${c}.tenant${l}.example.com`] },
         filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: `s${c}`, cluster: `b${l}-${c}` } }],
-        transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', common_tls_context: { tls_certificates: [{ certificate_chain: { inline_string: `-----BEGIN CERTIFICATE-----\n${'A'.repeat(400)}\n-----END CERTIFICATE-----` } }] } } },
+        transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', common_tls_context: { tls_certificates: [{ certificate_chain: { inline_string: `-----BEGIN CERTIFICATE-----\n${'A'.repeat(400)}\n-----END CERTIFICATE-----` }, private_key: { inline_string: `-----BEGIN PRIVATE KEY-----\n${'B'.repeat(40)}\n-----END PRIVATE KEY-----` } }] } } },
       });
     }
     chains.push({ ...chains[0], name: `t${l}-dup` });

@@ -127,10 +127,7 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
             }
         } else {
             let mut left: Vec<RootKind> = candidates.iter().copied().filter(|k| k.has_key(&key, schema)).collect();
-            if key == "resources"
-                && left.contains(&RootKind::DeltaDiscoveryResponse)
-                && wrapped_resources(json, i, schema)
-            {
+            if key == "resources" && left.contains(&RootKind::DeltaDiscoveryResponse) && wrapped_resources(json, i) {
                 // `resources: [{name, resource: {...}}]`: Resource wrappers, the incremental
                 // protocol's form (Kuma writes its snapshots so), not a SotW list of Anys.
                 left.retain(|&k| k == RootKind::DeltaDiscoveryResponse);
@@ -159,27 +156,52 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
     candidates[0]
 }
 
-/// Whether the list at `json[i]` starts with an object whose first key is a field of
-/// `envoy.service.discovery.v3.Resource` (a wrapper) rather than an Any's `@type`.
-fn wrapped_resources(json: &str, i: usize, schema: &Schema) -> bool {
+/// Whether the list at `json[i]` starts with a `Resource` wrapper written without its type: an
+/// object whose `resource` key comes before any `@type` (an Any is what a SotW response holds).
+fn wrapped_resources(json: &str, i: usize) -> bool {
     let b = json.as_bytes();
-    let ws = |mut i: usize| {
-        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
-            i += 1;
-        }
-        i
-    };
-    let mut j = ws(i);
+    let mut j = i;
+    while j < b.len() && matches!(b[j], b' ' | b'\t' | b'\r' | b'\n') {
+        j += 1;
+    }
     if b.get(j) != Some(&b'[') {
         return false;
     }
-    j = ws(j + 1);
-    if b.get(j) != Some(&b'{') {
-        return false;
+    // The visitor stops at the deciding key with an error that says which: the first element
+    // may be a listener of 100k chains, which is not read twice for this.
+    let mut items = serde_json::Deserializer::from_str(&json[j + 1..]).into_iter::<DecidingKey>();
+    matches!(items.next(), Some(Err(e)) if e.to_string().starts_with(WRAPPER))
+}
+
+const WRAPPER: &str = "a Resource wrapper";
+
+/// Reads an object's keys up to `resource` (a wrapper) or `@type` (an Any), skipping values.
+struct DecidingKey;
+
+impl<'de> serde::Deserialize<'de> for DecidingKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = DecidingKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<DecidingKey, A::Error> {
+                while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*k {
+                        "resource" => return Err(A::Error::custom(WRAPPER)),
+                        "@type" => return Err(A::Error::custom("an Any")),
+                        _ => {
+                            a.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(DecidingKey)
+            }
+        }
+        d.deserialize_map(V)
     }
-    let Some((first, _)) = read_key(json, ws(j + 1)) else { return false };
-    let resource = schema.find("envoy.service.discovery.v3.Resource");
-    first != "@type" && resource.is_some_and(|r| schema.message(r).field_by_key(&first).is_some())
 }
 
 /// The string starting at `json[i]` (a quote), and where it ends.
