@@ -16,7 +16,7 @@ declare_rule! {
         code: "XDS127",
         name: "invalid-config-source",
         severity: Severity::Error,
-        summary: "A bootstrap's CDS or ADS source names a cluster that is not a static, non-EDS cluster of it, or it subscribes to xDS without a node id and cluster: Envoy refuses it.",
+        summary: "A bootstrap's CDS or ADS source names a cluster that is not a static, non-EDS cluster of it, CDS's is of an aggregated type, or it subscribes to xDS without a node id and cluster: Envoy refuses it.",
         explanation: "invalid_config_source.md",
     }
 }
@@ -29,6 +29,22 @@ impl Check for InvalidConfigSource {
             let Some(bootstrap) = &input.bootstrap else { continue };
             let text = cx.locator(input);
             let cluster = |name: &str| input.cluster_builds.iter().find(|c| c.name == name);
+            if let Some((number, pointer)) = &bootstrap.cds_api_type
+                && let Some(name) = aggregated(*number)
+            {
+                // CDS is one subscription of its own; the aggregated types belong to `ads_config`
+                // (checked with envoy 1.40: LDS takes them, CDS does not).
+                let at = Location::new(input.source, pointer.clone(), text.locate_pointer(pointer));
+                out.push(
+                    Diagnostic::new(
+                        &RULE,
+                        format!("cds_config's api_config_source has api_type {name}, which CDS cannot use"),
+                    )
+                    .at(at)
+                    .envoy_error(format!("Unsupported config source {name}"))
+                    .note("for CDS over ADS, write `cds_config: {ads: {}}` and give the stream in `ads_config`"),
+                );
+            }
             for u in &bootstrap.config_sources {
                 let found = cluster(&u.cluster);
                 let (message, envoy) = match u.source {
@@ -70,6 +86,14 @@ impl Check for InvalidConfigSource {
             }
         }
     }
+}
+
+/// The name of an aggregated `ApiConfigSource.ApiType`, by its number in Envoy's schema.
+fn aggregated(number: u32) -> Option<&'static str> {
+    let schema = crate::schema::Schema::get();
+    let e = schema.find_enum("envoy.config.core.v3.ApiConfigSource.ApiType")?;
+    let name = schema.enumeration(e).name_of(i32::try_from(number).ok()?)?;
+    ["AGGREGATED_GRPC", "AGGREGATED_DELTA_GRPC"].into_iter().find(|n| *n == name)
 }
 
 /// The subscription Envoy creates first, which names itself in the error for a node without an

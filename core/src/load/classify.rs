@@ -196,6 +196,7 @@ impl<'a> Walk<'a> {
                     c.api_config_source.map(|a| (a, at))
                 }) {
                     let (api, at) = api;
+                    build.cds_api_type = api.api_type.map(|t| (t.0, at.clone()));
                     build.config_sources.extend(
                         api.clusters(&at).into_iter().map(|(pointer, cluster)| ConfigSourceUse {
                             pointer,

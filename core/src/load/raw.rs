@@ -311,6 +311,7 @@ proto_message! {
 
 proto_message! {
     pub(crate) struct RawApiConfigSource<'a> as "an ApiConfigSource object" {
+        api_type: U32 = "api_type" | "apiType",
         cluster_names: Repeated<Str<'a>> = "cluster_names" | "clusterNames",
         grpc_services: Repeated<RawGrpcService<'a>> = "grpc_services" | "grpcServices",
     }

@@ -107,6 +107,9 @@ pub struct BootstrapBuild<'a> {
     pub config_sources: Vec<ConfigSourceUse<'a>>,
     /// `dynamic_resources.cds_config` is set (clusters come by CDS).
     pub cds: bool,
+    /// `cds_config.api_config_source.api_type`, as a number, with the pointer of the
+    /// `api_config_source`.
+    pub cds_api_type: Option<(u32, String)>,
     /// `node.id` and `node.cluster`, as given (empty when not).
     pub node: (Cow<'a, str>, Cow<'a, str>),
     /// Where `node` is (or would be): the bootstrap's pointer.
