@@ -85,12 +85,7 @@ impl RootKind {
 pub(crate) fn root_kind(json: &str) -> RootKind {
     let schema = Schema::get();
     let b = json.as_bytes();
-    let ws = |mut i: usize| {
-        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
-            i += 1;
-        }
-        i
-    };
+    let ws = |i: usize| skip_ws(b, i);
     let mut i = ws(0);
     if b.get(i) != Some(&b'{') {
         return RootKind::Unknown;
@@ -159,49 +154,56 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
 /// Whether the list at `json[i]` starts with a `Resource` wrapper written without its type: an
 /// object whose `resource` key comes before any `@type` (an Any is what a SotW response holds).
 fn wrapped_resources(json: &str, i: usize) -> bool {
-    let b = json.as_bytes();
-    let mut j = i;
-    while j < b.len() && matches!(b[j], b' ' | b'\t' | b'\r' | b'\n') {
-        j += 1;
-    }
-    if b.get(j) != Some(&b'[') {
+    let j = skip_ws(json.as_bytes(), i);
+    if json.as_bytes().get(j) != Some(&b'[') {
         return false;
     }
-    // The visitor stops at the deciding key with an error that says which: the first element
-    // may be a listener of 100k chains, which is not read twice for this.
-    let mut items = serde_json::Deserializer::from_str(&json[j + 1..]).into_iter::<DecidingKey>();
-    matches!(items.next(), Some(Err(e)) if e.to_string().starts_with(WRAPPER))
+    // The reader stops at the deciding key (the first element may be a listener of 100k chains,
+    // which is not read twice for this), so the parse ends in an error; the key is what counts.
+    let found = std::cell::Cell::new(None);
+    let mut de = serde_json::Deserializer::from_str(&json[j + 1..]);
+    let _ = serde::de::DeserializeSeed::deserialize(DecidingKey(&found), &mut de);
+    found.get() == Some(true)
 }
 
-const WRAPPER: &str = "a Resource wrapper";
+/// Reads an object's keys up to `resource` (a wrapper: `true`) or `@type` (an Any: `false`),
+/// skipping values, and stops there.
+struct DecidingKey<'a>(&'a std::cell::Cell<Option<bool>>);
 
-/// Reads an object's keys up to `resource` (a wrapper) or `@type` (an Any), skipping values.
-struct DecidingKey;
+impl<'de> serde::de::DeserializeSeed<'de> for DecidingKey<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
 
-impl<'de> serde::Deserialize<'de> for DecidingKey {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = DecidingKey;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<DecidingKey, A::Error> {
-                while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*k {
-                        "resource" => return Err(A::Error::custom(WRAPPER)),
-                        "@type" => return Err(A::Error::custom("an Any")),
-                        _ => {
-                            a.next_value::<IgnoredAny>()?;
-                        }
-                    }
+impl<'de> serde::de::Visitor<'de> for DecidingKey<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*k {
+                "resource" | "@type" => {
+                    self.0.set(Some(k == "resource"));
+                    return Err(serde::de::Error::custom("decided"));
                 }
-                Ok(DecidingKey)
+                _ => {
+                    a.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        d.deserialize_map(V)
+        Ok(())
     }
+}
+
+/// The first byte at or after `i` that is not JSON whitespace.
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+        i += 1;
+    }
+    i
 }
 
 /// The string starting at `json[i]` (a quote), and where it ends.
