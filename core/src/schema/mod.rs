@@ -397,8 +397,8 @@ impl Schema {
             })
             .collect();
         let any_id = by_name.get("google.protobuf.Any").copied();
-        let categories = slot_categories();
         let extensions = Extensions::envoy();
+        let categories = slot_categories(&extensions);
         let mut messages: Vec<Message> =
             all.iter().map(|m| compile_message(m, &exts, &kind_of, any_id, &categories)).collect();
         let mut by_type: FxHashMap<&str, Vec<&'static str>> = FxHashMap::default();
@@ -460,15 +460,28 @@ impl Schema {
 
 /// The annotated slots of `core/schema/categories.tsv`: `(message, field)` to categories. The
 /// lists live as long as the program (the schema is built once).
-fn slot_categories() -> FxHashMap<(&'static str, &'static str), &'static [&'static str]> {
+///
+/// A matcher's `input` is annotated with the common inputs only, but Envoy takes there the data
+/// inputs of the matcher's context too (`envoy.matching.http.input` in an HTTP filter's matcher,
+/// `envoy.matching.network.input` in a listener's), which the API cannot annotate: such a slot
+/// takes every data-input category of the build.
+fn slot_categories(extensions: &Extensions) -> FxHashMap<(&'static str, &'static str), &'static [&'static str]> {
     const SLOTS: &str = include_str!("../../schema/categories.tsv");
+    let mut data_inputs: Vec<&'static str> =
+        extensions.typed().map(|(c, _)| c).filter(|c| c.ends_with(".input") || c.ends_with("_inputs")).collect();
+    data_inputs.sort_unstable();
+    data_inputs.dedup();
     SLOTS
         .lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
             let mut cols = l.split('\t');
             let (message, field, cats) = (cols.next()?, cols.next()?, cols.next()?);
-            let cats: &'static [&'static str] = Box::leak(cats.split(',').collect::<Vec<_>>().into_boxed_slice());
+            let mut cats: Vec<&'static str> = cats.split(',').collect();
+            if cats.contains(&"envoy.matching.common_inputs") {
+                cats.extend(data_inputs.iter().filter(|c| !cats.contains(c)).collect::<Vec<_>>());
+            }
+            let cats: &'static [&'static str] = Box::leak(cats.into_boxed_slice());
             Some(((message, field), cats))
         })
         .collect()

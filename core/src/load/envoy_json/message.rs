@@ -719,7 +719,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                     let refused = if cats.is_empty() {
                         !target.full_name.starts_with("envoy.extensions.")
                     } else {
-                        !slot.is_empty() && !cats.iter().any(|c| slot.contains(c) || data_input(slot, c))
+                        !slot.is_empty() && !cats.iter().any(|c| slot.contains(c))
                     };
                     refused.then_some(&*target.full_name)
                 }
@@ -1020,13 +1020,6 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             }
         }
     }
-}
-
-/// A matcher's `input` is annotated with the common inputs only, but Envoy takes there the data
-/// inputs of the matcher's context too (`envoy.matching.http.input` in an HTTP filter's
-/// matcher, `envoy.matching.network.input` in a listener's), which the API cannot annotate.
-fn data_input(slot: &[&str], category: &str) -> bool {
-    slot.contains(&"envoy.matching.common_inputs") && (category.ends_with(".input") || category.ends_with("_inputs"))
 }
 
 fn any_comp(type_name: &'static str) -> Comp<'static> {
