@@ -52,6 +52,16 @@ pub enum InputKind {
 }
 
 impl InputKind {
+    /// Whether what is at `pointer` of such an input is a record of what an Envoy built (a
+    /// config_dump, alone or in a stream), rather than configuration Envoy would build from it.
+    pub fn is_record_at(self, pointer: &str) -> bool {
+        match self {
+            InputKind::ConfigDump | InputKind::DynamicListenersDump | InputKind::StaticListenersDump => true,
+            InputKind::Mixed => pointer.contains("/configs/"),
+            _ => false,
+        }
+    }
+
     /// How the report names the kind.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -1,12 +1,13 @@
 //! `invalid-cluster`: a cluster whose discovery type and load balancer, or endpoints, do not go
 //! together, which Envoy refuses when it builds the cluster: ORIGINAL_DST takes only the
 //! `CLUSTER_PROVIDED` policy and no load assignment, no other built-in type provides a load
-//! balancer, and LOGICAL_DNS resolves exactly one endpoint. Texts checked with envoy 1.40
-//! `--mode validate`.
+//! balancer, and LOGICAL_DNS resolves exactly one endpoint; and an HTTP health check whose
+//! status ranges are not within [100, 600) with start below end, which Envoy refuses when it
+//! builds the health checker. Texts checked with envoy 1.40 `--mode validate`.
 
 use crate::checks::{Check, Context};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::build::{ClusterBuild, Discovery};
+use crate::model::build::{ClusterBuild, Discovery, StatusRange};
 use crate::source::{Location, join_field};
 
 declare_rule! {
@@ -14,7 +15,7 @@ declare_rule! {
         code: "XDS125",
         name: "invalid-cluster",
         severity: Severity::Error,
-        summary: "A cluster's type does not go with its load balancing policy or its endpoints (ORIGINAL_DST, CLUSTER_PROVIDED, LOGICAL_DNS): Envoy refuses it.",
+        summary: "A cluster's type does not go with its load balancing policy or its endpoints (ORIGINAL_DST, CLUSTER_PROVIDED, LOGICAL_DNS), or a health check's status range is out of order or bounds: Envoy refuses it.",
         explanation: "invalid_cluster.md",
     }
 }
@@ -90,6 +91,27 @@ fn problems(c: &ClusterBuild<'_>) -> Vec<(Option<&'static str>, String, String)>
     out
 }
 
+/// What Envoy refuses of an HTTP health check's status range, in its order: Envoy compares the
+/// bounds as unsigned 64-bit numbers (a negative `start` prints, and compares, as 2^64 less it).
+fn status_range(r: &StatusRange, cluster: &str) -> Option<(String, String)> {
+    let (start, end) = (r.start as u64, r.end as u64);
+    let which = if r.retriable { "retriable" } else { "expected" };
+    let what = |s: &str| format!("cluster '{cluster}': the {which} status range [{}, {}) {s}", r.start, r.end);
+    let envoy = |s: String| format!("Invalid http {which} status range: {s}");
+    if start >= end {
+        Some((
+            what("is empty: its start is not below its end"),
+            envoy(format!("expecting start < end, but found start={start} and end={end}")),
+        ))
+    } else if start < 100 {
+        Some((what("starts below 100"), envoy(format!("expecting start >= 100, but found start={start}"))))
+    } else if end > 600 {
+        Some((what("ends above 600"), envoy(format!("expecting end <= 600, but found end={end}"))))
+    } else {
+        None
+    }
+}
+
 impl Check for InvalidCluster {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
@@ -104,6 +126,15 @@ impl Check for InvalidCluster {
                     out.push(
                         Diagnostic::new(&RULE, message)
                             .at(Location::new(input.source, pointer, offset))
+                            .envoy_error(envoy),
+                    );
+                }
+                for r in &c.status_ranges {
+                    let Some((message, envoy)) = status_range(r, &c.name) else { continue };
+                    let offset = text.locate_pointer(&r.pointer).or_else(|| text.locate_pointer(&c.pointer));
+                    out.push(
+                        Diagnostic::new(&RULE, message)
+                            .at(Location::new(input.source, r.pointer.clone(), offset))
                             .envoy_error(envoy),
                     );
                 }

@@ -6,6 +6,7 @@
 
 pub mod aliases;
 mod ambiguous_catch_all;
+mod boringssl;
 mod cidr_ranges;
 mod cilium_protojson;
 mod constraint_violation;
@@ -22,6 +23,7 @@ mod invalid_cidr;
 mod invalid_cluster;
 mod invalid_config_source;
 mod invalid_setting;
+mod invalid_tls_context;
 mod invalid_value;
 mod match_blackhole;
 mod matcher_and_routes;
@@ -289,6 +291,7 @@ pub static ALL: &[&dyn Check] = &[
     &invalid_cluster::InvalidCluster,
     &missing_certificate::MissingCertificate,
     &invalid_config_source::InvalidConfigSource,
+    &invalid_tls_context::InvalidTlsContext,
     &match_blackhole::MatchBlackhole,
     &unreachable_filter_chain::UnreachableFilterChain,
     &ambiguous_catch_all::AmbiguousCatchAll,

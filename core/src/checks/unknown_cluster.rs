@@ -80,11 +80,10 @@ impl<'s> Known<'s> {
 /// clusters of its own before Envoy sees it).
 fn not_ours(kind: InputKind, pointer: &str) -> bool {
     match kind {
-        InputKind::ConfigDump | InputKind::DynamicListenersDump | InputKind::StaticListenersDump => true,
         InputKind::CiliumEnvoyConfig => true,
         // A stream mixing kinds: the place of the table tells.
-        InputKind::Mixed => pointer.contains("/spec/resources/") || pointer.contains("/configs/"),
-        _ => false,
+        InputKind::Mixed if pointer.contains("/spec/resources/") => true,
+        _ => kind.is_record_at(pointer),
     }
 }
 

@@ -429,6 +429,7 @@ impl<'a> Walk<'a> {
                     load_balancing_policy: r.load_balancing_policy.is_some(),
                     load_assignment: r.load_assignment.map(|b| *b),
                     transport_socket: r.transport_socket.map(|b| *b),
+                    health_checks: r.health_checks,
                 };
                 self.cluster_builds.push(parts.into_build(pointer.into()));
                 return;

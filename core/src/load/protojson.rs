@@ -162,6 +162,44 @@ impl<'de> Deserialize<'de> for U32 {
     }
 }
 
+/// An `int64` as protojson accepts it: a number, or a decimal string (the schema pass has
+/// refused anything else before the typed reader sees it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct I64(pub i64);
+
+impl<'de> Deserialize<'de> for I64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = I64;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a signed 64-bit integer (a number or a decimal string)")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<I64, E> {
+                i64::try_from(v).map(I64).map_err(|_| E::custom(format!("{v} is out of range for int64")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<I64, E> {
+                Ok(I64(v))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<I64, E> {
+                // protojson accepts an integral value written with a fraction or exponent.
+                if v.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
+                    Ok(I64(v as i64))
+                } else {
+                    Err(E::custom(format!("{v} is not a signed 64-bit integer")))
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<I64, E> {
+                v.trim()
+                    .parse::<i64>()
+                    .map(I64)
+                    .map_err(|_| E::custom(format!("\"{v}\" is not a signed 64-bit integer")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A `bool`: `true`/`false`, or a string Envoy's parser reads as one (absl's `SimpleAtob`:
 /// `true`, `t`, `yes`, `y`, `1` and `false`, `f`, `no`, `n`, `0`, in any case; checked with
 /// envoy 1.40, which refuses `on`, `""` and `" true"`).

@@ -9,11 +9,11 @@ use std::borrow::Cow;
 use serde::de::{Deserialize, Deserializer};
 
 use super::protojson::{
-    Bool, Captured, Elements, Present, Repeated, Str, Strict, U32, Wrapped, enum_value, offset_of, proto_message,
+    Bool, Captured, Elements, I64, Present, Repeated, Str, Strict, U32, Wrapped, enum_value, offset_of, proto_message,
 };
 use super::route::{TableParts, mirrors_of};
 use super::route_raw::{Codec, Given, Items, LBool, List, Obj, RawMirror, RawRds, RawRouteConfiguration};
-use crate::model::build::{ClusterBuild, Discovery, Endpoint, Source, TlsCertificates};
+use crate::model::build::{ClusterBuild, Discovery, Endpoint, Pem, PemHolds, Source, StatusRange, TlsCertificates};
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter, NetworkFilter,
@@ -119,6 +119,7 @@ proto_message! {
         load_balancing_policy: Present = "load_balancing_policy" | "loadBalancingPolicy",
         load_assignment: Box<RawLoadAssignment<'a>> = "load_assignment" | "loadAssignment",
         transport_socket: Box<RawTransportSocket<'a>> = "transport_socket" | "transportSocket",
+        health_checks: Repeated<RawHealthCheck<'a>> = "health_checks" | "healthChecks",
         // DiscoveryResponse, DeltaDiscoveryResponse
         resources: Repeated<RawObject<'a>> = "resources",
         version_info: Str<'a> = "version_info" | "versionInfo",
@@ -365,6 +366,7 @@ proto_message! {
         load_balancing_policy: Present = "load_balancing_policy" | "loadBalancingPolicy",
         load_assignment: RawLoadAssignment<'a> = "load_assignment" | "loadAssignment",
         transport_socket: RawTransportSocket<'a> = "transport_socket" | "transportSocket",
+        health_checks: Repeated<RawHealthCheck<'a>> = "health_checks" | "healthChecks",
     }
 }
 
@@ -379,6 +381,7 @@ impl<'a> RawCluster<'a> {
             load_balancing_policy: self.load_balancing_policy.is_some(),
             load_assignment: self.load_assignment,
             transport_socket: self.transport_socket,
+            health_checks: self.health_checks,
         }
         .into_build(pointer)
     }
@@ -394,6 +397,7 @@ pub(crate) struct ClusterParts<'a> {
     pub(crate) load_balancing_policy: bool,
     pub(crate) load_assignment: Option<RawLoadAssignment<'a>>,
     pub(crate) transport_socket: Option<RawTransportSocket<'a>>,
+    pub(crate) health_checks: Option<Repeated<RawHealthCheck<'a>>>,
 }
 
 impl<'a> ClusterParts<'a> {
@@ -426,6 +430,7 @@ impl<'a> ClusterParts<'a> {
                 localities.push(endpoints);
             }
         }
+        let status_ranges = status_ranges(&pointer, casing, self.health_checks);
         ClusterBuild {
             name: self.name,
             pointer,
@@ -434,7 +439,51 @@ impl<'a> ClusterParts<'a> {
             load_assignment,
             localities,
             tls: self.transport_socket.and_then(|t| t.into_model().certificates),
+            status_ranges,
         }
+    }
+}
+
+/// The status ranges of a cluster's HTTP health checks, each with its pointer.
+fn status_ranges(cluster: &str, casing: Casing, checks: Option<Repeated<RawHealthCheck<'_>>>) -> Vec<StatusRange> {
+    let mut out = Vec::new();
+    let list = join_field(cluster, casing, "health_checks");
+    for (i, hc) in checks.map(|l| l.0).unwrap_or_default().into_iter().enumerate() {
+        let Some(http) = hc.http_health_check else { continue };
+        let at = join_field(&join_index(&list, i), Casing::from_camel(hc.camel), "http_health_check");
+        let casing = Casing::from_camel(http.camel);
+        for (retriable, ranges) in [(false, http.expected_statuses), (true, http.retriable_statuses)] {
+            let field = join_field(&at, casing, if retriable { "retriable_statuses" } else { "expected_statuses" });
+            for (j, r) in ranges.map(|l| l.0).unwrap_or_default().into_iter().enumerate() {
+                out.push(StatusRange {
+                    pointer: join_index(&field, j),
+                    retriable,
+                    start: r.start.map_or(0, |v| v.0),
+                    end: r.end.map_or(0, |v| v.0),
+                });
+            }
+        }
+    }
+    out
+}
+
+proto_message! {
+    pub(crate) struct RawHealthCheck<'a> as "a HealthCheck object" {
+        http_health_check: RawHttpHealthCheck<'a> = "http_health_check" | "httpHealthCheck",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawHttpHealthCheck<'a> as "an HttpHealthCheck object" {
+        expected_statuses: Repeated<RawInt64Range<'a>> = "expected_statuses" | "expectedStatuses",
+        retriable_statuses: Repeated<RawInt64Range<'a>> = "retriable_statuses" | "retriableStatuses",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawInt64Range<'a> as "an Int64Range object" {
+        start: I64 = "start",
+        end: I64 = "end",
     }
 }
 
@@ -711,8 +760,36 @@ proto_message! {
         custom_tls_certificate_selector: Present = "custom_tls_certificate_selector" | "customTlsCertificateSelector",
         validation_context_sds_secret_config: RawSdsSecretConfig<'a> =
             "validation_context_sds_secret_config" | "validationContextSdsSecretConfig",
+        validation_context: RawValidationContext<'a> = "validation_context" | "validationContext",
+        combined_validation_context: RawCombinedValidationContext<'a> =
+            "combined_validation_context" | "combinedValidationContext",
     }
 }
+
+proto_message! {
+    pub(crate) struct RawCombinedValidationContext<'a> as "a CombinedCertificateValidationContext object" {
+        default_validation_context: RawValidationContext<'a> =
+            "default_validation_context" | "defaultValidationContext",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawValidationContext<'a> as "a CertificateValidationContext object" {
+        trusted_ca: RawDataSource<'a> = "trusted_ca" | "trustedCa",
+        match_typed_subject_alt_names: Repeated<RawSanMatcher<'a>> =
+            "match_typed_subject_alt_names" | "matchTypedSubjectAltNames",
+    }
+}
+
+proto_message! {
+    pub(crate) struct RawSanMatcher<'a> as "a SubjectAltNameMatcher object" {
+        san_type: U32 = "san_type" | "sanType",
+        oid: Str<'a> = "oid",
+    }
+}
+
+/// `SubjectAltNameMatcher.SanType.OTHER_NAME`.
+const SAN_OTHER_NAME: u32 = 5;
 
 proto_message! {
     pub(crate) struct RawTlsCertificate<'a> as "a TlsCertificate object" {
@@ -816,7 +893,51 @@ impl<'a> RawCommonTlsContext<'a> {
                 })
                 .collect()
         });
+        let mut pem = Vec::new();
+        let mut other_name_oids = Vec::new();
+        if let Some(l) = &self.tls_certificates {
+            let list = join_field(&base(), casing, "tls_certificates");
+            for (i, c) in l.0.iter().enumerate() {
+                let at = join_index(&list, i);
+                for (holds, field, d) in [
+                    (PemHolds::CertificateChain, "certificate_chain", &c.certificate_chain),
+                    (PemHolds::PrivateKey, "private_key", &c.private_key),
+                ] {
+                    if let Some(text) = d.as_ref().and_then(|d| d.inline_string.as_ref()) {
+                        let pointer = join_field(&at, Casing::from_camel(c.camel), field);
+                        pem.push(Pem { pointer, holds, text: text.0.clone() });
+                    }
+                }
+            }
+        }
+        let validation = [
+            (self.validation_context.as_ref(), join_field(&base(), casing, "validation_context")),
+            (
+                self.combined_validation_context.as_ref().and_then(|c| c.default_validation_context.as_ref()),
+                self.combined_validation_context.as_ref().map_or_else(String::new, |c| {
+                    let at = join_field(&base(), casing, "combined_validation_context");
+                    join_field(&at, Casing::from_camel(c.camel), "default_validation_context")
+                }),
+            ),
+        ];
+        for (v, at) in validation {
+            let Some(v) = v else { continue };
+            let vcasing = Casing::from_camel(v.camel);
+            if let Some(text) = v.trusted_ca.as_ref().and_then(|d| d.inline_string.as_ref()) {
+                let pointer = join_field(&at, vcasing, "trusted_ca");
+                pem.push(Pem { pointer, holds: PemHolds::TrustedCa, text: text.0.clone() });
+            }
+            let matchers = join_field(&at, vcasing, "match_typed_subject_alt_names");
+            for (i, m) in v.match_typed_subject_alt_names.iter().flat_map(|l| &l.0).enumerate() {
+                if m.san_type.is_some_and(|t| t.0 == SAN_OTHER_NAME) {
+                    let oid = m.oid.as_ref().map_or(Cow::Borrowed(""), |o| o.0.clone());
+                    other_name_oids.push((join_index(&matchers, i), oid));
+                }
+            }
+        }
         TlsCertificates {
+            pem,
+            other_name_oids,
             inline,
             by_sds: sds.iter().any(|s| s.sds_config.is_some())
                 || self.validation_context_sds_secret_config.as_ref().is_some_and(|v| v.sds_config.is_some()),

@@ -27,6 +27,22 @@ pub struct ClusterBuild<'a> {
     pub localities: Vec<Vec<Endpoint<'a>>>,
     /// Its transport socket's TLS certificates, when it has a TLS context.
     pub tls: Option<TlsCertificates<'a>>,
+    /// The status ranges of its HTTP health checks (`expected_statuses`,
+    /// `retriable_statuses`), which Envoy checks when it builds the health checker.
+    pub status_ranges: Vec<StatusRange>,
+}
+
+/// One `Int64Range` of an HTTP health check's statuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusRange {
+    /// JSON pointer of the range.
+    pub pointer: String,
+    /// `retriable_statuses` (else `expected_statuses`).
+    pub retriable: bool,
+    /// `start` (0 when not given).
+    pub start: i64,
+    /// `end` (0 when not given).
+    pub end: i64,
 }
 
 /// `Cluster.DiscoveryType`.
@@ -83,6 +99,34 @@ pub struct TlsCertificates<'a> {
     /// The inline `tls_certificates`: each one's pointer below the transport socket, its
     /// certificate chain and its private key.
     pub inline: Vec<(String, Source, Source)>,
+    /// The PEM text Envoy parses when it builds the context: inline certificate chains, private
+    /// keys and trusted CAs (`inline_string`).
+    pub pem: Vec<Pem<'a>>,
+    /// The `oid` of each OTHER_NAME subject alt name matcher of its validation context, with the
+    /// matcher's pointer below the transport socket.
+    pub other_name_oids: Vec<(String, Cow<'a, str>)>,
+}
+
+/// An inline PEM text of a TLS context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pem<'a> {
+    /// JSON pointer of the `DataSource`, below the transport socket.
+    pub pointer: String,
+    /// What Envoy reads from it.
+    pub holds: PemHolds,
+    /// The text.
+    pub text: Cow<'a, str>,
+}
+
+/// What a TLS context's PEM text is to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PemHolds {
+    /// `tls_certificates[].certificate_chain`.
+    CertificateChain,
+    /// `tls_certificates[].private_key`.
+    PrivateKey,
+    /// `validation_context.trusted_ca`.
+    TrustedCa,
 }
 
 /// A `DataSource` as Envoy reads it.

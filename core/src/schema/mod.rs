@@ -27,6 +27,22 @@ const VIRTUAL_CLUSTER_HEADERS: &str = "virtual clusters must define 'headers'";
 /// What Envoy says of a weighted cluster that names no cluster (route table build, not PGV).
 const CLUSTER_WEIGHT_NAME: &str = "At least one of name or cluster_header need to be specified";
 
+/// What Envoy says of a weighted cluster without a weight (route table build, not PGV). Envoy
+/// follows it with the message's protobuf debug string, which xdsck does not reproduce.
+const CLUSTER_WEIGHT_WEIGHT: &str = "Field 'weight' is missing in: ";
+
+/// Fields of which at least one is to be given and not empty, with what Envoy says otherwise.
+type Group = (&'static [&'static str], &'static str);
+
+/// What Envoy's own code (not PGV) requires of a message once it is parsed, by message.
+const ENVOY_REQUIRES: &[(&str, &[Group])] = &[
+    ("envoy.config.route.v3.VirtualCluster", &[(&["headers"], VIRTUAL_CLUSTER_HEADERS)]),
+    (
+        "envoy.config.route.v3.WeightedCluster.ClusterWeight",
+        &[(&["name", "cluster_header"], CLUSTER_WEIGHT_NAME), (&["weight"], CLUSTER_WEIGHT_WEIGHT)],
+    ),
+];
+
 /// A message of the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MsgId(u32);
@@ -97,13 +113,22 @@ pub struct Message {
     /// The extension categories whose factories take this message as their config (empty for
     /// a message no factory takes), from Envoy's registry.
     pub factory_categories: Box<[&'static str]>,
-    /// Fields of which Envoy's own code (not PGV) wants at least one given and not empty once
-    /// the message is parsed, with what it says: a virtual cluster's `headers`, a weighted
-    /// cluster's `name` or `cluster_header`.
-    pub envoy_requires: Option<(Box<[u16]>, &'static str)>,
+    /// What Envoy's own code (not PGV) wants given once the message is parsed: groups of fields
+    /// of which at least one is given and not empty, each with what Envoy says (a virtual
+    /// cluster's `headers`, a weighted cluster's `name` or `cluster_header`, its `weight`).
+    pub envoy_requires: Box<[Requirement]>,
     /// Every spelling of every field: the lowerCamelCase name, the proto name and the JSON name,
     /// in that order of precedence, as protobuf's parser looks them up.
     keys: FxHashMap<Box<str>, u16>,
+}
+
+/// One group of [`Message::envoy_requires`].
+#[derive(Debug, Clone)]
+pub struct Requirement {
+    /// The fields, by index.
+    pub fields: Box<[u16]>,
+    /// Envoy's text when none is given.
+    pub text: &'static str,
 }
 
 /// The fields of an extension's wrapper message.
@@ -422,15 +447,17 @@ impl Schema {
                     }
                 }
             }
-            let required: &[&str] = match &*m.full_name {
-                "envoy.config.route.v3.VirtualCluster" => &["headers"],
-                "envoy.config.route.v3.WeightedCluster.ClusterWeight" => &["name", "cluster_header"],
-                _ => &[],
-            };
-            if !required.is_empty() {
-                let text = if required.len() == 1 { VIRTUAL_CLUSTER_HEADERS } else { CLUSTER_WEIGHT_NAME };
-                let fields = m.fields.iter().enumerate().filter(|(_, f)| required.contains(&&*f.name));
-                m.envoy_requires = Some((fields.map(|(i, _)| i as u16).collect(), text));
+            if let Some((_, groups)) = ENVOY_REQUIRES.iter().find(|(name, _)| *name == &*m.full_name) {
+                m.envoy_requires = groups
+                    .iter()
+                    .map(|(names, text)| Requirement {
+                        fields: (m.fields.iter().enumerate())
+                            .filter(|(_, f)| names.contains(&&*f.name))
+                            .map(|(i, _)| i as u16)
+                            .collect(),
+                        text,
+                    })
+                    .collect();
             }
             for f in &mut m.fields {
                 if let (Kind::Enum(e), Some(r)) = (f.kind, f.rules.as_deref_mut())
@@ -607,7 +634,7 @@ fn compile_message(
         name: m.name().into(),
         extension,
         factory_categories: Box::default(),
-        envoy_requires: None,
+        envoy_requires: Box::default(),
         fields: fields.into(),
         oneofs: oneofs.into(),
         wkt: wkt_of(m.full_name()),

@@ -386,9 +386,9 @@ pub(crate) struct MessageMap<'w, 'de, A> {
     /// The Any's payload: its `<any>` component was pushed and is popped when it ends.
     payload: bool,
     seen: [u64; 4],
-    /// One of the fields Envoy requires ([`crate::schema::Message::envoy_requires`]) is given,
-    /// and not empty.
-    required_given: bool,
+    /// The groups of [`crate::schema::Message::envoy_requires`] of which a field is given and
+    /// not empty, one bit each.
+    required_given: u8,
     oneofs: u64,
     /// Oneofs a refused value was given for.
     refused_oneofs: u64,
@@ -421,7 +421,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             phase,
             payload: false,
             seen: [0; 4],
-            required_given: false,
+            required_given: 0,
             oneofs: 0,
             refused_oneofs: 0,
             pending: None,
@@ -667,12 +667,13 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                     );
                 }
             }
-            if let Some((fields, text)) = &message.envoy_requires
-                && !self.required_given
-            {
-                let names: Vec<String> = fields.iter().map(|&i| format!("`{}`", message.field(i).name)).collect();
+            for (g, group) in message.envoy_requires.iter().enumerate() {
+                if self.required_given & (1 << g) != 0 {
+                    continue;
+                }
+                let names: Vec<String> = group.fields.iter().map(|&i| format!("`{}`", message.field(i).name)).collect();
                 let what = format!("{} has no {}", w.describe_short(), names.join(" or "));
-                w.problem_here(ProblemKind::InvalidSetting, what, (*text).to_owned(), self.start);
+                w.problem_here(ProblemKind::InvalidSetting, what, group.text.to_owned(), self.start);
             }
             for (o, oneof) in message.oneofs.iter().enumerate() {
                 if oneof.required && (self.oneofs | self.refused_oneofs) & (1 << o) == 0 {
@@ -712,11 +713,14 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                 // A type some factory takes is looked up in the slot's categories. Otherwise
                 // only a type that is no extension's config at all is known to have no factory:
                 // `/server_info` lists one registry per category name, and a second registry of
-                // the same name (the proactive resource monitors') is not listed.
+                // the same name (the proactive resource monitors') is not listed: its factories
+                // are found by name.
                 Some(Some(t)) => {
                     let target = w.schema.message(t);
                     let cats = &target.factory_categories;
-                    let refused = if cats.is_empty() {
+                    let refused = if let Some(only) = registry.unlisted_name(&target.full_name) {
+                        name != only
+                    } else if cats.is_empty() {
                         !target.full_name.starts_with("envoy.extensions.")
                     } else {
                         !slot.is_empty() && !cats.iter().any(|c| slot.contains(c))
@@ -728,7 +732,12 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             if let Some(t) = missing {
                 let envoy = format!("Didn't find a registered implementation for '{name}' with type URL: '{t}'");
                 let elsewhere = registry.categories_of(t);
-                let what = if t.is_empty() {
+                let what = if let Some(only) = registry.unlisted_name(t) {
+                    format!(
+                        "{} `{name}`: Envoy 1.40 finds the factory of `{t}` by the name `{only}` only",
+                        w.describe_short()
+                    )
+                } else if t.is_empty() {
                     format!(
                         "{} `{name}` has no typed_config: Envoy 1.40 finds extensions by their config's type",
                         w.describe_short()
@@ -981,8 +990,12 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         let message = w.schema.message(m);
         let f = message.field(p.field);
         let last = w.leave_field();
-        if last.set && !last.empty && message.envoy_requires.as_ref().is_some_and(|(f, _)| f.contains(&p.field)) {
-            self.required_given = true;
+        if last.set && !last.empty {
+            for (g, group) in message.envoy_requires.iter().enumerate() {
+                if group.fields.contains(&p.field) {
+                    self.required_given |= 1 << g;
+                }
+            }
         }
         if !last.set {
             // `null` leaves the field unset: PGV sees it absent, another oneof member may follow.
