@@ -11,10 +11,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 BINARYEN_VERSION=132.0.0
-# The budget catches a change that bloats the page. Envoy's schema reader took the .wasm from
-# 1.4 MiB to 4.4 MiB (its generic code is compiled once per typed reader); the goal is the whole
-# page under 4 MiB, which is not met yet.
-MAX_WASM_BYTES=$((4608 * 1024))
+# The budget catches a change that bloats the page: every file of it together (what a browser
+# downloads to open it) under 4 MiB. Envoy's schema reader took the .wasm from 1.4 MiB to 3.9 MiB:
+# its generic code is compiled once per typed reader, and its descriptor set is carried deflated.
+MAX_PAGE_BYTES=$((4096 * 1024))
 out=wasm/dist
 say() { printf '%s\n' "$*" >&2; }
 
@@ -48,8 +48,9 @@ fi
 cp wasm/web/index.html wasm/web/app.js wasm/web/worker.js wasm/web/style.css "$out/"
 
 size=$(stat -c %s "$bg")
-say "built $out/ — $(basename "$bg") is $size bytes ($((size / 1024)) KiB)"
-if ((size > MAX_WASM_BYTES)); then
-  say "error: the .wasm is over its $((MAX_WASM_BYTES / 1024)) KiB budget"
+page=$(find "$out" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+say "built $out/ — $(basename "$bg") is $size bytes ($((size / 1024)) KiB), the whole page $page bytes ($((page / 1024)) KiB)"
+if ((page > MAX_PAGE_BYTES)); then
+  say "error: the page is over its $((MAX_PAGE_BYTES / 1024)) KiB budget"
   exit 1
 fi

@@ -122,7 +122,7 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
     let mut problems = Vec::new();
     let documents = match parse(json, skip, read.yaml.is_some(), &mut problems) {
         Ok(d) => d,
-        Err(e) => return Err(parse_error(id, text, skip, &e, is_json)),
+        Err(f) => return Err(parse_error(id, text, skip, &f, is_json)),
     };
     let documents = match documents {
         Some(d) => d,
@@ -147,6 +147,19 @@ pub(crate) enum Documents<'a> {
     Many(Vec<Option<RawObject<'a>>>),
 }
 
+/// Why a text could not be parsed: serde_json's error, and for an error in a value the JSON
+/// pointer of the place the schema walk was at when it happened.
+struct Failure {
+    error: serde_json::Error,
+    pointer: Option<String>,
+}
+
+impl From<serde_json::Error> for Failure {
+    fn from(error: serde_json::Error) -> Self {
+        Failure { error, pointer: None }
+    }
+}
+
 /// Parses the JSON text from `skip` on, checking every document against Envoy's schema as it is
 /// read (the problems found go to `problems`); `Ok(None)` when it is a scalar.
 fn parse<'a>(
@@ -154,7 +167,7 @@ fn parse<'a>(
     skip: usize,
     yaml: bool,
     problems: &mut Vec<crate::model::problem::Problem>,
-) -> Result<Option<Documents<'a>>, serde_json::Error> {
+) -> Result<Option<Documents<'a>>, Failure> {
     let body = &json[skip..];
     let Some((at, first)) = first_significant(body) else {
         return Ok(None);
@@ -197,7 +210,7 @@ fn read_document<'a>(
     index: Option<usize>,
     yaml: bool,
     problems: &mut Vec<crate::model::problem::Problem>,
-) -> Result<RawObject<'a>, serde_json::Error> {
+) -> Result<RawObject<'a>, Failure> {
     use envoy_json::Walk;
     let kind =
         if doc.trim_start().starts_with('{') { envoy_json::root_kind(doc) } else { envoy_json::RootKind::Unknown };
@@ -215,7 +228,17 @@ fn read_document<'a>(
     Ok(obj)
 }
 
+/// Reads one document with the walk; a failure carries the place the error came up.
 fn read_with<'a>(
+    walk: &envoy_json::Walk<'a>,
+    doc: &'a str,
+    index: Option<usize>,
+    kind: envoy_json::RootKind,
+) -> Result<RawObject<'a>, Failure> {
+    read_walking(walk, doc, index, kind).map_err(|error| Failure { error, pointer: Some(walk.failure_pointer()) })
+}
+
+fn read_walking<'a>(
     walk: &envoy_json::Walk<'a>,
     doc: &'a str,
     index: Option<usize>,
@@ -241,8 +264,9 @@ fn read_with<'a>(
 }
 
 /// Turns a serde_json error into a located [`LoadError`].
-fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, e: &serde_json::Error, is_json: bool) -> LoadError {
+fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, failure: &Failure, is_json: bool) -> LoadError {
     use serde_json::error::Category;
+    let e = &failure.error;
     let (file, json) = (text.file(), text.json_text());
     // serde_json counts lines from one and columns in bytes from one, in the text it was given.
     let json_offset = skip + locate::line_column_to_offset(&json[skip..], e.line(), e.column());
@@ -269,11 +293,13 @@ fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, e: &serde_json::Err
             LoadError::new(rule, message, Location::new(id, "", Some(offset)))
         }
         Category::Data => {
-            // Parse again, this time recording the path: errors are rare, the fast path
-            // should not pay for this.
+            // The walk was at the value it read when the error came. A number too large, or
+            // nesting too deep, fails wherever it is, read or not: parse again, this time
+            // recording the path over the bare structure (errors are rare, the fast path does
+            // not pay for this).
+            let structural = category != e.classify() || message.contains("recursion limit");
             let mut pointer =
-                if category == e.classify() { path_of_error(&json[skip..]) } else { path_of_number(&json[skip..]) }
-                    .unwrap_or_default();
+                if structural { path_of_structure(&json[skip..]) } else { failure.pointer.clone() }.unwrap_or_default();
             let duplicate = message.strip_prefix("duplicate field `").and_then(|m| m.split('`').next());
             let offset = if let Some(key) = duplicate {
                 // The error fires right after the repeated key: serde_json's position is the
@@ -295,9 +321,9 @@ fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, e: &serde_json::Err
     }
 }
 
-/// The JSON pointer of a number serde_json cannot hold: it fails in any field, read or not, so
-/// the path is taken over the plain JSON structure.
-fn path_of_number(json: &str) -> Option<String> {
+/// The JSON pointer of a number serde_json cannot hold, or of nesting beyond its limit: these
+/// fail in any value, read or not, so the path is taken over the plain JSON structure.
+fn path_of_structure(json: &str) -> Option<String> {
     let mut de = serde_json::Deserializer::from_str(json);
     let err = serde_path_to_error::deserialize::<_, Structure>(&mut de).err()?;
     Some(pointer_of(err.path()))
@@ -360,18 +386,6 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
         };
     }
     pointer.into_string()
-}
-
-/// The JSON pointer of the value a data error happened in.
-fn path_of_error(json: &str) -> Option<String> {
-    let _scope = protojson::ParseScope::new(json);
-    let (_, first) = first_significant(json)?;
-    let mut de = serde_json::Deserializer::from_str(json);
-    let result = match first {
-        b'{' => serde_path_to_error::deserialize::<_, RawObject<'_>>(&mut de).map(drop),
-        _ => serde_path_to_error::deserialize::<_, Vec<Option<RawObject<'_>>>>(&mut de).map(drop),
-    };
-    Some(pointer_of(result.err()?.path()))
 }
 
 /// `NaN`, `Infinity` or `-Infinity` at (or, for `-Infinity`, one byte before) a syntax error.

@@ -36,7 +36,7 @@ const DISCOVERY_RESPONSE: &str = "envoy.service.discovery.v3.DiscoveryResponse";
 /// what validation needs, not the pool).
 fn pool() -> &'static DescriptorPool {
     static POOL: OnceLock<DescriptorPool> = OnceLock::new();
-    POOL.get_or_init(|| DescriptorPool::decode(crate::schema::DESCRIPTORS).expect("core/schema/envoy.binpb decodes"))
+    POOL.get_or_init(|| DescriptorPool::decode(crate::schema::descriptors()).expect("core/schema/envoy.binpb decodes"))
 }
 
 /// One resource of a response: its Any's type URL and bytes.

@@ -4,8 +4,6 @@
 
 use rustc_hash::FxHashSet;
 
-const REGISTRY: &str = include_str!("../../schema/extensions.tsv");
-
 /// Factories `/server_info` does not list, each as its config type and the one name Envoy finds
 /// it by. The proactive resource monitors' registry has the same category name as the resource
 /// monitors' (`envoy.resource_monitors`), and `node.extensions` lists one registry per name;
@@ -36,7 +34,8 @@ impl Extensions {
         let mut names = FxHashSet::default();
         let mut typed = FxHashSet::default();
         let mut build = "";
-        for line in REGISTRY.lines() {
+        let registry = std::str::from_utf8(super::schema_file!("extensions.tsv")).expect("extensions.tsv is UTF-8");
+        for line in registry.lines() {
             if let Some(comment) = line.strip_prefix("# ") {
                 if build.is_empty() {
                     build = comment;

@@ -18,8 +18,30 @@ use rustc_hash::FxHashMap;
 pub use extensions::Extensions;
 pub use rules::FieldRules;
 
+/// A file of `core/schema/`, embedded: as it is in native builds; in the web page deflated by
+/// build.rs (the descriptor set to a fifth of its 600 KB, where the .wasm's size is what the page
+/// costs to open) and inflated once, on first use.
+macro_rules! schema_file {
+    ($name:literal) => {{
+        #[cfg(not(target_arch = "wasm32"))]
+        let bytes: &'static [u8] = include_bytes!(concat!("../../schema/", $name));
+        #[cfg(target_arch = "wasm32")]
+        let bytes: &'static [u8] = {
+            static INFLATED: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+            INFLATED.get_or_init(|| {
+                let deflated = include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".deflate"));
+                miniz_oxide::inflate::decompress_to_vec(deflated).expect("build.rs deflated it")
+            })
+        };
+        bytes
+    }};
+}
+pub(crate) use schema_file;
+
 /// The descriptor set of Envoy 1.40, as the binary embeds it.
-pub(crate) const DESCRIPTORS: &[u8] = include_bytes!("../../schema/envoy.binpb");
+pub(crate) fn descriptors() -> &'static [u8] {
+    schema_file!("envoy.binpb")
+}
 
 /// What Envoy says of a virtual cluster without `headers` (route config validation, not PGV).
 const VIRTUAL_CLUSTER_HEADERS: &str = "virtual clusters must define 'headers'";
@@ -336,7 +358,7 @@ impl Schema {
         static SCHEMA: OnceLock<Schema> = OnceLock::new();
         SCHEMA.get_or_init(|| {
             // The descriptors are a committed file that a test decodes; they cannot fail here.
-            let pool = DescriptorPool::decode(DESCRIPTORS).expect("core/schema/envoy.binpb decodes");
+            let pool = DescriptorPool::decode(descriptors()).expect("core/schema/envoy.binpb decodes");
             Schema::compile(&pool)
         })
     }
@@ -493,12 +515,12 @@ impl Schema {
 /// `envoy.matching.network.input` in a listener's), which the API cannot annotate: such a slot
 /// takes every data-input category of the build.
 fn slot_categories(extensions: &Extensions) -> FxHashMap<(&'static str, &'static str), &'static [&'static str]> {
-    const SLOTS: &str = include_str!("../../schema/categories.tsv");
+    let slots: &'static str = std::str::from_utf8(schema_file!("categories.tsv")).expect("categories.tsv is UTF-8");
     let mut data_inputs: Vec<&'static str> =
         extensions.typed().map(|(c, _)| c).filter(|c| c.ends_with(".input") || c.ends_with("_inputs")).collect();
     data_inputs.sort_unstable();
     data_inputs.dedup();
-    SLOTS
+    slots
         .lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {

@@ -140,6 +140,9 @@ struct State<'de> {
     fields: Vec<(MsgId, u16)>,
     /// How many items the last list read had.
     list_len: u64,
+    /// Where the first error came up: the deepest place the walk tracked (a value it passes
+    /// through unchecked is not tracked inside), taken before the way out pops it.
+    failed_at: Option<String>,
 }
 
 /// What the last value the adapter read was: whether it set its field, and, for the few that
@@ -180,6 +183,7 @@ impl<'de> Walk<'de> {
                 repeated: std::collections::HashSet::new(),
                 fields: Vec::new(),
                 list_len: 0,
+                failed_at: None,
             }),
             merge: None,
             yaml: false,
@@ -375,6 +379,22 @@ impl<'de> Walk<'de> {
     /// The text from the value being read on, when its start is known.
     fn value_text(&self) -> Option<&'de str> {
         self.value_offset().and_then(|o| self.text.get(o..))
+    }
+
+    /// Notes where an error came up, if it is the first: called where a value ends, before the
+    /// path is left.
+    pub(super) fn note_failure<T, E>(&self, r: &Result<T, E>) {
+        if r.is_err() && self.st.borrow().failed_at.is_none() {
+            let at = self.pointer();
+            self.st.borrow_mut().failed_at = Some(at);
+        }
+    }
+
+    /// The JSON pointer of the place an error came up (the place being read, when none was
+    /// noted).
+    pub(crate) fn failure_pointer(&self) -> String {
+        let noted = self.st.borrow().failed_at.clone();
+        noted.unwrap_or_else(|| self.pointer())
     }
 
     /// The JSON pointer of the node being read.
