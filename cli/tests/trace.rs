@@ -48,6 +48,41 @@ fn a_closed_connection_exits_1_and_names_the_keys_that_lost() {
 }
 
 #[test]
+fn a_tcp_proxy_chain_names_its_cluster_and_routes_no_request() {
+    // TLS passthrough: Envoy proxies the bytes to the cluster; nothing answers 404.
+    let conn = ["--dst", "127.0.0.1:21001", "--sni", "api.tenant1.example.com"];
+    let http = ["--host", "api.tenant1.example.com", "--path", "/v1"];
+    let cluster = "gateway:tenant1-backend:443";
+    let out = trace(&[&[DUMP][..], &conn].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "=> filter chain filter_chains[2]: tcp_proxy passes the connection to cluster '{cluster}'\n"
+        )),
+        "{text}"
+    );
+    let out = trace(&[&[DUMP][..], &conn, &http].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(!text.contains("404"), "{text}");
+    assert!(
+        text.ends_with(&format!("=> not routed: tcp_proxy passes the connection to cluster '{cluster}'\n")),
+        "{text}"
+    );
+    let out = trace(&[&[DUMP][..], &conn, &http, &["--format", "json"]].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tcp_proxy"]["clusters"], serde_json::json!([cluster]));
+    assert_eq!(v["http"]["tcp_proxy"]["clusters"], serde_json::json!([cluster]));
+    assert_eq!(v["http"]["route"], Value::Null);
+    // A chain with an http_connection_manager has none.
+    let out = trace(&[DUMP, "--dst", "127.0.0.1:21001", "--sni", "www.tenant1.example.com", "--format", "json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tcp_proxy"], Value::Null, "{v}");
+}
+
+#[test]
 fn a_missing_value_has_one_spelling() {
     let out = trace(&[H2, "--dst", "127.0.0.1:10443", "--sni", "www.example.com"]);
     let text = stdout(&out);

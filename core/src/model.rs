@@ -585,6 +585,26 @@ impl FilterChain<'_> {
     pub fn is_tcp_proxy(&self) -> bool {
         self.filters.iter().any(|f| matches!(f.kind, NetworkFilterKind::TcpProxy { .. }))
     }
+
+    /// The clusters the chain's `tcp_proxy` passes connections to (its `cluster`, or its
+    /// weighted clusters), when its filters reach one before any http_connection_manager: both
+    /// are terminal, so the first of them is what handles the connection.
+    pub fn tcp_proxy_clusters(&self) -> Option<&[Cow<'_, str>]> {
+        self.filters.iter().find_map(|f| match &f.kind {
+            NetworkFilterKind::TcpProxy { clusters, .. } => Some(Some(&clusters[..])),
+            NetworkFilterKind::HttpConnectionManager(_) => Some(None),
+            NetworkFilterKind::Other => None,
+        })?
+    }
+}
+
+/// How a trace names a tcp_proxy's clusters: `cluster 'a'`, `weighted clusters 'a', 'b'`.
+pub fn describe_tcp_proxy(clusters: &[String]) -> String {
+    let quoted: Vec<String> = clusters.iter().map(|c| format!("'{c}'")).collect();
+    match quoted.len() {
+        1 => format!("cluster {}", quoted[0]),
+        _ => format!("weighted clusters {}", quoted.join(", ")),
+    }
 }
 
 /// `FilterChainMatch`, every field, as written (normalisation happens in the graph).

@@ -85,6 +85,9 @@ pub struct Answer {
     /// The chain reached: its name (`filter_chains[N]` when unnamed; the default chain's name),
     /// `None` when Envoy closes the connection.
     pub filter_chain: Option<String>,
+    /// The clusters the chain's `tcp_proxy` passes the connection's bytes to, when it has one
+    /// (no HTTP is read on such a chain).
+    pub tcp_proxy: Option<Vec<String>>,
     /// For a listener with `filter_chain_matcher`: the matcher's decisions, each at the pointer
     /// (from the document's root) of the node it was taken at. The notes say the same in words.
     pub matcher_steps: Vec<MatcherStep>,
@@ -213,13 +216,16 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
         .select(&connection)
         .map_err(|SelectError::Unmodelled(why)| TraceError::MatcherNotSupported(listener.name.to_string(), why))?;
     notes.extend(selection.notes);
-    let filter_chain = matching.chain(selection.trace.outcome).map(|c| c.display_name().into_owned());
+    let chain = matching.chain(selection.trace.outcome);
+    let filter_chain = chain.map(|c| c.display_name().into_owned());
+    let tcp_proxy = chain.and_then(|c| c.tcp_proxy_clusters()).map(|cs| cs.iter().map(|c| c.to_string()).collect());
     Ok(Answer {
         source: sources.get(input.source).name().to_owned(),
         listener: listener.name.to_string(),
         connection,
         trace: selection.trace,
         filter_chain,
+        tcp_proxy,
         matcher_steps: selection.matcher_steps,
         notes,
     })
@@ -257,6 +263,7 @@ impl Answer {
             "listener": self.listener,
             "filter_chain": self.filter_chain,
             "outcome": self.outcome(),
+            "tcp_proxy": self.tcp_proxy.as_ref().map(|c| serde_json::json!({"clusters": c})),
             "connection": {
                 "destination": c.destination.map(|d| d.to_string()),
                 "source": c.source.map(|s| s.to_string()),
@@ -321,9 +328,14 @@ impl Answer {
                 }
             }
         }
+        let proxied = self.tcp_proxy.as_ref().map_or_else(String::new, |c| {
+            format!(": tcp_proxy passes the connection to {}", crate::model::describe_tcp_proxy(c))
+        });
         let _ = match (&self.trace.outcome, &self.filter_chain) {
-            (Outcome::Chain(_), Some(name)) => writeln!(out, "=> filter chain {name}"),
-            (Outcome::Default, Some(name)) => writeln!(out, "=> no chain matches: default_filter_chain {name}"),
+            (Outcome::Chain(_), Some(name)) => writeln!(out, "=> filter chain {name}{proxied}"),
+            (Outcome::Default, Some(name)) => {
+                writeln!(out, "=> no chain matches: default_filter_chain {name}{proxied}")
+            }
             (Outcome::NeedsInput(_), _) => writeln!(out, "=> undecided"),
             _ => writeln!(out, "=> no chain matches and there is no default chain: Envoy closes the connection"),
         };

@@ -24,6 +24,9 @@ pub struct HttpAnswer {
     pub steps: Vec<(&'static str, String)>,
     /// The answer depends on something xdsck does not evaluate.
     pub undecided: bool,
+    /// The chain is a `tcp_proxy`'s, to these clusters: Envoy reads no HTTP request on it, it
+    /// passes the bytes on.
+    pub tcp_proxy: Option<Vec<String>>,
 }
 
 impl HttpAnswer {
@@ -39,6 +42,7 @@ impl HttpAnswer {
             "route": self.route,
             "action": self.action.as_ref().map(action_json),
             "undecided": self.undecided,
+            "tcp_proxy": self.tcp_proxy.as_ref().map(|c| serde_json::json!({"clusters": c})),
             "steps": self.steps.iter().map(|(s, t)| serde_json::json!({"stage": s, "detail": t})).collect::<Vec<_>>(),
         })
     }
@@ -64,6 +68,13 @@ impl HttpAnswer {
             (Some(r), Some(a)) => writeln!(out, "=> route {r}: {a}"),
             (None, Some(a)) => writeln!(out, "=> {a}"),
             _ if self.undecided => writeln!(out, "=> undecided"),
+            _ if let Some(c) = &self.tcp_proxy => {
+                writeln!(
+                    out,
+                    "=> not routed: tcp_proxy passes the connection to {}",
+                    crate::model::describe_tcp_proxy(c)
+                )
+            }
             _ => writeln!(out, "=> no route: Envoy answers 404"),
         };
         out
@@ -71,7 +82,7 @@ impl HttpAnswer {
 
     /// Whether Envoy answers without a route (404), which `trace` reports with exit status 1.
     pub fn is_unrouted(&self) -> bool {
-        self.action.is_none() && !self.undecided
+        self.action.is_none() && !self.undecided && self.tcp_proxy.is_none()
     }
 }
 
@@ -99,6 +110,19 @@ pub fn trace_http(snapshot: &Snapshot<'_>, answer: &Answer, req: &Request) -> Ht
 }
 
 fn route_in_chain(tables: &RouteTables, chain: &FilterChain<'_>, answer: &Answer, req: &Request, out: &mut HttpAnswer) {
+    if let Some(clusters) = chain.tcp_proxy_clusters() {
+        let clusters: Vec<String> = clusters.iter().map(|c| c.to_string()).collect();
+        out.step(
+            "hcm",
+            format!(
+                "filter chain {} has a tcp_proxy, not an http_connection_manager: Envoy passes the connection's bytes to {} and reads no request",
+                chain.display_name(),
+                crate::model::describe_tcp_proxy(&clusters)
+            ),
+        );
+        out.tcp_proxy = Some(clusters);
+        return;
+    }
     let Some(hcm) = RouteTables::hcms_of_chain(chain).next() else {
         out.step(
             "hcm",
