@@ -81,7 +81,7 @@ fn graph_checks_trace(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("graph_build", tenants), |b| {
             b.iter(|| black_box(MatchGraph::build(listener).node_count()));
         });
-        let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
+        let snapshot = xdsck_core::model::Snapshot { inputs: vec![input], one_envoy: false };
         g.bench_function(BenchmarkId::new("checks", tenants), |b| {
             b.iter(|| black_box(checks::run_all(&snapshot, &sources).findings.len()));
         });

@@ -612,7 +612,8 @@ mod tests {
                 sources.add(SourceFile::new("gen", generate(&spec)));
                 let document =
                     xdsck_core::load::Document::new(xdsck_core::SourceId(0), sources.get(xdsck_core::SourceId(0)));
-                let snapshot = xdsck_core::model::Snapshot { inputs: vec![document.load().expect("loads")] };
+                let snapshot =
+                    xdsck_core::model::Snapshot { inputs: vec![document.load().expect("loads")], one_envoy: false };
                 let tables = xdsck_core::model::route::RouteTables::of(&snapshot);
                 let served = tables.hcms.iter().filter_map(|h| tables.table_of(h)).count();
                 assert_eq!(served, 12, "{format:?} {routes:?}");

@@ -255,6 +255,11 @@ pub struct CheckArgs {
     /// Files to check; `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// The files are one Envoy's (its config_dump beside new listeners or routes, its LDS, RDS
+    /// and CDS answers saved apart): route tables are checked against the clusters of all of
+    /// them. Without it each file is an Envoy of its own, and lends no other its clusters.
+    #[arg(long)]
+    pub one_envoy: bool,
     #[command(flatten)]
     pub report: ReportArgs,
 }

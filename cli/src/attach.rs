@@ -133,7 +133,7 @@ impl Snapshot {
         let mut sources = Sources::new();
         let mut failed = Vec::new();
         crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes);
-        let mut report = xdsck_core::analyze_except(&sources, &reporting.options(max_bytes), failed);
+        let mut report = xdsck_core::analyze_except(&sources, &one_proxy(reporting.options(max_bytes)), failed);
         reporting.finish(&mut report)?;
         Ok(Snapshot { sources, report, version: None, took: start.elapsed() })
     }
@@ -174,7 +174,7 @@ impl Snapshot {
             Ok(_) => Vec::new(),
             Err(e) => vec![e.to_diagnostic()],
         };
-        let mut report = xdsck_core::analyze_except(&sources, &reporting.options(usize::MAX), failed);
+        let mut report = xdsck_core::analyze_except(&sources, &one_proxy(reporting.options(usize::MAX)), failed);
         reporting.finish(&mut report)?;
         Ok(Snapshot { sources, report, version: Some(response.version_info.clone()), took: start.elapsed() })
     }
@@ -559,6 +559,11 @@ impl Spinner {
             }
         }
     }
+}
+
+/// What attach reads is one proxy's configuration.
+fn one_proxy(options: xdsck_core::Options) -> xdsck_core::Options {
+    xdsck_core::Options { one_envoy: true, ..options }
 }
 
 #[cfg(test)]

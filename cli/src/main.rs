@@ -103,7 +103,8 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
     check_report_args(&args.report)?;
     let reporting = config::Reporting::from_args(&args.report)?;
     let (sources, failed) = input::read_all(&args.paths, args.report.outcome.max_bytes);
-    let mut report = xdsck_core::analyze_except(&sources, &reporting.options(args.report.outcome.max_bytes), failed);
+    let options = xdsck_core::Options { one_envoy: args.one_envoy, ..reporting.options(args.report.outcome.max_bytes) };
+    let mut report = xdsck_core::analyze_except(&sources, &options, failed);
     reporting.finish(&mut report)?;
     let code = write_report(&args.report, &report, &sources)?;
     // The process ends next: freeing a few hundred MB of input and findings piece by piece

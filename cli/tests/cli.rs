@@ -346,3 +346,44 @@ fn usage_errors_exit_2() {
     assert_eq!(code(&run(&["check"])), 2);
     assert_eq!(code(&run(&["--help"])), 0);
 }
+
+/// The findings of a report as (rule, source, pointer), sorted.
+fn places(report: &Value) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let at = |k: &str| f["location"][k].as_str().unwrap_or_default().to_owned();
+            (f["rule"].as_str().unwrap().to_owned(), at("source"), at("pointer"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn unrelated_inputs_lend_each_other_no_clusters_unless_they_are_one_envoy() {
+    // A CDS answer of one Envoy, an RDS answer of another whose table validates its clusters.
+    let cds = r#"{"version_info": "1", "type_url": "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+        "resources": [{"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "api", "type": "EDS",
+        "eds_cluster_config": {"eds_config": {"ads": {}}}}]}"#;
+    let rds = r#"{"version_info": "1", "type_url": "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+        "resources": [{"@type": "type.googleapis.com/envoy.config.route.v3.RouteConfiguration", "name": "edge",
+        "validate_clusters": true, "virtual_hosts": [{"name": "billing", "domains": ["billing.example.com"],
+        "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "billing"}}]}]}]}"#;
+    let (_c, c) = temp_file("cds.json", cds.as_bytes());
+    let (_r, r) = temp_file("rds.json", rds.as_bytes());
+    let (c, r) = (c.to_str().unwrap(), r.to_str().unwrap());
+    let report = |args: &[&str]| json(&run(&[&["--format", "json", "--fail-on", "never"][..], args].concat()));
+    let mut union = places(&report(&[c]));
+    union.extend(places(&report(&[r])));
+    union.sort();
+    let together = report(&[c, r]);
+    assert!(!union.is_empty() && union.iter().all(|(_, source, _)| !source.is_empty()), "{union:?}");
+    assert_eq!(places(&together), union);
+    assert!(!codes(&together).contains(&"XDS117"), "{together}");
+    // Said to be one Envoy's, the table is checked against the CDS answer's clusters.
+    let one = report(&["--one-envoy", c, r]);
+    assert!(codes(&one).contains(&"XDS117"), "{one}");
+}

@@ -78,7 +78,7 @@ fn xdsck_unknown_clusters(dir: &Path, cds: &Value, rds: &Value) -> Vec<String> {
     std::fs::write(&c, cds.to_string()).unwrap();
     std::fs::write(&r, rds.to_string()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_xdsck"))
-        .args(["--format", "json", "--fail-on", "never"])
+        .args(["--format", "json", "--fail-on", "never", "--one-envoy"])
         .args([&c, &r])
         .output()
         .unwrap();

@@ -67,6 +67,8 @@ pub struct Options {
     pub limits: Limits,
     /// Which findings to report, at which severity.
     pub settings: settings::Settings,
+    /// The inputs are one Envoy's ([`model::Snapshot::one_envoy`]).
+    pub one_envoy: bool,
 }
 
 /// Loads every source, runs every check, and returns the sorted report. An input that cannot be
@@ -95,7 +97,7 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
         .collect();
     let mut known = known.into_iter();
     let mut report = Report::default();
-    let mut snapshot = Snapshot::default();
+    let mut snapshot = Snapshot { one_envoy: options.one_envoy, ..Snapshot::default() };
     for (document, (id, _)) in documents.iter().zip(sources.iter()) {
         let Some(document) = document else {
             report.inputs.push(InputSummary::failed(id, false));
@@ -160,7 +162,8 @@ pub fn analyze_inputs_with(
     for input in &inputs {
         report.inputs.push(InputSummary::of(input));
     }
-    let snapshot = Snapshot { inputs };
+    // What one run renders (a Gateway's CiliumEnvoyConfigs) is one Envoy's configuration.
+    let snapshot = Snapshot { inputs, one_envoy: true };
     report.findings.extend(problems);
     let checked = checks::run_all(&snapshot, sources);
     report.findings.extend(checked.findings);

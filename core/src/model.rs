@@ -19,6 +19,10 @@ use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translatio
 pub struct Snapshot<'a> {
     /// In the order they were given: findings and the report follow it.
     pub inputs: Vec<Input<'a>>,
+    /// The inputs are one Envoy's (its config_dump beside new listeners, its LDS, RDS and CDS
+    /// answers saved apart): a route table is checked against the clusters of all of them.
+    /// Otherwise each input is an Envoy of its own, and lends no other its clusters.
+    pub one_envoy: bool,
 }
 
 impl<'a> Snapshot<'a> {

@@ -46,7 +46,7 @@ fn main() -> Result<()> {
     println!("graph build  {:>8.3}s  {chains} nodes{}", t.elapsed().as_secs_f64(), memory());
     // The route tables are read with the listeners (`load`): here they are only counted.
     let routes: usize = input.route_tables.len();
-    let snapshot = xdsck_core::model::Snapshot { inputs: vec![input] };
+    let snapshot = xdsck_core::model::Snapshot { inputs: vec![input], one_envoy: false };
     let index = xdsck_core::model::route::RouteTables::of(&snapshot);
     let vhs: usize = index.tables.iter().map(|t| t.virtual_hosts.len()).sum();
     println!("routes read             {} tables ({routes} RDS), {vhs} virtual hosts", index.tables.len());

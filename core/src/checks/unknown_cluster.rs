@@ -38,26 +38,38 @@ pub(crate) enum Use {
     Mirror,
 }
 
-/// The clusters of the run, as Envoy validates routes against them.
+/// The clusters of each Envoy of the run, as Envoy validates routes against them: every input
+/// is an Envoy of its own, unless the run says they are one ([`Snapshot::one_envoy`]).
 struct Known<'s> {
-    /// Every cluster of every input (CiliumEnvoyConfigs' excepted, see the explanation).
-    all: HashSet<&'s str>,
-    /// Some input lists every cluster Envoy has (not only the static ones).
-    complete: bool,
+    /// Each Envoy's clusters (CiliumEnvoyConfigs' excepted, see the explanation), by
+    /// [`Known::envoy`].
+    all: HashMap<Option<SourceId>, HashSet<&'s str>>,
+    /// The Envoys of which some input lists every cluster Envoy has (not only the static ones).
+    complete: HashSet<Option<SourceId>>,
     /// Each input's static clusters, for its own static listeners: a bootstrap builds them
     /// before CDS has delivered anything (checked with envoy 1.40, live).
     statics: HashMap<SourceId, HashSet<&'s str>>,
+    one_envoy: bool,
 }
 
 impl<'s> Known<'s> {
     fn of(snapshot: &'s Snapshot<'_>) -> Self {
-        let mut k = Known { all: HashSet::new(), complete: false, statics: HashMap::new() };
+        let mut k = Known {
+            all: HashMap::new(),
+            complete: HashSet::new(),
+            statics: HashMap::new(),
+            one_envoy: snapshot.one_envoy,
+        };
         for input in &snapshot.inputs {
             let Some(list) = &input.clusters else { continue };
-            k.complete |= !list.partial;
+            let envoy = k.envoy(input.source);
+            if !list.partial {
+                k.complete.insert(envoy);
+            }
             let statics = k.statics.entry(input.source).or_default();
+            let all = k.all.entry(envoy).or_default();
             for c in &list.names {
-                k.all.insert(&c.name);
+                all.insert(&c.name);
                 if c.is_static {
                     statics.insert(&c.name);
                 }
@@ -66,11 +78,19 @@ impl<'s> Known<'s> {
         k
     }
 
+    /// The Envoy an input is: the input itself, or the run's one.
+    fn envoy(&self, source: SourceId) -> Option<SourceId> {
+        (!self.one_envoy).then_some(source)
+    }
+
     /// The clusters a table is validated against, or `None` when the run does not have them.
     fn for_table(&self, t: &TableCx<'_, '_>) -> Option<&HashSet<&'s str>> {
         match &t.listener {
             Some((l, _)) if l.listener.state == ListenerState::Static => self.statics.get(&t.table.source),
-            _ => self.complete.then_some(&self.all),
+            _ => {
+                let envoy = self.envoy(t.table.source);
+                self.complete.contains(&envoy).then(|| self.all.get(&envoy)).flatten()
+            }
         }
     }
 }

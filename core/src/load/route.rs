@@ -310,7 +310,7 @@ mod tests {
         let sources: &'static Sources = Box::leak(Box::new(sources));
         let document = Box::leak(Box::new(crate::load::Document::new(id, sources.get(id))));
         let input = document.load().expect("loads");
-        let snapshot = Box::leak(Box::new(Snapshot { inputs: vec![input] }));
+        let snapshot = Box::leak(Box::new(Snapshot { inputs: vec![input], one_envoy: false }));
         RouteTables::of(snapshot)
     }
 
