@@ -47,12 +47,24 @@ fn cilium_envoy_configs_load_with_their_counts() {
 }
 
 #[test]
-fn gateway_api_inputs_and_templates_are_refused() {
-    let expected = [
-        ("not-envoy-gateway.yaml", "XDS007", "a Gateway API `Gateway`"),
-        ("gateway-api-stream.yaml", "XDS007", "a Gateway API"),
-        ("helm-template.yaml", "XDS008", "Helm/Go template"),
-    ];
+fn gateway_api_inputs_pass_with_an_info_that_says_what_to_do() {
+    // No Envoy configuration: a glob over a repository's manifests passes on them.
+    for (file, count) in [("bad-lone-gateway.yaml", 1), ("bad-gateway-api-stream.yaml", 2)] {
+        let (exit, report) = run(&format!("testdata/checks/skipped-document/{file}"));
+        assert_eq!(exit, 0, "{file}: {report:#}");
+        let findings = report["findings"].as_array().expect("findings");
+        assert_eq!(findings.len(), count, "{file}: one info per object: {report:#}");
+        for f in findings {
+            assert_eq!(f["code"], "XDS302", "{file}");
+            assert!(f["message"].as_str().unwrap().contains("a Gateway API"), "{file}: {f}");
+            assert!(f["notes"].to_string().contains("xdsck gateway"), "{file}: {f}");
+        }
+    }
+}
+
+#[test]
+fn templates_are_refused() {
+    let expected = [("helm-template.yaml", "XDS008", "Helm/Go template")];
     for (file, code, words) in expected {
         let (exit, report) = run(&format!("testdata/malformed/{file}"));
         assert_eq!(exit, 2, "{file}: {report:#}");

@@ -387,3 +387,29 @@ fn unrelated_inputs_lend_each_other_no_clusters_unless_they_are_one_envoy() {
     let one = report(&["--one-envoy", c, r]);
     assert!(codes(&one).contains(&"XDS117"), "{one}");
 }
+
+#[test]
+fn a_glob_over_the_repositorys_manifests_passes_with_an_info_per_object() {
+    let mut files = Vec::new();
+    let mut dirs = vec![workspace().join("deploy/kubernetes")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p.to_string_lossy().into_owned());
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 5, "{files:?}");
+    let args: Vec<&str> = ["--format", "json"].into_iter().chain(files.iter().map(String::as_str)).collect();
+    let out = run(&args);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let report = json(&out);
+    // Kustomizations among them: their `resources` are file names, not xDS resources.
+    assert!(files.iter().any(|f| f.ends_with("kustomization.yaml")));
+    assert!(codes(&report).iter().all(|c| *c == "XDS302"), "{report}");
+    assert!(codes(&report).len() >= files.len(), "{report}");
+}

@@ -53,6 +53,9 @@ pub enum InputKind {
     CiliumEnvoyConfig,
     /// A YAML stream or JSON list mixing several of the above.
     Mixed,
+    /// Kubernetes objects of other kinds only (a Service, a Deployment, a Kustomization): no
+    /// Envoy configuration, each named by a `skipped-document` info.
+    Kubernetes,
 }
 
 impl InputKind {
@@ -78,6 +81,7 @@ impl InputKind {
             InputKind::DeltaDiscoveryResponse => "delta_discovery_response",
             InputKind::CiliumEnvoyConfig => "CiliumEnvoyConfig",
             InputKind::Mixed => "mixed",
+            InputKind::Kubernetes => "kubernetes objects",
         }
     }
 }
@@ -158,6 +162,8 @@ pub struct Skipped {
     pub kind: SkippedKind,
     /// What it is: `a Kubernetes \`Service\``, or the resource's type (`Cluster`).
     pub what: String,
+    /// What to do with it instead, where xdsck knows (a Gateway API object).
+    pub note: Option<&'static str>,
     /// Where it is in the input.
     pub pointer: Pointer,
     /// Byte offset in the source's JSON text.

@@ -25,7 +25,7 @@ fn what(input: &Input<'_>) -> &'static str {
         InputKind::Bootstrap => "this bootstrap has no static listener",
         InputKind::DiscoveryResponse | InputKind::DeltaDiscoveryResponse => "this xDS response holds no Listener",
         InputKind::CiliumEnvoyConfig => "this CiliumEnvoyConfig holds no Listener",
-        InputKind::Listeners | InputKind::Mixed => "this input holds no listener",
+        InputKind::Listeners | InputKind::Mixed | InputKind::Kubernetes => "this input holds no listener",
     }
 }
 
@@ -34,7 +34,9 @@ impl Check for NoListeners {
         for input in &cx.snapshot.inputs {
             // Route tables alone (an RDS response) are checked by the route checks.
             let has_routes = cx.routes.tables.iter().any(|t| t.source == input.source);
-            if input.listeners.is_empty() && input.error_states.is_empty() && !has_routes {
+            // Kubernetes objects of other kinds: each is a skipped-document info already.
+            let kubernetes = input.kind == InputKind::Kubernetes;
+            if input.listeners.is_empty() && input.error_states.is_empty() && !has_routes && !kubernetes {
                 // The whole input is the place: its top node, past any comments.
                 let at = cx.locator(input).node_offset(0);
                 let note = match input.inventory().other_resources {

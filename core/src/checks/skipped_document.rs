@@ -19,11 +19,15 @@ declare_rule! {
 pub(crate) struct SkippedDocument;
 
 fn diagnostic(s: &Skipped, source: SourceId, text: Locator<'_>) -> Diagnostic {
-    Diagnostic::new(&RULE, format!("not checked: {} is not Envoy configuration", s.what)).at(Location::new(
+    let d = Diagnostic::new(&RULE, format!("not checked: {} is not Envoy configuration", s.what)).at(Location::new(
         source,
         s.pointer.clone(),
         s.offset.map(|o| text.node_offset(o)),
-    ))
+    ));
+    match s.note {
+        Some(n) => d.note(n),
+        None => d,
+    }
 }
 
 impl Check for SkippedDocument {

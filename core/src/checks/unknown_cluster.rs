@@ -274,15 +274,32 @@ resources:
 "#;
 
     fn run(files: &[(&str, String)]) -> crate::report::Report {
+        run_as(files, true)
+    }
+
+    fn run_as(files: &[(&str, String)], one_envoy: bool) -> crate::report::Report {
         let mut sources = Sources::new();
         for (name, text) in files {
             sources.add(SourceFile::new(*name, text.clone()));
         }
-        crate::analyze(&sources, &Options::default())
+        crate::analyze(&sources, &Options { one_envoy, ..Options::default() })
     }
 
     #[test]
-    fn a_config_dump_lends_its_clusters_to_the_other_inputs_of_the_run() {
+    fn inputs_that_are_not_one_envoy_lend_no_clusters() {
+        let dump = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../testdata/checks/unknown-cluster/ok-config-dump.yaml"
+        ))
+        .expect("fixture");
+        let report = run_as(&[("dump.yaml", dump), ("next.yaml", RDS.to_owned())], false);
+        assert!(report.findings.iter().all(|d| d.rule.code != "XDS117"), "{:?}", report.findings);
+        // The RDS table's own input has no cluster list: the report says so.
+        assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
+    }
+
+    #[test]
+    fn a_config_dump_lends_its_clusters_to_the_other_inputs_of_one_envoy() {
         let dump = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../testdata/checks/unknown-cluster/ok-config-dump.yaml"

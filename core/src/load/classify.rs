@@ -36,7 +36,11 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
     let kind = match documents {
         Documents::One(obj) => match walk.document(*obj, String::new()) {
             Ok(kind) => kind,
-            Err(refused) => return Err(not_envoy(id, text, "", &refused.what)),
+            Err(refused) if refused.kubernetes => {
+                walk.skip_document(String::new(), refused);
+                InputKind::Kubernetes
+            }
+            Err(refused) => return Err(not_envoy(id, text, "", &refused.message())),
         },
         Documents::Many(docs) => {
             let mut kinds: Vec<InputKind> = Vec::new();
@@ -72,10 +76,19 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
                 }
             }
             match kinds.first() {
-                None => match refused.into_iter().next() {
-                    Some((pointer, r)) => return Err(not_envoy(id, text, &pointer, &r.what)),
+                None => match refused.iter().position(|(_, r)| !r.kubernetes) {
+                    Some(i) => {
+                        let (pointer, r) = &refused[i];
+                        return Err(not_envoy(id, text, pointer, &r.message()));
+                    }
                     // `[]`: a list with no listener in it (Envoy Gateway writes such files).
-                    None => InputKind::Listeners,
+                    None if refused.is_empty() => InputKind::Listeners,
+                    None => {
+                        for (pointer, r) in refused {
+                            walk.skip_document(pointer, r);
+                        }
+                        InputKind::Kubernetes
+                    }
                 },
                 Some(&k) => {
                     for (pointer, r) in refused {
@@ -137,13 +150,32 @@ struct Walk<'a> {
 struct Refused<'a> {
     what: String,
     obj: Option<Box<RawObject<'a>>>,
+    /// A Kubernetes object of another kind: no Envoy configuration, which a glob over a
+    /// repository's manifests meets and passes (a `skipped-document` info), not input xdsck
+    /// cannot read.
+    kubernetes: bool,
+    /// What to do with it instead.
+    note: Option<&'static str>,
 }
 
 impl Refused<'_> {
     fn new(what: String) -> Self {
-        Refused { what, obj: None }
+        Refused { what, obj: None, kubernetes: false, note: None }
+    }
+
+    /// Its words as a load error's.
+    fn message(&self) -> String {
+        match self.note {
+            Some(n) => format!("{}. {n}", self.what),
+            None => self.what.clone(),
+        }
     }
 }
+
+/// What to do with a Gateway API object instead of giving it to `check`.
+const GATEWAY_API_NOTE: &str = "xdsck checks what the controller renders from it: the CiliumEnvoyConfig \
+     (`kubectl get cec -A -o yaml`) or the proxy's /config_dump; `xdsck gateway` models what Cilium renders \
+     from Gateway API YAML";
 
 /// What a config_dump entry (an element of `configs`) is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -248,7 +280,12 @@ impl<'a> Walk<'a> {
                     let clusterwide = kind == "CiliumClusterwideEnvoyConfig";
                     Ok(self.cec(obj, &pointer, clusterwide))
                 }
-                other => Err(Refused { what: describe_kind(other, &api_version), obj: Some(Box::new(obj)) }),
+                other => Err(Refused {
+                    what: describe_kind(other, &api_version),
+                    obj: Some(Box::new(obj)),
+                    kubernetes: true,
+                    note: api_version.starts_with(GATEWAY_API_GROUP).then_some(GATEWAY_API_NOTE),
+                }),
             };
         }
         if obj.metadata.is_some() && obj.spec.as_ref().is_some_and(|s| s.resources.is_some()) {
@@ -302,7 +339,7 @@ impl<'a> Walk<'a> {
                      DiscoveryResponse (`resources`) or a CiliumEnvoyConfig (`kind`, `spec`)"
                 .to_owned(),
         };
-        Err(Refused { what, obj: Some(Box::new(obj)) })
+        Err(Refused { what, obj: Some(Box::new(obj)), kubernetes: false, note: None })
     }
 
     fn config_dump(&mut self, obj: RawObject<'a>, pointer: &str) -> InputKind {
@@ -439,7 +476,13 @@ impl<'a> Walk<'a> {
                 None => "resource without `@type`".to_owned(),
             };
             let offset = object_offset(r.first_key);
-            self.skipped.push(Skipped { kind: SkippedKind::Resource, what, pointer: pointer.into(), offset });
+            self.skipped.push(Skipped {
+                kind: SkippedKind::Resource,
+                what,
+                note: None,
+                pointer: pointer.into(),
+                offset,
+            });
             return;
         }
         let start = self.listeners.len();
@@ -449,7 +492,8 @@ impl<'a> Walk<'a> {
 
     fn skip_document(&mut self, pointer: String, refused: Refused<'a>) {
         let offset = refused.obj.as_ref().and_then(|o| object_offset(o.first_key));
-        self.skipped.push(Skipped { kind: SkippedKind::Document, what: refused.what, pointer: pointer.into(), offset });
+        let (what, note) = (refused.what, refused.note);
+        self.skipped.push(Skipped { kind: SkippedKind::Document, what, note, pointer: pointer.into(), offset });
     }
 
     fn dynamic(&mut self, d: Dynamic<'a>, pointer: &str) {
@@ -516,6 +560,12 @@ impl<'a> Walk<'a> {
             // `kubectl get cec -A -o yaml` on a cluster without any: nothing to check, as an
             // empty JSON list (`no-listeners` says so), not input xdsck cannot read.
             None if refused.is_empty() => Ok(InputKind::Listeners),
+            None if refused.iter().all(|(_, _, r)| r.kubernetes) => {
+                for (_, p, r) in refused {
+                    self.skip_document(p, r);
+                }
+                Ok(InputKind::Kubernetes)
+            }
             None => {
                 let what: Vec<String> = refused.iter().map(|(i, _, r)| format!("item {i}: {}", r.what)).collect();
                 Err(format!("a `kind: List` of {}", what.join("; ")))
@@ -687,11 +737,7 @@ pub(crate) fn qualified_name<'a>(namespace: &str, cec: &str, name: &Cow<'a, str>
 
 fn describe_kind(kind: &str, api_version: &str) -> String {
     if api_version.starts_with(GATEWAY_API_GROUP) {
-        format!(
-            "a Gateway API `{kind}` ({api_version}). xdsck checks what the controller renders \
-             from it: the CiliumEnvoyConfig (`kubectl get cec -A -o yaml`) or the proxy's /config_dump; \
-             `xdsck gateway` models what Cilium renders from Gateway API YAML"
-        )
+        format!("a Gateway API `{kind}` ({api_version})")
     } else if api_version.is_empty() {
         format!("a Kubernetes `{kind}`")
     } else {

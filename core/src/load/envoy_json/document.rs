@@ -45,7 +45,8 @@ const CANDIDATES: [RootKind; 8] = [
     RootKind::Listener,
 ];
 
-const K8S_KEYS: [&str; 6] = ["apiVersion", "kind", "metadata", "spec", "items", "status"];
+/// The fields of a Kubernetes object xdsck reads (or may: `status`).
+pub(super) const K8S_KEYS: [&str; 6] = ["apiVersion", "kind", "metadata", "spec", "items", "status"];
 
 impl RootKind {
     /// The message of the schema the root is.

@@ -1074,6 +1074,13 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for K8sMap<'w, 'de, A> {
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
         loop {
             let Some((key, offset)) = self.src.next_key(self.w)? else { return Ok(None) };
+            // A Kubernetes object's other fields (a Kustomization's `resources`, a ConfigMap's
+            // `data`) are no Envoy configuration, whatever their names: the typed reader, which
+            // reads Envoy's too, is not handed them.
+            if !super::document::K8S_KEYS.contains(&&*key) {
+                self.src.skip_value()?;
+                continue;
+            }
             if key == "spec" && self.kind.is_none() && !self.src.inner_done {
                 // Which kind of object this is may come after its spec.
                 let raw = self.src.raw_value()?;
