@@ -168,3 +168,30 @@ fn graph_draws_svg_from_the_same_graph_as_dot() {
     );
     assert!(svg.contains(">chain api-h2<") && svg.contains(">chain wildcard<"), "{svg}");
 }
+
+#[test]
+fn a_listener_whose_last_update_was_rejected_says_so() {
+    let out = trace(&[DUMP, "--listener", "gateway/cilium-gateway-tenant1/listener-9443", "--dst", "127.0.0.1:9443"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("note: Envoy rejected the last update of listener 'gateway/cilium-gateway-tenant1/listener-9443' at 2026-11-30T23:04:37.214Z (error adding listener"),
+        "{text}"
+    );
+    assert!(text.contains("this is the version it kept, not the one that was sent"), "{text}");
+    // A listener without a rejected update has no such note.
+    let out = trace(&[DUMP, "--dst", "127.0.0.1:21001", "--sni", "api.tenant1.example.com"]);
+    assert!(!stdout(&out).contains("rejected"), "{}", stdout(&out));
+}
+
+#[test]
+fn an_unnamed_listener_is_named_by_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unnamed.yaml");
+    std::fs::write(
+        &path,
+        "static_resources:\n  listeners:\n  - address: {socket_address: {address: 127.0.0.1, port_value: 10443}}\n    filter_chains:\n    - filters: [{name: envoy.filters.network.tcp_proxy, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy, stat_prefix: a, cluster: a}}]\n  clusters: [{name: a}]\n",
+    )
+    .unwrap();
+    let out = trace(&[path.to_str().unwrap(), "--dst", "127.0.0.1:10443"]);
+    assert!(stdout(&out).starts_with("listener listeners[0] ("), "{}", stdout(&out));
+}

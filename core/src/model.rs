@@ -366,6 +366,21 @@ pub struct IgnoreAnnotation<'a> {
 }
 
 impl<'a> Listener<'a> {
+    /// How xdsck names the listener: its name, or for an unnamed one its place in the list
+    /// that holds it (`listeners[2]`), as an unnamed chain is `filter_chains[N]`.
+    pub fn display_name(&self) -> Cow<'_, str> {
+        if !self.name.is_empty() {
+            return Cow::Borrowed(&self.name);
+        }
+        let mut tokens = self.pointer.as_str().rsplit('/');
+        match (tokens.next(), tokens.next()) {
+            (Some(i), Some(list)) if !list.is_empty() && i.parse::<usize>().is_ok() => {
+                Cow::Owned(format!("{list}[{i}]"))
+            }
+            _ => Cow::Borrowed("(unnamed listener)"),
+        }
+    }
+
     /// Every address, the primary first.
     pub fn addresses(&self) -> impl Iterator<Item = &Address<'a>> {
         self.address.iter().chain(self.additional_addresses.iter())

@@ -77,6 +77,8 @@ pub struct Answer {
     pub source: String,
     /// The traced listener's name.
     pub listener: String,
+    /// How the report names it ([`Listener::display_name`]: `listeners[2]` when unnamed).
+    pub listener_display: String,
     /// What Envoy's matcher sees, after the listener's own listener filters: the trace's input,
     /// printed so a user can tell a missing TLS inspector from a wrong SNI.
     pub connection: Connection,
@@ -210,6 +212,17 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
         )),
         _ => {}
     }
+    // A dump that records a refused update: the connection goes where the version Envoy kept
+    // sends it, which the user may not expect.
+    if matches!(listener.state, ListenerState::Active | ListenerState::Warming)
+        && let Some(e) = input.error_states.iter().find(|e| e.listener_name == listener.name)
+    {
+        let when = e.last_update_attempt.as_deref().map_or_else(String::new, |t| format!(" at {t}"));
+        notes.push(format!(
+            "Envoy rejected the last update of listener '{}'{when} ({}): this is the version it kept, not the one that was sent",
+            listener.name, e.details
+        ));
+    }
     // One engine for both kinds of listener: the index, or the filter_chain_matcher.
     let matching = ListenerMatch::build(listener);
     let selection = matching
@@ -222,6 +235,7 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
     Ok(Answer {
         source: sources.get(input.source).name().to_owned(),
         listener: listener.name.to_string(),
+        listener_display: listener.display_name().into_owned(),
         connection,
         trace: selection.trace,
         filter_chain,
@@ -293,7 +307,7 @@ impl Answer {
         use std::fmt::Write as _;
         let mut out = String::new();
         let c = &self.connection;
-        let _ = writeln!(out, "listener {} ({})", self.listener, self.source);
+        let _ = writeln!(out, "listener {} ({})", self.listener_display, self.source);
         // Spelt as the levels below spell them: `(not given)` for what the question left out,
         // `(none)` for what the client does not send.
         let _ = writeln!(

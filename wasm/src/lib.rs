@@ -272,6 +272,7 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
                     chains.extend(l.default_filter_chain.iter().map(|c| chain(c, true)));
                     ListenerSummary {
                         name: &l.name,
+                        display_name: l.display_name(),
                         state: l.state.as_str(),
                         address: l.envoy_address_list(),
                         line: line(l.location(input.source, text).offset, input.source),
@@ -307,7 +308,10 @@ struct InputSummary<'a> {
 
 #[derive(Serialize)]
 struct ListenerSummary<'a> {
+    /// What a trace selects the listener by.
     name: &'a str,
+    /// What findings and the page call it (`listeners[2]` for an unnamed one).
+    display_name: Cow<'a, str>,
     state: &'a str,
     address: String,
     line: Option<usize>,

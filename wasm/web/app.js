@@ -459,7 +459,7 @@ function renderListeners(summary) {
   chainLines.clear();
   const listeners = summary.inputs.flatMap((i) => i.listeners);
   const select = $('#trace-listener');
-  select.replaceChildren(select.options[0], ...listeners.filter((l) => ['static', 'active', 'declared'].includes(l.state)).map((l) => el('option', { value: l.name }, l.name)));
+  select.replaceChildren(select.options[0], ...listeners.filter((l) => ['static', 'active', 'declared'].includes(l.state)).map((l) => el('option', { value: l.name }, l.display_name)));
   if (!$('#trace-dst').value) {
     const m = listeners[0]?.address.split(',')[0].match(/^(.*):(\d+)$/);
     if (m) $('#trace-dst').value = `${m[1] === '0.0.0.0' ? '10.0.0.1' : m[1]}:${m[2]}`;
@@ -469,13 +469,14 @@ function renderListeners(summary) {
     return;
   }
   $('#listeners').replaceChildren(...listeners.map((l) => {
-    for (const c of l.chains) if (c.line) chainLines.set(`${l.name}\u0000${c.name}`, c.line);
+    // Findings name a listener by its display name, a trace answer by its name (empty for an unnamed one).
+    for (const c of l.chains) if (c.line) for (const n of new Set([l.name, l.display_name])) chainLines.set(`${n}\u0000${c.name}`, c.line);
     const counts = { terminate: 0, passthrough: 0, plain: 0 };
     for (const c of l.chains) counts[mode(c)[0]]++;
     // A big dump has thousands of chains: a listener's table is built when it is opened.
     const details = el('details', { class: 'listener' },
       el('summary', {},
-        el('strong', {}, l.name), ' ', el('code', {}, l.address || 'no address'),
+        el('strong', {}, l.display_name), ' ', el('code', {}, l.address || 'no address'),
         l.state !== 'declared' ? el('span', { class: `state ${l.state}` }, l.state) : null,
         el('span', { class: 'muted' }, ` ${plural(l.chains.length, 'chain')} · ${counts.terminate} terminate · ${counts.passthrough} passthrough`)));
     details.addEventListener('toggle', () => {
@@ -494,7 +495,7 @@ function listenerBody(l) {
     l.listener_filters.length ? el('p', { class: 'muted' }, 'listener filters: ', l.listener_filters.join(', ')) : null,
     l.filter_chain_matcher ? el('p', { class: 'muted' }, 'chains are selected by filter_chain_matcher') : null,
     el('div', { class: 'table-scroll' }, el('table', { class: 'chains' },
-      el('caption', { class: 'visually-hidden' }, `Filter chains of ${l.name}`),
+      el('caption', { class: 'visually-hidden' }, `Filter chains of ${l.display_name}`),
       el('thead', {}, el('tr', {}, ['chain', 'mode', 'server names', 'transport', 'ALPN', 'other match', 'routes'].map((h) => el('th', { scope: 'col' }, h)))),
       chainRows)),
     moreChains,

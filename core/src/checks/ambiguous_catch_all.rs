@@ -89,7 +89,7 @@ fn diagnostic(
         ),
     )
     .at(l.chain_location(&chains[first_explicit]))
-    .listener(l.listener.name.to_string())
+    .listener(l.listener.display_name().into_owned())
     .related("the chain without the range", l.chain_location(&chains[first_unset]))
     .note("Envoy stores an unset list as 0.0.0.0/0 and ::/0 under another key: its overlap check does not see this, and its lookup finds two equal-length prefixes");
     for &c in explicit.iter().chain(unset) {

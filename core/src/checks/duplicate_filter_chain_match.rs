@@ -38,7 +38,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
         ),
     )
     .at(l.chain_location(chain))
-    .listener(l.listener.name.to_string())
+    .listener(l.listener.display_name().into_owned())
     .chain(chain.display_name().into_owned())
     .chain(first.display_name().into_owned())
     .related("the first chain with this match", l.chain_location(first))

@@ -224,7 +224,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, m: &Misroute<'_>, on_a: &Answer<'_>, on_b:
     ))
     .example("sni", m.sni)
     .example("host", m.host)
-    .listener(l.listener.name.to_string())
+    .listener(l.listener.display_name().into_owned())
     .chain(b.into_owned())
 }
 

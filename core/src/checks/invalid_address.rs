@@ -56,7 +56,7 @@ impl Check for InvalidAddress {
                 out.push(
                     Diagnostic::new(&RULE, format!("listener '{}': address {:?} is not an IP address", listener.name, s.address))
                         .at(location)
-                        .listener(listener.name.to_string())
+                        .listener(listener.display_name().into_owned())
                         .envoy_error(format!("malformed IP address: {}", s.address))
                         .note("a listener binds an IP; names are resolved by clusters (STRICT_DNS, LOGICAL_DNS), not listeners"),
                 );
@@ -76,7 +76,7 @@ impl Check for InvalidAddress {
                 out.push(
                     Diagnostic::new(&RULE, format!("internal listener '{}' needs the bootstrap's InternalListener extension, which it lacks", listener.name))
                         .at(l.location())
-                        .listener(listener.name.to_string())
+                        .listener(listener.display_name().into_owned())
                         .envoy_error(format!("error adding listener named '{}': InternalListener bootstrap extension is mandatory", listener.name))
                         .note("add bootstrap_extensions: [{name: envoy.bootstrap.internal_listener, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener}}]"),
                 );
@@ -92,7 +92,7 @@ impl Check for InvalidAddress {
                         format!("listener '{}': additional_addresses[{i}] has no address", listener.name),
                     )
                     .at(location)
-                    .listener(listener.name.to_string())
+                    .listener(listener.display_name().into_owned())
                     .note("Envoy 1.40 aborts on it (`panic: unset oneof`) instead of refusing it"),
                 );
             }

@@ -28,7 +28,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Rejected) -> Diagnos
         let path: Vec<&str> = ["filter_chain_match", list, &idx].into_iter().chain(leaf.iter().copied()).collect();
         Diagnostic::new(&RULE, message)
             .at(l.chain_field_location(chain, &path))
-            .listener(l.listener.name.to_string())
+            .listener(l.listener.display_name().into_owned())
             .chain(chain_name.to_string())
     };
     match p {

@@ -82,8 +82,9 @@ impl Check for InvalidTlsContext {
                     continue;
                 };
                 let base = join_field(&l.listener.chain_pointer(chain), chain.casing, "transport_socket");
-                let place =
-                    |d: Diagnostic| d.listener(l.listener.name.to_string()).chain(chain.display_name().to_string());
+                let place = |d: Diagnostic| {
+                    d.listener(l.listener.display_name().into_owned()).chain(chain.display_name().to_string())
+                };
                 report(certs, &base, l.source, &|p| l.locate_in_listener(p), &place, out);
             }
         }

@@ -23,7 +23,7 @@ pub(crate) struct MatcherChainName;
 fn unnamed(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
     Diagnostic::new(&RULE, format!("{} has no name, which filter_chain_matcher requires", chain.display_name()))
         .at(l.chain_location(chain))
-        .listener(l.listener.name.to_string())
+        .listener(l.listener.display_name().into_owned())
         .chain(chain.display_name().into_owned())
         .envoy_error(envoy_text::adding_listener(
             l.listener,
@@ -35,7 +35,7 @@ fn unnamed(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
 fn duplicated(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterChain<'_>) -> Diagnostic {
     Diagnostic::new(&RULE, format!("filter chain name '{}' is used twice with filter_chain_matcher", chain.name))
         .at(l.chain_field_location(chain, &["name"]))
-        .listener(l.listener.name.to_string())
+        .listener(l.listener.display_name().into_owned())
         .chain(chain.display_name().into_owned())
         .related("the first chain with this name", l.chain_location(first))
         .envoy_error(envoy_text::adding_listener(

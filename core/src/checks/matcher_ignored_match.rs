@@ -27,7 +27,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
         ),
     )
     .at(l.chain_field_location(chain, &["filter_chain_match"]))
-    .listener(l.listener.name.to_string())
+    .listener(l.listener.display_name().into_owned())
     .chain(chain.display_name().into_owned())
     .note("Envoy selects chains only through the matcher; it neither applies nor validates filter_chain_match")
 }

@@ -24,7 +24,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, name: &str) -> Diagnostic {
         format!("filter_chain_matcher action names filter chain '{name}', which the listener does not have"),
     )
     .at(at)
-    .listener(l.listener.name.to_string())
+    .listener(l.listener.display_name().into_owned())
     .note("Envoy closes every connection that reaches this action; it does not fall back to default_filter_chain");
     if default_named {
         d = d.note("actions select only among filter_chains: the default_filter_chain cannot be named by an action");

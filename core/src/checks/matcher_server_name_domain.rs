@@ -29,7 +29,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, first: Option<Location>, err
     };
     let mut d = Diagnostic::new(&RULE, message)
         .at(at)
-        .listener(l.listener.name.to_string())
+        .listener(l.listener.display_name().into_owned())
         .envoy_error(format!("cannot create a filter chain matcher: {}", err.envoy_text()))
         .note("Envoy cannot build the filter_chain_matcher and rejects the whole listener");
     if let Some(first) = first {

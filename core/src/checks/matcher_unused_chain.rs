@@ -27,7 +27,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
         format!("no filter_chain_matcher action names filter chain '{}': it is never used", chain.name),
     )
     .at(l.chain_location(chain))
-    .listener(l.listener.name.to_string())
+    .listener(l.listener.display_name().into_owned())
     .chain(chain.display_name().into_owned())
     .note("with filter_chain_matcher, a chain is reached only through an action naming it")
 }

@@ -21,7 +21,7 @@ pub(crate) struct MatcherUpperCaseDomain;
 fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, domain: &str) -> Diagnostic {
     Diagnostic::new(&RULE, format!("ServerNameMatcher domain '{domain}' has upper-case letters and never matches"))
         .at(at)
-        .listener(l.listener.name.to_string())
+        .listener(l.listener.display_name().into_owned())
         .note(format!(
             "Envoy lower-cases the SNI but compares ServerNameMatcher domains as written: write '{}'",
             domain.to_ascii_lowercase()

@@ -27,7 +27,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Accepted) -> Diagnos
     let d = |message: String, leaf: &str| {
         Diagnostic::new(&RULE, message)
             .at(l.chain_field_location(chain, &["filter_chain_match", list, &idx, leaf]))
-            .listener(l.listener.name.to_string())
+            .listener(l.listener.display_name().into_owned())
             .chain(chain_name.to_string())
     };
     match p {

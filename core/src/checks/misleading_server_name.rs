@@ -53,7 +53,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
     let d = |message: String| {
         Diagnostic::new(&RULE, message)
             .at(at.clone())
-            .listener(l.listener.name.to_string())
+            .listener(l.listener.display_name().into_owned())
             .chain(chain_name.to_string())
     };
     match p {

@@ -77,7 +77,7 @@ impl Check for MissingCertificate {
                         out.push(
                             Diagnostic::new(&RULE, format!("filter chain '{}': a TLS certificate {what} of a certificate chain and a private key", chain.display_name()))
                                 .at(Location::new(l.source, pointer.clone(), l.locate_in_listener(&pointer)))
-                                .listener(l.listener.name.to_string())
+                                .listener(l.listener.display_name().into_owned())
                                 .chain(chain.display_name().to_string())
                                 .envoy_error(envoy),
                         );
@@ -91,7 +91,7 @@ impl Check for MissingCertificate {
                             format!("filter chain '{}': the TLS context has no certificate", chain.display_name()),
                         )
                         .at(at)
-                        .listener(l.listener.name.to_string())
+                        .listener(l.listener.display_name().into_owned())
                         .chain(chain.display_name().to_string())
                         .envoy_error("No TLS certificates found for server context")
                         .note("give tls_certificates, tls_certificate_sds_secret_configs or a certificate provider"),

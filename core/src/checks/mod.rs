@@ -198,7 +198,9 @@ impl TableCx<'_, '_> {
     /// Names the listener and chain on a finding about an inline table.
     pub fn attach(&self, d: Diagnostic) -> Diagnostic {
         match &self.listener {
-            Some((l, chain)) => d.listener(l.listener.name.to_string()).chain(chain.display_name().into_owned()),
+            Some((l, chain)) => {
+                d.listener(l.listener.display_name().into_owned()).chain(chain.display_name().into_owned())
+            }
             None => d,
         }
     }

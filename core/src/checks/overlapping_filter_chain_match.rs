@@ -38,7 +38,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, o: &Overlap<'_>) -> Diagnostic {
     };
     let mut d = Diagnostic::new(&RULE, message)
         .at(l.chain_location(chain))
-        .listener(l.listener.name.to_string())
+        .listener(l.listener.display_name().into_owned())
         .chain(chain.display_name())
         .envoy_error(envoy_text::adding_listener(
             l.listener,

@@ -22,7 +22,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
     let chain_name = chain.display_name();
     Diagnostic::new(&RULE, format!("server name {name:?} in chain '{chain_name}' is a partial wildcard"))
         .at(l.chain_field_location(chain, &["filter_chain_match", "server_names", &index.to_string()]))
-        .listener(l.listener.name.to_string())
+        .listener(l.listener.display_name().into_owned())
         .chain(chain_name.to_string())
         .envoy_error(envoy_text::adding_listener(l.listener, "partial wildcards are not supported in \"server_names\""))
         .note("Envoy accepts a wildcard only as a leading `*.` label and rejects the whole listener")

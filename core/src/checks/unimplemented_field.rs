@@ -24,7 +24,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, fields: &[&str]) 
         format!("filter chain '{chain_name}' sets {}, which Envoy does not implement", fields.join(" and ")),
     )
     .at(l.chain_field_location(chain, &["filter_chain_match", fields[0]]))
-    .listener(l.listener.name.to_string())
+    .listener(l.listener.display_name().into_owned())
     .chain(chain_name.to_string())
     // Envoy prints the name as written, '' for an unnamed chain.
     .envoy_error(envoy_text::adding_listener(

@@ -48,7 +48,7 @@ impl Check for UnreachableFilterChain {
 fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, why: String) -> Diagnostic {
     Diagnostic::new(&RULE, format!("filter chain '{}' can never be reached: {why}", chain.display_name()))
         .at(l.chain_location(chain))
-        .listener(l.listener.name.to_string())
+        .listener(l.listener.display_name().into_owned())
         .chain(chain.display_name())
 }
 

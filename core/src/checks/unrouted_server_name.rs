@@ -93,7 +93,7 @@ fn diagnostic(
     .related("the route table the chain's http_connection_manager uses", table_at)
     .note("Envoy picks the virtual host by the Host header alone, and a client sends the name it connected to")
     .note("add the name (or a wildcard that takes it) to a virtual host's domains, or drop it from server_names")
-    .listener(l.listener.name.to_string())
+    .listener(l.listener.display_name().into_owned())
     .chain(chain.display_name().into_owned())
 }
 

@@ -89,7 +89,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) 
     }
     let first = wild_chains.first().map(|&c| &chains[c]);
     let mut d = Diagnostic::new(&RULE, message)
-        .listener(l.listener.name.to_string())
+        .listener(l.listener.display_name().into_owned())
         .note("Envoy sends each exact name to its own chain and the rest of the domain to the wildcard");
     if let Some(c) = first {
         d = d.at(l.chain_location(c));
