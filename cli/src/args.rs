@@ -176,7 +176,7 @@ pub struct TraceArgs {
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// The listener, by name; by default the one bound to --dst.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub listener: Option<String>,
     /// The local address the connection arrives on (as restored by original_dst / PROXY).
     #[arg(long, value_name = "IP:PORT")]
@@ -194,24 +194,26 @@ pub struct TraceArgs {
     /// Give the matcher's attributes exactly, with no listener-filter derivation.
     #[arg(long, value_name = "PROTOCOL")]
     pub transport_protocol: Option<String>,
-    /// The SNI the client sends (or, with --transport-protocol, the server name as set).
-    #[arg(long)]
+    /// The SNI the client sends (or, with --transport-protocol, the server name as set). A
+    /// value may start with `-`.
+    #[arg(long, allow_hyphen_values = true)]
     pub sni: Option<String>,
     /// The client's ALPN list, in its order (comma-separated).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub alpn: Vec<String>,
-    /// Follow an HTTP request past the chain: its Host (`""` is an empty Host). The chain's
-    /// route table, virtual host and route are then traced too.
-    #[arg(long)]
+    /// Follow an HTTP request past the chain: its Host (`""` is an empty Host; a Host may
+    /// start with `-`, `--host -bar.foo.com`, which Envoy routes). The chain's route table,
+    /// virtual host and route are then traced too.
+    #[arg(long, allow_hyphen_values = true)]
     pub host: Option<String>,
     /// The request's path, with any query string (default `/`; needs --host).
-    #[arg(long = "path", value_name = "PATH", requires = "host")]
+    #[arg(long = "path", value_name = "PATH", requires = "host", allow_hyphen_values = true)]
     pub request_path: Option<String>,
     /// The request's method.
-    #[arg(long, default_value = "GET", requires = "host")]
+    #[arg(long, default_value = "GET", requires = "host", allow_hyphen_values = true)]
     pub method: String,
     /// A request header, `NAME:VALUE`; repeat for more (a name given twice sends both values).
-    #[arg(long = "header", value_name = "NAME:VALUE", requires = "host")]
+    #[arg(long = "header", value_name = "NAME:VALUE", requires = "host", allow_hyphen_values = true)]
     pub headers: Vec<String>,
     #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
     pub format: TraceFormat,

@@ -413,3 +413,15 @@ fn a_glob_over_the_repositorys_manifests_passes_with_an_info_per_object() {
     assert!(codes(&report).iter().all(|c| *c == "XDS302"), "{report}");
     assert!(codes(&report).len() >= files.len(), "{report}");
 }
+
+#[test]
+fn attach_to_a_file_or_a_bare_host_port_says_what_to_give_instead() {
+    let out = run(&["attach", "README.md"]);
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("README.md is a file, not a socket: `xdsck check README.md` reads a file"), "{err}");
+    let out = run(&["attach", "127.0.0.1:9901"]);
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("http://127.0.0.1:9901") && err.contains("grpc://127.0.0.1:9901"), "{err}");
+}

@@ -195,3 +195,19 @@ fn an_unnamed_listener_is_named_by_its_place() {
     let out = trace(&[path.to_str().unwrap(), "--dst", "127.0.0.1:10443"]);
     assert!(stdout(&out).starts_with("listener listeners[0] ("), "{}", stdout(&out));
 }
+
+#[test]
+fn a_host_that_starts_with_a_hyphen_is_a_value() {
+    // `-bar.foo.com` is a legal Host Envoy routes (to `*` here: the table has none, so 404).
+    let out = trace(&[
+        "testdata/checks/shadowed-route/bad-catch-all-first.yaml",
+        "--dst",
+        "127.0.0.1:8080",
+        "--host",
+        "-bar.foo.com",
+        "--path",
+        "/x",
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("Host \"-bar.foo.com\""), "{text}{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -15,6 +15,8 @@ pub enum Error {
     Refused { at: String },
     #[error("no such socket: {at}")]
     NotFound { at: String },
+    #[error("{at} is a file, not a socket: `xdsck check {at}` reads a file")]
+    NotASocket { at: String },
     #[error("{at} {detail}")]
     WrongProtocol { at: String, detail: String },
     #[error("timed out after {} waiting for {what} from {at}", seconds(*after))]
@@ -73,6 +75,7 @@ impl Error {
             Error::PermissionDenied { .. } => "permission_denied",
             Error::Refused { .. } => "refused",
             Error::NotFound { .. } => "not_found",
+            Error::NotASocket { .. } => "not_a_socket",
             Error::WrongProtocol { .. } => "wrong_protocol",
             Error::Timeout { .. } => "timeout",
             Error::Status { .. } => "http_status",
@@ -87,7 +90,10 @@ impl Error {
 
     /// Whether trying again later may help (the server restarting), as opposed to a setup error.
     pub fn is_transient(&self) -> bool {
-        !matches!(self, Error::Address { .. } | Error::Tls(_) | Error::PermissionDenied { .. })
+        !matches!(
+            self,
+            Error::Address { .. } | Error::Tls(_) | Error::PermissionDenied { .. } | Error::NotASocket { .. }
+        )
     }
 }
 

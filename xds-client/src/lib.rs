@@ -135,6 +135,16 @@ impl FromStr for Target {
         if s.is_empty() {
             return Err(bad("empty"));
         }
+        // `127.0.0.1:9901`, `[::1]:15000`, `localhost:9901`: an address, not a socket path.
+        if !s.contains('/')
+            && let Some((host, port)) = s.rsplit_once(':')
+            && !host.is_empty()
+            && port.parse::<u16>().is_ok()
+        {
+            return Err(bad(&format!(
+                "a host:port needs a scheme: http://{s} for Envoy's admin API, grpc://{s} for an xDS server"
+            )));
+        }
         Ok(Target::Socket(s.into()))
     }
 }
@@ -181,6 +191,10 @@ pub enum Detected {
 /// HTTP/2 preface (a GOAWAY frame or a closed connection).
 pub async fn resolve(target: Target, timeout: std::time::Duration) -> Result<Target, Error> {
     let Target::Socket(path) = target else { return Ok(target) };
+    // A file given where a socket was meant: `check` reads files.
+    if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+        return Err(Error::NotASocket { at: path.display().to_string() });
+    }
     let endpoint = Endpoint::Unix { path };
     Ok(match admin::probe(&endpoint, timeout).await? {
         Detected::Admin => Target::Admin(AdminTarget { endpoint, path_and_query: "/config_dump".to_owned() }),
@@ -194,6 +208,15 @@ mod tests {
 
     fn t(s: &str) -> Target {
         s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn a_host_and_port_without_a_scheme_says_which_to_add() {
+        for s in ["127.0.0.1:9901", "localhost:15000", "[::1]:9901"] {
+            let e = s.parse::<Target>().unwrap_err().to_string();
+            assert!(e.contains(&format!("http://{s}")) && e.contains(&format!("grpc://{s}")), "{e}");
+        }
+        assert_eq!(t("admin.sock"), Target::Socket("admin.sock".into()));
     }
 
     #[test]
