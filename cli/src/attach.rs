@@ -132,7 +132,7 @@ impl Snapshot {
         let start = Instant::now();
         let mut sources = Sources::new();
         let mut failed = Vec::new();
-        crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes);
+        crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes, false);
         let mut report = xdsck_core::analyze_except(&sources, &one_proxy(reporting.options(max_bytes)), failed);
         reporting.finish(&mut report)?;
         Ok(Snapshot { sources, report, version: None, took: start.elapsed() })

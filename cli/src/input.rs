@@ -3,7 +3,7 @@
 //! still checked and everything is reported in the chosen format.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use xdsck_core::load::codes;
 use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
@@ -11,14 +11,57 @@ use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
 /// The display name of standard input.
 pub const STDIN: &str = "<stdin>";
 
+/// The extensions of the files a directory walk reads.
+const WALKED: [&str; 3] = ["json", "yaml", "yml"];
+
+/// The files a run reads, each with whether a directory walk found it: a path named is read as
+/// it is; a directory is walked as ripgrep walks one — past hidden files and what `.gitignore`
+/// leaves out, and past what `excluded` says (`exclude` in `xdsck.toml`) — for its `.json`,
+/// `.yaml` and `.yml` files, in name order. A directory with none of them is named itself, so
+/// that reading it says so.
+pub fn expand(paths: &[PathBuf], excluded: &dyn Fn(&str) -> bool) -> Vec<(PathBuf, bool)> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path == Path::new("-") || !path.is_dir() {
+            out.push((path.clone(), false));
+            continue;
+        }
+        let before = out.len();
+        let walk = ignore::WalkBuilder::new(path).require_git(false).sort_by_file_name(|a, b| a.cmp(b)).build();
+        // A file is passed by when it or a directory it is in is excluded.
+        let excluded_at =
+            |p: &Path| p.ancestors().take_while(|a| *a != path).any(|a| excluded(&a.display().to_string()));
+        // An entry the walk cannot read is left to the read below, which says why.
+        for entry in walk.flatten() {
+            let p = entry.path();
+            if entry.file_type().is_some_and(|t| t.is_file())
+                && p.extension().and_then(|x| x.to_str()).is_some_and(|x| WALKED.contains(&x))
+                && !excluded_at(p)
+            {
+                out.push((p.strip_prefix("./").unwrap_or(p).to_path_buf(), true));
+            }
+        }
+        if out.len() == before {
+            out.push((path.clone(), false));
+        }
+    }
+    out
+}
+
 /// Every input as a source, and the failures found while reading them. No more than
 /// `max_bytes + 1` bytes are read from any input: one over the limit is an `XDS009` finding, and
 /// a 50 GB stream on stdin does not fill memory on the way there.
 pub fn read_all(paths: &[impl AsRef<Path>], max_bytes: usize) -> (Sources, Vec<Diagnostic>) {
+    let named: Vec<(PathBuf, bool)> = paths.iter().map(|p| (p.as_ref().to_path_buf(), false)).collect();
+    read_expanded(&named, max_bytes)
+}
+
+/// [`read_all`] of what [`expand`] found: a walked file's source is marked so.
+pub fn read_expanded(paths: &[(PathBuf, bool)], max_bytes: usize) -> (Sources, Vec<Diagnostic>) {
     let mut sources = Sources::new();
     let mut failed = Vec::new();
-    for path in paths {
-        let path = path.as_ref();
+    for (path, walked) in paths {
+        let (path, walked) = (path.as_path(), *walked);
         let (name, bytes) = if path == Path::new("-") {
             (STDIN.to_owned(), read_at_most(std::io::stdin().lock(), max_bytes, None))
         } else {
@@ -36,7 +79,7 @@ pub fn read_all(paths: &[impl AsRef<Path>], max_bytes: usize) -> (Sources, Vec<D
                 let e = xdsck_core::load::size_limit_error(bytes.len(), max_bytes, true, Location::new(id, "", None));
                 failed.push(e.to_diagnostic());
             }
-            Ok(bytes) => add_bytes(&mut sources, &mut failed, name, bytes),
+            Ok(bytes) => add_bytes(&mut sources, &mut failed, name, bytes, walked),
             Err(e) => {
                 let id = sources.add(SourceFile::new(name.clone(), String::new()));
                 failed.push(
@@ -60,9 +103,9 @@ fn read_at_most(reader: impl Read, max: usize, size: Option<u64>) -> std::io::Re
 
 /// Adds one input read as bytes (a file, stdin, a config_dump fetched from an admin API); bytes
 /// that are not UTF-8 become an `XDS003` finding on it.
-pub fn add_bytes(sources: &mut Sources, failed: &mut Vec<Diagnostic>, name: String, bytes: Vec<u8>) {
+pub fn add_bytes(sources: &mut Sources, failed: &mut Vec<Diagnostic>, name: String, bytes: Vec<u8>, walked: bool) {
     let (file, bad_byte) = SourceFile::from_bytes(name.clone(), bytes);
-    let id = sources.add(file);
+    let id = sources.add(if walked { file.found_by_walk() } else { file });
     if let Some(offset) = bad_byte {
         let at = sources.get(id).line_column(offset);
         failed.push(

@@ -102,7 +102,8 @@ fn run(cli: Cli) -> Result<u8> {
 fn run_check(args: &CheckArgs) -> Result<u8> {
     check_report_args(&args.report)?;
     let reporting = config::Reporting::from_args(&args.report)?;
-    let (sources, failed) = input::read_all(&args.paths, args.report.outcome.max_bytes);
+    let files = input::expand(&args.paths, &|p| reporting.settings.excludes(p));
+    let (sources, failed) = input::read_expanded(&files, args.report.outcome.max_bytes);
     let options = xdsck_core::Options { one_envoy: args.one_envoy, ..reporting.options(args.report.outcome.max_bytes) };
     let mut report = xdsck_core::analyze_except(&sources, &options, failed);
     reporting.finish(&mut report)?;

@@ -425,3 +425,46 @@ fn attach_to_a_file_or_a_bare_host_port_says_what_to_give_instead() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("http://127.0.0.1:9901") && err.contains("grpc://127.0.0.1:9901"), "{err}");
 }
+
+#[test]
+fn a_directory_is_walked_for_its_configuration_past_what_it_excludes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let put = |p: &str, text: &str| {
+        let path = root.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    put("xdsck.toml", "exclude = [\"fixtures/**\"]\n");
+    let duplicate =
+        std::fs::read_to_string(workspace().join("testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml"))
+            .unwrap();
+    put("envoy/edge.yaml", &duplicate);
+    put("envoy/notes.txt", "not read: not .json or .yaml");
+    put("k8s/service.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n");
+    put("package.json", "{\"name\": \"page\", \"version\": \"1.0.0\"}");
+    put(".hidden/bad.json", "{\"configs\": 5}");
+    put("fixtures/bad.json", "{\"configs\": 5}");
+    let out = xdsck().current_dir(root).args(["--format", "json", "."]).output().unwrap();
+    let report = json(&out);
+    let sources: Vec<&str> =
+        report["inputs"].as_array().unwrap().iter().map(|i| i["source"].as_str().unwrap()).collect();
+    assert_eq!(sources, ["envoy/edge.yaml", "k8s/service.yaml", "package.json"], "{report}");
+    // The listener's error fails the run; the Service and the package.json are infos.
+    assert_eq!(code(&out), 1, "{report}");
+    let codes = codes(&report);
+    assert!(codes.contains(&"XDS101"), "{report}");
+    assert_eq!(codes.iter().filter(|c| **c == "XDS302").count(), 2, "{report}");
+    // Named on the command line, a file that is not Envoy configuration is still refused.
+    let out = xdsck().current_dir(root).args(["--format", "json", "package.json"]).output().unwrap();
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn this_repository_walked_whole_passes() {
+    let out = run(&["--format", "json", "."]);
+    let report = json(&out);
+    assert_eq!(code(&out), 0, "{report}");
+    assert!(codes(&report).iter().all(|c| *c == "XDS302"), "{report}");
+    assert!(report["inputs"].as_array().unwrap().len() > 10, "{report}");
+}

@@ -110,6 +110,12 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
                 report.inputs.push(InputSummary::of(&input));
                 snapshot.inputs.push(input);
             }
+            // A file a directory walk met that is not Envoy configuration (a package.json, a
+            // Helm template): passed by with an info, as ruff passes by files it does not read.
+            Err(e) if sources.get(id).walked() && e.is_not_envoy() => {
+                report.inputs.push(InputSummary::failed(id, document.is_yaml()));
+                report.findings.push(checks::walked_past(&e.to_diagnostic()));
+            }
             Err(e) => {
                 report.inputs.push(InputSummary::failed(id, document.is_yaml()));
                 report.failed_inputs += 1;

@@ -248,6 +248,16 @@ pub struct PathBase {
     pub prefix: String,
 }
 
+impl Settings {
+    /// Whether a directory walk passes by this path (a file's or a directory's name as the walk
+    /// found it).
+    pub fn excludes(&self, name: &str) -> bool {
+        let Some(path) = self.path_base.path_of(name) else { return false };
+        let path = path.trim_end_matches('/');
+        self.exclude.iter().any(|p| p.is_match(path) || p.is_match(&format!("{path}/")))
+    }
+}
+
 impl PathBase {
     /// The path of an input as path globs match it; `None` for standard input.
     pub fn path_of(&self, name: &str) -> Option<String> {
@@ -283,6 +293,10 @@ pub struct Settings {
     pub scoped: Vec<ScopedIgnore>,
     /// How path globs see input names.
     pub path_base: PathBase,
+    /// Paths a directory given as input is walked past (`exclude` in `xdsck.toml`: path globs
+    /// relative to the config file, `testdata/**`); files named on the command line are read
+    /// whatever this says.
+    pub exclude: Vec<Pattern>,
 }
 
 impl Settings {
@@ -302,12 +316,15 @@ impl Settings {
             severity: severity.iter().map(|s| parse_severity_override(s)).collect::<Result<_, _>>()?,
             scoped: Vec::new(),
             path_base: PathBase::default(),
+            exclude: Vec::new(),
         })
     }
 
     /// `xdsck.toml` (feature `config`):
     ///
     /// ```toml
+    /// exclude = ["testdata/**"]    # what a directory walk passes by
+    ///
     /// [rules]
     /// select = ["ALL"]             # default: every rule
     /// extend-select = []
@@ -346,6 +363,9 @@ impl Settings {
                 .parse()
                 .map_err(|()| at(level.span(), SettingsError::BadSeverity(format!("{rule}={}", level.get_ref()))))?;
             settings.severity.push((selector, severity));
+        }
+        for e in &file.exclude {
+            settings.exclude.push(Pattern::path(e.get_ref()).map_err(|err| at(e.span(), err))?);
         }
         for ignore in &file.ignore {
             let span = ignore.span();
@@ -389,6 +409,7 @@ impl Settings {
         self.ignore.extend(other.ignore);
         self.severity.extend(other.severity);
         self.scoped.extend(other.scoped);
+        self.exclude.extend(other.exclude);
     }
 
     /// Whether these settings report everything as it is (no selection, override or ignore).
@@ -535,6 +556,8 @@ struct ConfigFile {
     rules: Option<RulesTable>,
     #[serde(default)]
     ignore: Vec<toml::Spanned<IgnoreTable>>,
+    #[serde(default)]
+    exclude: Vec<toml::Spanned<String>>,
 }
 
 #[cfg(feature = "config")]

@@ -45,12 +45,26 @@ pub struct SourceFile {
     name: String,
     text: String,
     lines: OnceLock<LineIndex>,
+    /// Found by walking a directory the run was given, rather than named: a file there that is
+    /// not Envoy configuration is passed by with an info, not refused.
+    walked: bool,
 }
 
 impl SourceFile {
     /// An input whose text is already a string: `name` is what findings show as the file.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { name: name.into(), text: text.into(), lines: OnceLock::new() }
+        Self { name: name.into(), text: text.into(), lines: OnceLock::new(), walked: false }
+    }
+
+    /// The same source, marked as found by walking a directory ([`Self::walked`]).
+    pub fn found_by_walk(mut self) -> Self {
+        self.walked = true;
+        self
+    }
+
+    /// Whether it was found by walking a directory rather than named.
+    pub fn walked(&self) -> bool {
+        self.walked
     }
 
     /// A source from raw bytes. Bytes that are not UTF-8 are replaced (U+FFFD) so the text can

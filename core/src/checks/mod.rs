@@ -258,6 +258,7 @@ impl ListenerCx<'_, '_> {
 }
 
 pub use crate::diagnostic::HasRule;
+pub(crate) use skipped_document::walked_past;
 
 /// One check.
 pub trait Check: HasRule + Sync {

@@ -30,6 +30,19 @@ fn diagnostic(s: &Skipped, source: SourceId, text: Locator<'_>) -> Diagnostic {
     }
 }
 
+/// The info for a file a directory walk met that is not Envoy configuration (`refusal`, the
+/// `not-envoy-config` or `template` error it has when named): it is passed by, not refused.
+pub(crate) fn walked_past(refusal: &Diagnostic) -> Diagnostic {
+    let d = Diagnostic::new(&RULE, format!("not checked: {}", refusal.message)).note(format!(
+        "found walking a directory, so passed by; named on its own it is {} {}",
+        refusal.rule.code, refusal.rule.name
+    ));
+    match &refusal.location {
+        Some(at) => d.at(at.clone()),
+        None => d,
+    }
+}
+
 impl Check for SkippedDocument {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {

@@ -31,6 +31,12 @@ impl LoadError {
         self
     }
 
+    /// Whether the input is not Envoy configuration at all (or a template of it), rather than
+    /// Envoy configuration xdsck cannot read.
+    pub fn is_not_envoy(&self) -> bool {
+        std::ptr::eq(self.rule, &super::codes::NOT_ENVOY) || std::ptr::eq(self.rule, &super::codes::TEMPLATE)
+    }
+
     /// The same problem as a diagnostic, for the renderers.
     pub fn to_diagnostic(&self) -> Diagnostic {
         let mut d = Diagnostic::new(self.rule, self.message.clone()).at(self.location.clone());

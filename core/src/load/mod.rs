@@ -248,6 +248,14 @@ fn read_walking<'a>(
     if let Some(i) = index {
         walk.push_index(i);
     }
+    // An object with no key of anything xdsck reads (a JSON schema, a package.json) is handed
+    // to no typed reader, which knows Envoy's keys and would refuse other files' values under
+    // them (`"type": "object"` is no cluster type): classifying it names what it is not.
+    if kind == envoy_json::RootKind::Unknown && doc.trim_start().starts_with('{') {
+        let keys: std::collections::HashMap<std::borrow::Cow<'a, str>, serde::de::IgnoredAny> =
+            serde_json::from_str(doc)?;
+        return Ok(RawObject { keys: keys.len(), ..RawObject::default() });
+    }
     let shape = match kind.message() {
         Some(m) => {
             let id = walk.schema.known(m);
