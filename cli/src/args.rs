@@ -287,8 +287,12 @@ pub struct OutcomeArgs {
 /// read to make it.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    /// How the report is written.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Write the report to this file instead of standard output (the exit status is the same).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
     #[command(flatten)]
     pub outcome: OutcomeArgs,
     /// The rules to report, replacing the default (every rule) and the config file's `select`:
@@ -329,12 +333,18 @@ pub struct ReportArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
+    /// For people: each finding with its place in the input, Envoy's words and notes.
     Text,
+    /// The stable JSON report (`version` 1), for scripts.
     Json,
+    /// SARIF 2.1.0, for code-scanning upload.
     Sarif,
+    /// GitHub Actions annotations (`::error file=...`), one line per finding.
     Github,
     /// OpenReports `Report`s (openreports.io/v1alpha1) in a `v1` `List`, for `kubectl apply -f`.
     Openreports,
+    /// One line per finding: `path:line:col: CODE [severity] message`.
+    Concise,
 }
 
 impl From<Format> for xdsck_core::report::Format {
@@ -345,6 +355,7 @@ impl From<Format> for xdsck_core::report::Format {
             Format::Sarif => Self::Sarif,
             Format::Github => Self::Github,
             Format::Openreports => Self::OpenReports,
+            Format::Concise => Self::Concise,
         }
     }
 }

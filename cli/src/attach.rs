@@ -21,11 +21,16 @@ use crate::metrics::{self, Metrics};
 use crate::{FAILED, exit_code, print, write_report};
 
 pub fn run(args: &AttachArgs) -> Result<u8> {
-    if args.watch && matches!(args.report.format, Format::Sarif | Format::Github | Format::Openreports) {
+    if args.watch
+        && matches!(args.report.format, Format::Sarif | Format::Github | Format::Openreports | Format::Concise)
+    {
         bail!("--watch prints text, or json with one object per line and update");
     }
     if args.watch && args.report.statistics {
         bail!("--statistics counts one run's findings; leave out --watch");
+    }
+    if args.watch && args.report.output.is_some() {
+        bail!("--watch writes each update to standard output as it comes; leave out --output");
     }
     crate::check_report_args(&args.report)?;
     let reporting = Arc::new(Reporting::from_args(&args.report)?);

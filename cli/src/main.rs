@@ -118,8 +118,17 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
 /// Writes a report to stdout as it renders (100k findings are 100+ MB of output, never held as
 /// one string) and returns the exit status it calls for.
 pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources) -> Result<u8> {
-    let options = RenderOptions { color: use_color(args.outcome.color), quiet: args.quiet };
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    // A file gets no colour unless asked for: it is read later, not on this terminal.
+    let color = match &args.output {
+        Some(_) => matches!(args.outcome.color, Color::Always),
+        None => use_color(args.outcome.color),
+    };
+    let options = RenderOptions { color, quiet: args.quiet };
+    let sink: Box<dyn std::io::Write> = match &args.output {
+        Some(path) => Box::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, sink);
     let written = if args.statistics {
         report::write_statistics(args.format.into(), report, sources, options, &mut out)
     } else {
@@ -127,7 +136,10 @@ pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources
     }
     .and_then(|()| out.flush());
     drop(out);
-    done_writing(written)?;
+    match &args.output {
+        Some(path) => written.with_context(|| format!("writing {}", path.display()))?,
+        None => done_writing(written)?,
+    }
     Ok(exit_code(report, args.outcome.fail_on))
 }
 

@@ -468,3 +468,25 @@ fn this_repository_walked_whole_passes() {
     assert!(codes(&report).iter().all(|c| *c == "XDS302"), "{report}");
     assert!(report["inputs"].as_array().unwrap().len() > 10, "{report}");
 }
+
+#[test]
+fn concise_is_one_line_per_finding_and_output_writes_a_file() {
+    let out = run(&["--format", "concise", REJECTED]);
+    assert_eq!(code(&out), 1);
+    let text = stdout(&out);
+    let json_out = run(&["--format", "json", REJECTED]);
+    let findings = json(&json_out)["findings"].as_array().unwrap().len();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("xdsck: note:")).collect();
+    assert_eq!(lines.len(), findings, "{text}");
+    assert!(
+        lines.contains(&"testdata/envoy/config_dump.json:1307:6: XDS110 [error] Envoy rejected the last update of listener 'gateway/cilium-gateway-tenant1/listener-9443'"),
+        "{text}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.sarif");
+    let out = run(&["--format", "sarif", "--output", file.to_str().unwrap(), REJECTED]);
+    assert_eq!(code(&out), 1, "the exit status is the report's");
+    assert!(out.stdout.is_empty());
+    let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+}

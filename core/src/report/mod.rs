@@ -2,6 +2,7 @@
 //! GitHub workflow annotations, OpenReports for Kubernetes. Lines and columns are computed here,
 //! from byte offsets.
 
+pub mod concise;
 pub mod github;
 pub mod json;
 pub mod openreports;
@@ -185,6 +186,8 @@ pub enum Format {
     Github,
     /// OpenReports `Report`s (Kubernetes), in a `v1` `List`.
     OpenReports,
+    /// One line per finding: `path:line:col: CODE [severity] message`.
+    Concise,
 }
 
 impl Format {
@@ -196,6 +199,7 @@ impl Format {
             Format::Sarif => "sarif",
             Format::Github => "github",
             Format::OpenReports => "openreports",
+            Format::Concise => "concise",
         }
     }
 }
@@ -222,6 +226,7 @@ pub fn write(
         Format::Sarif => sarif::write(report, sources, out),
         Format::Github => github::write(report, sources, out),
         Format::OpenReports => openreports::write(report, sources, out),
+        Format::Concise => concise::write(report, sources, out),
     }
 }
 

@@ -300,8 +300,14 @@ fn github() {
 }
 
 #[test]
+fn concise() {
+    let (sources, report) = fixture();
+    insta::assert_snapshot!(render(Format::Concise, &report, &sources, RenderOptions::default()));
+}
+
+#[test]
 fn every_format_is_deterministic() {
-    for format in [Format::Text, Format::Json, Format::Sarif, Format::Github, Format::OpenReports] {
+    for format in [Format::Text, Format::Json, Format::Sarif, Format::Github, Format::OpenReports, Format::Concise] {
         let (s1, r1) = fixture();
         let (s2, r2) = fixture();
         assert_eq!(
