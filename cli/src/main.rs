@@ -101,6 +101,15 @@ fn run(cli: Cli) -> Result<u8> {
 
 fn run_check(args: &CheckArgs) -> Result<u8> {
     check_report_args(&args.report)?;
+    // `xdsck --format json check f`: the options went before the subcommand, so it was taken
+    // for a file to read.
+    if let Some(word) =
+        args.paths.iter().filter_map(|p| p.to_str()).find(|p| is_subcommand(p) && !std::path::Path::new(p).exists())
+    {
+        anyhow::bail!(
+            "`{word}` is a subcommand, read here as a file: options go after the subcommand (`xdsck {word} [OPTIONS] ...`)"
+        );
+    }
     let reporting = config::Reporting::from_args(&args.report)?;
     let files = input::expand(&args.paths, &|p| reporting.settings.excludes(p));
     let (sources, failed) = input::read_expanded(&files, args.report.outcome.max_bytes);
@@ -188,4 +197,9 @@ fn done_writing(written: std::io::Result<()>) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("writing to standard output"),
     }
+}
+
+/// Whether `word` names one of xdsck's subcommands.
+fn is_subcommand(word: &str) -> bool {
+    <Cli as clap::CommandFactory>::command().get_subcommands().any(|c| c.get_name() == word)
 }

@@ -490,3 +490,11 @@ fn concise_is_one_line_per_finding_and_output_writes_a_file() {
     let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
 }
+
+#[test]
+fn options_before_a_subcommand_get_a_hint() {
+    let out = run(&["--format", "json", "check", CLEAN]);
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`check` is a subcommand, read here as a file: options go after the subcommand"), "{err}");
+}
