@@ -1,5 +1,5 @@
 //! `invalid-address`: an address Envoy cannot use when it builds a listener or a static
-//! cluster: a listener address that is not an IP literal; a static cluster's endpoint without
+//! cluster: a listener address (or the admin API's) that is not an IP literal; a static cluster's endpoint without
 //! an address, with a name where an IP belongs, or naming a resolver Envoy does not have.
 //! (Resolving names is what the DNS cluster types do; a STATIC cluster takes IPs.) Texts
 //! checked with envoy 1.40 `--mode validate`.
@@ -99,6 +99,21 @@ impl Check for InvalidAddress {
         }
         for input in &cx.snapshot.inputs {
             let text = cx.locator(input);
+            // The admin API's address: Envoy binds it as it binds a listener's.
+            if let Some((pointer, Address::Socket(s))) = input.bootstrap.as_ref().and_then(|b| b.admin_address.as_ref())
+                && s.resolver_name.is_none()
+                && !s.address.is_empty()
+                && parse_ip(&s.address).is_none()
+            {
+                let at = address_pointer(pointer, Casing::Snake);
+                let location =
+                    Location::new(input.source, at.clone(), text.locate_pointer(&at).or(text.locate_pointer(pointer)));
+                out.push(
+                    Diagnostic::new(&RULE, format!("the admin address {:?} is not an IP address", s.address))
+                        .at(location)
+                        .envoy_error(format!("malformed IP address: {}", s.address)),
+                );
+            }
             for c in input.cluster_builds.iter().filter(|c| c.discovery == Some(Discovery::Static)) {
                 for e in c.localities.iter().flatten().filter(|e| e.address.is_some() || !e.address_given) {
                     let Some((message, envoy)) = endpoint_problem(&c.name, e.address.as_ref()) else { continue };

@@ -214,8 +214,18 @@ impl<'a> Walk<'a> {
                 .into_iter()
                 .filter_map(|e| e.typed_config.and_then(|t| t.type_url).map(|t| t.0))
                 .collect();
-            let mut build =
-                BootstrapBuild { cds, node, pointer: pointer.clone(), extensions, ..BootstrapBuild::default() };
+            let admin_address = obj.admin.take().and_then(|a| {
+                let at = join_field(&join_field(&pointer, casing, "admin"), Casing::from_camel(a.camel), "address");
+                a.address.and_then(|x| x.into_model()).map(|x| (at, x))
+            });
+            let mut build = BootstrapBuild {
+                cds,
+                node,
+                pointer: pointer.clone(),
+                extensions,
+                admin_address,
+                ..BootstrapBuild::default()
+            };
             if let Some(dynamic) = obj.dynamic_resources {
                 let at = join_field(&pointer, casing, "dynamic_resources");
                 let inner = Casing::from_camel(dynamic.camel);

@@ -109,7 +109,7 @@ proto_message! {
         // Bootstrap
         static_resources: Box<RawStaticResources<'a>> = "static_resources" | "staticResources",
         dynamic_resources: Box<RawDynamicResources<'a>> = "dynamic_resources" | "dynamicResources",
-        admin: Present = "admin",
+        admin: Box<RawAdmin<'a>> = "admin",
         node: Box<RawNode<'a>> = "node",
         bootstrap_extensions: Repeated<RawTypedExtension<'a>> = "bootstrap_extensions" | "bootstrapExtensions",
         // Cluster (a resource of its own: CDS)
@@ -552,8 +552,15 @@ proto_message! {
     }
 }
 
+proto_message! {
+    /// A bootstrap's `admin`: the address Envoy binds its admin API to.
+    pub(crate) struct RawAdmin<'a> as "an Admin object" {
+        address: RawAddress<'a> = "address",
+    }
+}
+
 impl<'a> RawAddress<'a> {
-    fn into_model(self) -> Option<Address<'a>> {
+    pub(crate) fn into_model(self) -> Option<Address<'a>> {
         if let Some(s) = self.socket_address {
             return Some(Address::Socket(SocketAddress {
                 address: cow(s.address),

@@ -160,6 +160,8 @@ pub struct BootstrapBuild<'a> {
     pub pointer: String,
     /// The types of `bootstrap_extensions`' typed configs.
     pub extensions: Vec<Cow<'a, str>>,
+    /// `admin.address`, with its pointer: Envoy binds it when it starts.
+    pub admin_address: Option<(String, Address<'a>)>,
 }
 
 /// A cluster an xDS source of the bootstrap names.
