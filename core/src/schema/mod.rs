@@ -520,20 +520,28 @@ fn slot_categories(extensions: &Extensions) -> FxHashMap<(&'static str, &'static
         extensions.typed().map(|(c, _)| c).filter(|c| c.ends_with(".input") || c.ends_with("_inputs")).collect();
     data_inputs.sort_unstable();
     data_inputs.dedup();
-    slots
+    let inputs = |mut cats: Vec<&'static str>| -> &'static [&'static str] {
+        if cats.contains(&"envoy.matching.common_inputs") {
+            cats.extend(data_inputs.iter().filter(|c| !cats.contains(c)).collect::<Vec<_>>());
+        }
+        Box::leak(cats.into_boxed_slice())
+    };
+    let mut out: FxHashMap<(&'static str, &'static str), &'static [&'static str]> = slots
         .lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
             let mut cols = l.split('\t');
             let (message, field, cats) = (cols.next()?, cols.next()?, cols.next()?);
-            let mut cats: Vec<&'static str> = cats.split(',').collect();
-            if cats.contains(&"envoy.matching.common_inputs") {
-                cats.extend(data_inputs.iter().filter(|c| !cats.contains(c)).collect::<Vec<_>>());
-            }
-            let cats: &'static [&'static str] = Box::leak(cats.into_boxed_slice());
-            Some(((message, field), cats))
+            Some(((message, field), inputs(cats.split(',').collect())))
         })
-        .collect()
+        .collect();
+    // A matcher tree's `input` is a data input as a predicate's is; the API annotates the
+    // predicate's field only (Envoy 1.40 refuses any other type there: `cannot create a filter
+    // chain matcher: Didn't find a registered implementation for 'port' with type URL: ...`).
+    for tree in ["xds.type.matcher.v3.Matcher.MatcherTree", "envoy.config.common.matcher.v3.Matcher.MatcherTree"] {
+        out.entry((tree, "input")).or_insert_with(|| inputs(vec!["envoy.matching.common_inputs"]));
+    }
+    out
 }
 
 /// The PGV option extensions, when the descriptors declare them.
