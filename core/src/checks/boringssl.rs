@@ -16,10 +16,10 @@ pub(crate) fn pem_has_no_block(text: &str) -> bool {
 
 /// Whether BoringSSL's `OBJ_txt2obj` refuses an OID in its dotted form (`1.3.6.1.4.1.311.20.2.3`):
 /// at least two arcs of decimal digits without leading zeros, each within 64 bits, the first 0,
-/// 1 or 2, and the second below 40 when the first is 0 or 1. `None` for text that is not in the
-/// dotted form that starts with a letter (it may be an object's short or long name, which xdsck
-/// cannot judge); an empty text, one that starts with neither, or one holding a control
-/// character, is no name either.
+/// 1 or 2, and the second below 40 when the first is 0 or 1. `None` for a text that starts with
+/// a letter: it may be an object's short or long name, which xdsck cannot judge. A text that is
+/// empty, starts with neither a digit nor a letter, or holds a control character is no name
+/// either: refused.
 pub(crate) fn oid_refused(text: &str) -> Option<bool> {
     if text.chars().any(char::is_control) {
         return Some(true);

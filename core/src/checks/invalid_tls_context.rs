@@ -1,7 +1,7 @@
 //! `invalid-tls-context`: what Envoy refuses when it builds a TLS context from text BoringSSL
 //! cannot read: an inline certificate chain, private key or trusted CA with no PEM block (or an
-//! empty trusted CA, which Envoy does not read at all), and a
-//! subject alt name matcher of type OTHER_NAME whose `oid` is not an object identifier. Read
+//! empty trusted CA, which Envoy does not read at all), and a subject alt name matcher of type
+//! OTHER_NAME whose `oid` is not an object identifier. Read
 //! only where Envoy builds the context from the input (a bootstrap, an xDS resource), not from
 //! a config_dump, which records contexts Envoy built (and redacts their keys). Texts checked
 //! with envoy 1.40 `--mode validate`.

@@ -906,7 +906,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
             }
             None => self.src.value_seed(CheckedSeed { seed, shape, w }),
         };
-        w.note_failure(&r);
+        w.note_failure(r.is_err());
         if root.is_some() {
             w.pop_root();
         }
@@ -1101,7 +1101,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for K8sMap<'w, 'de, A> {
                 self.src.value_seed(CheckedSeed { seed, shape, w })
             }
         };
-        w.note_failure(&r);
+        w.note_failure(r.is_err());
         w.leave_key(false);
         w.take_last();
         r
@@ -1163,7 +1163,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for CecSpecMap<'w, 'de, A> {
         let w = self.w;
         let shape = self.enter_value();
         let r = self.src.value_seed(CheckedSeed { seed, shape, w });
-        w.note_failure(&r);
+        w.note_failure(r.is_err());
         w.leave_key(false);
         w.take_last();
         r

@@ -383,8 +383,8 @@ impl<'de> Walk<'de> {
 
     /// Notes where an error came up, if it is the first: called where a value ends, before the
     /// path is left.
-    pub(super) fn note_failure<T, E>(&self, r: &Result<T, E>) {
-        if r.is_err() && self.st.borrow().failed_at.is_none() {
+    pub(super) fn note_failure(&self, failed: bool) {
+        if failed && self.st.borrow().failed_at.is_none() {
             let at = self.pointer();
             self.st.borrow_mut().failed_at = Some(at);
         }

@@ -472,7 +472,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MapField<'w, 'de, A> {
         let w = self.w;
         let (shape, pending) = self.enter_value();
         let r = self.inner.next_value_seed(CheckedSeed { seed, shape, w });
-        w.note_failure(&r);
+        w.note_failure(r.is_err());
         self.leave_value(pending);
         r
     }
@@ -513,7 +513,7 @@ impl<'w, 'de, S: SeqAccess<'de>> SeqAccess<'de> for EachSeq<'w, 'de, S> {
             }
             None => self.inner.next_element_seed(CheckedSeed { seed, shape, w }),
         };
-        w.note_failure(&r);
+        w.note_failure(r.is_err());
         w.pop_index();
         w.take_last();
         self.index += 1;
