@@ -70,11 +70,15 @@ fn diagnostic(
 ) -> Diagnostic {
     Diagnostic::new(
         &RULE,
-        format!("listener '{}' has address {address}, which listener '{}' already has", new.listener.name, old.listener.name),
+        format!(
+            "listener '{}' has address {address}, which listener '{}' already has",
+            new.listener.display_name(),
+            old.listener.display_name()
+        ),
     )
     .at(address_location(new, k))
     .listener(new.listener.name.to_string())
-    .related(format!("listener '{}' has it first", old.listener.name), address_location(old, old_k))
+    .related(format!("listener '{}' has it first", old.listener.display_name()), address_location(old, old_k))
     .envoy_error(envoy_text::duplicate_address(new.listener))
     .note("Envoy rejects the later listener and keeps the earlier one; it compares exact addresses, so overlapping ones (0.0.0.0:80 and 127.0.0.1:80) only fail when binding, if at all")
 }

@@ -54,7 +54,7 @@ impl Check for InvalidAddress {
                 let at = address_pointer(&join_field(&listener.pointer, listener.casing, &field), listener.casing);
                 let location = Location::new(l.source, at.clone(), l.locate_in_listener(&at).or(listener.offset));
                 out.push(
-                    Diagnostic::new(&RULE, format!("listener '{}': address {:?} is not an IP address", listener.name, s.address))
+                    Diagnostic::new(&RULE, format!("listener '{}': address {:?} is not an IP address", listener.display_name(), s.address))
                         .at(location)
                         .listener(listener.display_name().into_owned())
                         .envoy_error(format!("malformed IP address: {}", s.address))
@@ -74,7 +74,7 @@ impl Check for InvalidAddress {
                     .any(|t| t.ends_with("envoy.extensions.bootstrap.internal_listener.v3.InternalListener"))
             {
                 out.push(
-                    Diagnostic::new(&RULE, format!("internal listener '{}' needs the bootstrap's InternalListener extension, which it lacks", listener.name))
+                    Diagnostic::new(&RULE, format!("internal listener '{}' needs the bootstrap's InternalListener extension, which it lacks", listener.display_name()))
                         .at(l.location())
                         .listener(listener.display_name().into_owned())
                         .envoy_error(format!("error adding listener named '{}': InternalListener bootstrap extension is mandatory", listener.name))
@@ -89,7 +89,7 @@ impl Check for InvalidAddress {
                 out.push(
                     Diagnostic::new(
                         &RULE,
-                        format!("listener '{}': additional_addresses[{i}] has no address", listener.name),
+                        format!("listener '{}': additional_addresses[{i}] has no address", listener.display_name()),
                     )
                     .at(location)
                     .listener(listener.display_name().into_owned())

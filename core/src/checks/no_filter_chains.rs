@@ -18,7 +18,7 @@ declare_rule! {
 pub(crate) struct NoFilterChains;
 
 fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
-    Diagnostic::new(&RULE, format!("listener '{}' has no filter chains", l.listener.name))
+    Diagnostic::new(&RULE, format!("listener '{}' has no filter chains", l.listener.display_name()))
         .at(l.location())
         .listener(l.listener.display_name().into_owned())
         .envoy_error(envoy_text::adding_listener(l.listener, "no filter chains specified"))
