@@ -27,12 +27,25 @@ pub fn expand(paths: &[PathBuf], excluded: &dyn Fn(&str) -> bool) -> Vec<(PathBu
             continue;
         }
         let before = out.len();
-        let walk = ignore::WalkBuilder::new(path).require_git(false).sort_by_file_name(|a, b| a.cmp(b)).build();
+        // Symbolic links are followed: a Kubernetes volume's files are links into `..data/`.
+        let walk = ignore::WalkBuilder::new(path)
+            .require_git(false)
+            .follow_links(true)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .build();
         // A file is passed by when it or a directory it is in is excluded.
         let excluded_at =
             |p: &Path| p.ancestors().take_while(|a| *a != path).any(|a| excluded(&a.display().to_string()));
-        // An entry the walk cannot read is left to the read below, which says why.
-        for entry in walk.flatten() {
+        for entry in walk {
+            let entry = match entry {
+                Ok(entry) => entry,
+                // What the walk cannot read (a directory without permission, a broken link) is
+                // named to the read below, which says why: nothing is left out without a word.
+                Err(e) => {
+                    out.push((error_path(&e).unwrap_or_else(|| path.clone()), false));
+                    continue;
+                }
+            };
             let p = entry.path();
             if entry.file_type().is_some_and(|t| t.is_file())
                 && p.extension().and_then(|x| x.to_str()).is_some_and(|x| WALKED.contains(&x))
@@ -46,6 +59,16 @@ pub fn expand(paths: &[PathBuf], excluded: &dyn Fn(&str) -> bool) -> Vec<(PathBu
         }
     }
     out
+}
+
+/// The path a walk error is about, when it says.
+fn error_path(e: &ignore::Error) -> Option<PathBuf> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        ignore::Error::Loop { child, .. } => Some(child.clone()),
+        _ => None,
+    }
 }
 
 /// Every input as a source, and the failures found while reading them. No more than

@@ -498,3 +498,23 @@ fn options_before_a_subcommand_get_a_hint() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("`check` is a subcommand, read here as a file: options go after the subcommand"), "{err}");
 }
+
+#[test]
+fn a_walk_follows_links_and_names_what_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    std::fs::copy(workspace().join(CLEAN), root.join("data/listeners.json")).unwrap();
+    // As a Kubernetes volume lays out a ConfigMap: the file is a link into the data directory.
+    std::os::unix::fs::symlink("data/listeners.json", root.join("listeners.json")).unwrap();
+    std::os::unix::fs::symlink("data/gone.json", root.join("gone.json")).unwrap();
+    let out = xdsck().current_dir(root).args(["--format", "json", "--no-config", "."]).output().unwrap();
+    let report = json(&out);
+    let sources: Vec<&str> =
+        report["inputs"].as_array().unwrap().iter().map(|i| i["source"].as_str().unwrap()).collect();
+    assert!(sources.contains(&"listeners.json") && sources.contains(&"data/listeners.json"), "{report}");
+    // The broken link is not passed over in silence: it cannot be read, exit 2.
+    assert_eq!(code(&out), 2, "{report}");
+    assert!(codes(&report).contains(&"XDS001"), "{report}");
+    assert!(report.to_string().contains("gone.json"), "{report}");
+}
