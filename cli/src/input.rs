@@ -15,10 +15,10 @@ pub const STDIN: &str = "<stdin>";
 const WALKED: [&str; 3] = ["json", "yaml", "yml"];
 
 /// The files a run reads, each with whether a directory walk found it: a path named is read as
-/// it is; a directory is walked as ripgrep walks one — past hidden files and what `.gitignore`
-/// leaves out, and past what `excluded` says (`exclude` in `xdsck.toml`) — for its `.json`,
-/// `.yaml` and `.yml` files, in name order. A directory with none of them is named itself, so
-/// that reading it says so.
+/// it is; a directory is walked past hidden files and what `.gitignore` leaves out (as ripgrep
+/// does) and past what `excluded` says (`exclude` in `xdsck.toml`), following links, for its
+/// `.json`, `.yaml` and `.yml` files, in name order. A directory with none of them is named
+/// itself, so that reading it says so.
 pub fn expand(paths: &[PathBuf], excluded: &dyn Fn(&str) -> bool) -> Vec<(PathBuf, bool)> {
     let mut out = Vec::new();
     for path in paths {
