@@ -131,34 +131,7 @@ pub(crate) struct U32(pub u32);
 
 impl<'de> Deserialize<'de> for U32 {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = U32;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an unsigned 32-bit integer (a number or a decimal string)")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<U32, E> {
-                u32::try_from(v).map(U32).map_err(|_| E::custom(format!("{v} is out of range for uint32")))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<U32, E> {
-                u32::try_from(v).map(U32).map_err(|_| E::custom(format!("{v} is out of range for uint32")))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<U32, E> {
-                // protojson accepts an integral value written with a fraction or exponent.
-                if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) {
-                    Ok(U32(v as u32))
-                } else {
-                    Err(E::custom(format!("{v} is not an unsigned 32-bit integer")))
-                }
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<U32, E> {
-                v.trim()
-                    .parse::<u32>()
-                    .map(U32)
-                    .map_err(|_| E::custom(format!("\"{v}\" is not an unsigned 32-bit integer")))
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(Integer::new("uint32", "an unsigned 32-bit integer")).map(U32)
     }
 }
 
@@ -169,34 +142,45 @@ pub(crate) struct I64(pub i64);
 
 impl<'de> Deserialize<'de> for I64 {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = I64;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a signed 64-bit integer (a number or a decimal string)")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<I64, E> {
-                i64::try_from(v).map(I64).map_err(|_| E::custom(format!("{v} is out of range for int64")))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<I64, E> {
-                Ok(I64(v))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<I64, E> {
-                // protojson accepts an integral value written with a fraction or exponent.
-                if v.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
-                    Ok(I64(v as i64))
-                } else {
-                    Err(E::custom(format!("{v} is not a signed 64-bit integer")))
-                }
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<I64, E> {
-                v.trim()
-                    .parse::<i64>()
-                    .map(I64)
-                    .map_err(|_| E::custom(format!("\"{v}\" is not a signed 64-bit integer")))
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(Integer::new("int64", "a signed 64-bit integer")).map(I64)
+    }
+}
+
+/// The visitor of an integer field: its proto type's name and what it is, for the messages.
+struct Integer<T> {
+    proto: &'static str,
+    what: &'static str,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T> Integer<T> {
+    fn new(proto: &'static str, what: &'static str) -> Self {
+        Integer { proto, what, _t: std::marker::PhantomData }
+    }
+}
+
+impl<T: TryFrom<i128> + std::str::FromStr> Visitor<'_> for Integer<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (a number or a decimal string)", self.what)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        T::try_from(i128::from(v)).map_err(|_| E::custom(format!("{v} is out of range for {}", self.proto)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        T::try_from(i128::from(v)).map_err(|_| E::custom(format!("{v} is out of range for {}", self.proto)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        // protojson accepts an integral value written with a fraction or exponent; beyond 2^64
+        // no integer type of the API holds it.
+        let integral = v.fract() == 0.0 && v.abs() < 1.9e19;
+        integral
+            .then(|| T::try_from(v as i128).ok())
+            .flatten()
+            .ok_or_else(|| E::custom(format!("{v} is not {}", self.what)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        v.trim().parse::<T>().map_err(|_| E::custom(format!("\"{v}\" is not {}", self.what)))
     }
 }
 
