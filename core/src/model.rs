@@ -623,15 +623,6 @@ impl FilterChain<'_> {
     }
 }
 
-/// How a trace names a tcp_proxy's clusters: `cluster 'a'`, `weighted clusters 'a', 'b'`.
-pub fn describe_tcp_proxy(clusters: &[String]) -> String {
-    let quoted: Vec<String> = clusters.iter().map(|c| format!("'{c}'")).collect();
-    match quoted.len() {
-        1 => format!("cluster {}", quoted[0]),
-        _ => format!("weighted clusters {}", quoted.join(", ")),
-    }
-}
-
 /// `FilterChainMatch`, every field, as written (normalisation happens in the graph).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FilterChainMatch<'a> {

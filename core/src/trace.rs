@@ -98,6 +98,15 @@ pub struct Answer {
     pub notes: Vec<String>,
 }
 
+/// How a trace names a tcp_proxy's clusters: `cluster 'a'`, `weighted clusters 'a', 'b'`.
+pub(crate) fn describe_tcp_proxy(clusters: &[String]) -> String {
+    let quoted: Vec<String> = clusters.iter().map(|c| format!("'{c}'")).collect();
+    match quoted.len() {
+        1 => format!("cluster {}", quoted[0]),
+        _ => format!("weighted clusters {}", quoted.join(", ")),
+    }
+}
+
 /// Finds the listener a query is about: by name, or by the address it is bound to.
 pub fn select_listener<'s, 'a>(
     snapshot: &'s Snapshot<'a>,
@@ -342,9 +351,10 @@ impl Answer {
                 }
             }
         }
-        let proxied = self.tcp_proxy.as_ref().map_or_else(String::new, |c| {
-            format!(": tcp_proxy passes the connection to {}", crate::model::describe_tcp_proxy(c))
-        });
+        let proxied = self
+            .tcp_proxy
+            .as_ref()
+            .map_or_else(String::new, |c| format!(": tcp_proxy passes the connection to {}", describe_tcp_proxy(c)));
         let _ = match (&self.trace.outcome, &self.filter_chain) {
             (Outcome::Chain(_), Some(name)) => writeln!(out, "=> filter chain {name}{proxied}"),
             (Outcome::Default, Some(name)) => {

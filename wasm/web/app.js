@@ -470,7 +470,8 @@ function renderListeners(summary) {
   }
   $('#listeners').replaceChildren(...listeners.map((l) => {
     // Findings name a listener by its display name, a trace answer by its name (empty for an unnamed one).
-    for (const c of l.chains) if (c.line) for (const n of new Set([l.name, l.display_name])) chainLines.set(`${n}\u0000${c.name}`, c.line);
+    const names = l.name === l.display_name ? [l.name] : [l.name, l.display_name];
+    for (const c of l.chains) if (c.line) for (const n of names) chainLines.set(`${n}\u0000${c.name}`, c.line);
     const counts = { terminate: 0, passthrough: 0, plain: 0 };
     for (const c of l.chains) counts[mode(c)[0]]++;
     // A big dump has thousands of chains: a listener's table is built when it is opened.

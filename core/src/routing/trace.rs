@@ -72,7 +72,7 @@ impl HttpAnswer {
                 writeln!(
                     out,
                     "=> not routed: tcp_proxy passes the connection to {}",
-                    crate::model::describe_tcp_proxy(c)
+                    crate::trace::describe_tcp_proxy(c)
                 )
             }
             _ => writeln!(out, "=> no route: Envoy answers 404"),
@@ -117,7 +117,7 @@ fn route_in_chain(tables: &RouteTables, chain: &FilterChain<'_>, answer: &Answer
             format!(
                 "filter chain {} has a tcp_proxy, not an http_connection_manager: Envoy passes the connection's bytes to {} and reads no request",
                 chain.display_name(),
-                crate::model::describe_tcp_proxy(&clusters)
+                crate::trace::describe_tcp_proxy(&clusters)
             ),
         );
         out.tcp_proxy = Some(clusters);
