@@ -166,6 +166,9 @@ pub struct Diagnostic {
     pub envoy_error: Option<String>,
     /// The listener it is about, when there is one (input problems have none).
     pub listener: Option<String>,
+    /// The proxy of a peer's output it is in (`default/eg-7c9d`: `egctl`'s namespace/pod), when
+    /// the input is a map of several.
+    pub proxy: Option<String>,
     /// The chains it is about, by name (or `filter_chains[i]` for an unnamed one).
     pub filter_chains: Vec<String>,
     /// Where it is; `None` only for a place no input has (a failure reported before loading).
@@ -187,6 +190,7 @@ impl Diagnostic {
             message: message.into(),
             envoy_error: None,
             listener: None,
+            proxy: None,
             filter_chains: Vec::new(),
             location: None,
             related: Vec::new(),

@@ -107,8 +107,9 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
         };
         match document.load() {
             Ok(input) => {
-                report.inputs.push(InputSummary::of(&input));
-                snapshot.inputs.push(input);
+                let before = snapshot.inputs.len();
+                snapshot.push(input);
+                report.inputs.extend(snapshot.inputs[before..].iter().map(InputSummary::of));
             }
             // A file a directory walk met that is not Envoy configuration (a package.json, a
             // Helm template): passed by with an info, as ruff passes by files it does not read.
@@ -141,8 +142,32 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
     report
 }
 
+/// Names on each finding the proxy of a peer's map it is in: the proxy whose part of the file
+/// its place is in.
+fn name_proxies(report: &mut Report, snapshot: &Snapshot<'_>) {
+    let proxies: Vec<(SourceId, &str, &str)> = snapshot
+        .inputs
+        .iter()
+        .filter_map(|i| i.proxy.as_ref().and_then(|p| Some((i.source, p.pointer.as_str(), p.name.as_deref()?))))
+        .collect();
+    if proxies.is_empty() {
+        return;
+    }
+    for d in &mut report.findings {
+        let Some(at) = &d.location else { continue };
+        let within = |&&(source, pointer, _): &&(SourceId, &str, &str)| {
+            source == at.source
+                && at.pointer.strip_prefix(pointer).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        if let Some((_, _, name)) = proxies.iter().find(within) {
+            d.proxy = Some((*name).to_owned());
+        }
+    }
+}
+
 /// Applies the settings and the inputs' `xdsck.io/ignore` annotations, then sorts.
 fn suppress(report: &mut Report, snapshot: &Snapshot<'_>, sources: &Sources, settings: &settings::Settings) {
+    name_proxies(report, snapshot);
     let (annotations, problems) = settings::Annotations::of(snapshot, sources);
     report.findings.extend(problems);
     settings.apply(report, sources, &annotations);
@@ -190,7 +215,7 @@ pub fn load_all<'d>(documents: &'d [load::Document<'_>]) -> (Snapshot<'d>, Vec<D
     let mut failed = Vec::new();
     for document in documents {
         match document.load() {
-            Ok(input) => snapshot.inputs.push(input),
+            Ok(input) => snapshot.push(input),
             Err(e) => failed.push(e.to_diagnostic()),
         }
     }

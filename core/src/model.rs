@@ -26,6 +26,15 @@ pub struct Snapshot<'a> {
 }
 
 impl<'a> Snapshot<'a> {
+    /// Adds a loaded input: a peer's map of proxies as one input per proxy.
+    pub fn push(&mut self, input: Input<'a>) {
+        if input.kind == InputKind::Proxies {
+            self.inputs.extend(input.proxies);
+        } else {
+            self.inputs.push(input);
+        }
+    }
+
     /// Every listener Envoy is (or would be) serving, across inputs.
     pub fn live_listeners(&self) -> impl Iterator<Item = &Listener<'a>> {
         self.inputs.iter().flat_map(|i| i.listeners.iter().filter(|l| l.state.is_live()))
@@ -56,6 +65,11 @@ pub enum InputKind {
     /// Kubernetes objects of other kinds only (a Service, a Deployment, a Kustomization): no
     /// Envoy configuration, each named by a `skipped-document` info.
     Kubernetes,
+    /// xDS resources a peer's tool lists by type (`listeners:`, Kuma's map by type URL), with
+    /// no response around them.
+    Resources,
+    /// A peer's map of proxies: the input holds nothing itself, its [`Input::proxies`] do.
+    Proxies,
 }
 
 impl InputKind {
@@ -82,6 +96,8 @@ impl InputKind {
             InputKind::CiliumEnvoyConfig => "CiliumEnvoyConfig",
             InputKind::Mixed => "mixed",
             InputKind::Kubernetes => "kubernetes objects",
+            InputKind::Resources => "resources",
+            InputKind::Proxies => "proxies",
         }
     }
 }
@@ -122,6 +138,32 @@ pub struct Input<'a> {
     pub cluster_builds: Vec<build::ClusterBuild<'a>>,
     /// A bootstrap's own parts Envoy checks when it starts.
     pub bootstrap: Option<build::BootstrapBuild<'a>>,
+    /// The proxy of a peer's output this input is (`egctl config envoy-proxy`'s namespace →
+    /// pod map): one Envoy of several in one file.
+    pub proxy: Option<Proxy>,
+    /// For a peer's map of proxies ([`InputKind::Proxies`]): an input per proxy, each an Envoy
+    /// of its own. [`Snapshot::push`] puts them in the snapshot in the map's place.
+    pub proxies: Vec<Input<'a>>,
+}
+
+/// One proxy of a peer's output: its name there and where its part of the file is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proxy {
+    /// `default/envoy-default-eg-e41e7b31-6c4f5d8b9-xk2lp` (namespace/pod), the `xds` key of
+    /// `egctl x translate`; `None` for a file that is one proxy's resources.
+    pub name: Option<String>,
+    /// The JSON pointer of the proxy's part (`/default/eg`); every place of the input is
+    /// below it.
+    pub pointer: String,
+    /// The layout it was found in, for the input summary.
+    pub shape: &'static str,
+}
+
+impl Proxy {
+    /// A proxy named `name` whose part of the file is at `pointer`.
+    pub fn new(name: Option<String>, pointer: &str, shape: &'static str) -> Self {
+        Proxy { name, pointer: pointer.to_owned(), shape }
+    }
 }
 
 impl<'a> Input<'a> {

@@ -358,7 +358,7 @@ struct VirtualHostSummary<'a> {
 fn route_tables<'a>(routes: &RouteTables<'a, 'a>, chain: &'a FilterChain<'a>) -> Vec<RouteTableSummary<'a>> {
     RouteTables::hcms_of_chain(chain)
         .map(|hcm| {
-            let table = routes.table_of(hcm);
+            let table = routes.table_of(0, hcm);
             let (route_config, kind) = match &hcm.routes {
                 HcmRoutes::Inline(_) => (table.and_then(|t| t.name.as_deref()), "inline"),
                 HcmRoutes::Rds(name) => (Some(name.as_str()), "rds"),

@@ -87,7 +87,7 @@ impl Check for DuplicateListenerAddress {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         // One input is one set of listeners Envoy holds at once; two inputs are two configs.
         let all: Vec<ListenerCx<'_, '_>> = cx.listeners().collect();
-        for live in all.chunk_by(|a, b| a.source == b.source) {
+        for live in all.chunk_by(|a, b| a.envoy == b.envoy) {
             let mut names: HashSet<&str> = HashSet::new();
             // Key -> (listener, address index) of the first earlier address that conflicts.
             let mut taken: HashMap<Key, (usize, usize)> = HashMap::new();

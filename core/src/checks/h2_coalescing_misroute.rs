@@ -46,13 +46,13 @@ struct Http<'s> {
     table: &'s RouteTable<'s>,
 }
 
-fn http_of<'s>(cx: &Context<'s, '_>, chain: &'s FilterChain<'s>) -> Option<Http<'s>> {
+fn http_of<'s>(cx: &Context<'s, '_>, envoy: usize, chain: &'s FilterChain<'s>) -> Option<Http<'s>> {
     let mut hcms = RouteTables::hcms_of_chain(chain);
     let hcm = hcms.next()?;
     if hcms.next().is_some() {
         return None;
     }
-    let table = cx.routes.table_of(hcm).filter(|t| !t.vhds)?;
+    let table = cx.routes.table_of(envoy, hcm).filter(|t| !t.vhds)?;
     Some(Http { hcm, table })
 }
 
@@ -268,7 +268,7 @@ impl Check for H2CoalescingMisroute {
                 }
             };
             for a in chains {
-                let Some(http_a) = http_of(&cx, a).filter(|&h| offers_h2(a, h)) else { continue };
+                let Some(http_a) = http_of(&cx, l.envoy, a).filter(|&h| offers_h2(a, h)) else { continue };
                 let Some(dst) = destination(&l, a) else { continue };
                 let a_names = names(a);
                 // Each name of A as a concrete host, with the entry it came from.
@@ -302,7 +302,7 @@ impl Check for H2CoalescingMisroute {
                     let Some(b) = land(dst, &host).filter(|b| b.index != a.index && b.terminates_tls()) else {
                         continue;
                     };
-                    let Some(http_b) = http_of(&cx, b).filter(|&h| !same_table(http_a, h)) else { continue };
+                    let Some(http_b) = http_of(&cx, l.envoy, b).filter(|&h| !same_table(http_a, h)) else { continue };
                     let on_a = answer(&mut indexes, http_a, &host, dst.port());
                     let on_b = answer(&mut indexes, http_b, &host, dst.port());
                     let alike = match (on_a.vh, on_b.vh) {

@@ -65,7 +65,7 @@ impl Check for InvalidAddress {
         for l in cx.listeners() {
             let listener = l.listener;
             // An internal listener is served by the bootstrap extension that makes them.
-            let bootstrap = cx.snapshot.inputs.iter().find(|i| i.source == l.source).and_then(|i| i.bootstrap.as_ref());
+            let bootstrap = cx.snapshot.inputs.get(l.envoy).and_then(|i| i.bootstrap.as_ref());
             if listener.internal_listener
                 && let Some(b) = bootstrap
                 && !b

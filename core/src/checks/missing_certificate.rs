@@ -49,7 +49,7 @@ fn unknown_secrets(
 impl Check for MissingCertificate {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            let input = cx.snapshot.inputs.iter().find(|i| i.source == l.source);
+            let input = cx.snapshot.inputs.get(l.envoy);
             let secrets = input.and_then(|i| i.bootstrap.as_ref()).map(|b| &b.static_secrets[..]);
             for chain in l.listener.filter_chains.iter().chain(&l.listener.default_filter_chain) {
                 let Some(ts @ TransportSocket { certificates: Some(certs), .. }) = &chain.transport_socket else {

@@ -88,6 +88,9 @@ pub struct Context<'s, 'a> {
 pub struct ListenerCx<'s, 'a> {
     /// The input the listener is in.
     pub source: SourceId,
+    /// The Envoy it is in: the index of its input in the snapshot. One source may hold several
+    /// (a peer's map of proxies); what one Envoy holds at once is checked together.
+    pub envoy: usize,
     /// Where places in the listener's input are.
     pub text: Locator<'s>,
     /// The listener as the loader read it.
@@ -139,6 +142,8 @@ impl<'s, 'a> Context<'s, 'a> {
 pub struct TableCx<'s, 'a> {
     /// The route table, as the loader read it.
     pub table: &'s crate::model::route::RouteTable<'a>,
+    /// The Envoy that builds it: the index of its input in the snapshot.
+    pub envoy: usize,
     /// Where places are in the input the table was read from (for an RDS table, not the
     /// listener's).
     pub text: Locator<'s>,
@@ -165,15 +170,21 @@ impl<'s, 'a> Context<'s, 'a> {
                     if let NetworkFilterKind::HttpConnectionManager(hcm) = &f.kind
                         && let HcmRoutes::Inline(table) = &hcm.routes
                     {
-                        out.push(TableCx { table, text: l.text, listener: Some((l, chain)), hcm: Some(hcm) });
+                        out.push(TableCx {
+                            table,
+                            envoy: l.envoy,
+                            text: l.text,
+                            listener: Some((l, chain)),
+                            hcm: Some(hcm),
+                        });
                     }
                 }
             }
         }
-        for input in &self.snapshot.inputs {
+        for (envoy, input) in self.snapshot.inputs.iter().enumerate() {
             let text = self.locator(input);
             for t in input.route_tables.iter().filter(|t| t.origin == TableOrigin::Rds) {
-                out.push(TableCx { table: t, text, listener: None, hcm: None });
+                out.push(TableCx { table: t, envoy, text, listener: None, hcm: None });
             }
         }
         out
@@ -338,21 +349,23 @@ pub fn run_one(check: &dyn Check, snapshot: &Snapshot<'_>, sources: &Sources) ->
 }
 
 fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
-    let live: Vec<(SourceId, Locator<'_>, &Listener<'_>)> = snapshot
+    let live: Vec<(usize, SourceId, Locator<'_>, &Listener<'_>)> = snapshot
         .inputs
         .iter()
-        .flat_map(|input| {
+        .enumerate()
+        .flat_map(|(envoy, input)| {
             let text = input.locator(sources.get(input.source));
-            input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (input.source, text, l))
+            input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (envoy, input.source, text, l))
         })
         .collect();
-    let matchings = par_map(&live, |(_, _, l)| ListenerMatch::build(l));
+    let matchings = par_map(&live, |(_, _, _, l)| ListenerMatch::build(l));
     let routes = crate::model::route::RouteTables::of(snapshot);
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
         .zip(&matchings)
-        .map(|(&(source, text, listener), matching)| ListenerCx {
+        .map(|(&(envoy, source, text, listener), matching)| ListenerCx {
             source,
+            envoy,
             text,
             listener,
             matching,

@@ -25,7 +25,10 @@ fn what(input: &Input<'_>) -> &'static str {
         InputKind::Bootstrap => "this bootstrap has no static listener",
         InputKind::DiscoveryResponse | InputKind::DeltaDiscoveryResponse => "this xDS response holds no Listener",
         InputKind::CiliumEnvoyConfig => "this CiliumEnvoyConfig holds no Listener",
-        InputKind::Listeners | InputKind::Mixed | InputKind::Kubernetes => "this input holds no listener",
+        InputKind::Listeners | InputKind::Mixed | InputKind::Kubernetes | InputKind::Resources => {
+            "this input holds no listener"
+        }
+        InputKind::Proxies => "this map holds no proxy",
     }
 }
 
@@ -33,17 +36,22 @@ impl Check for NoListeners {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             // Route tables alone (an RDS response) are checked by the route checks.
-            let has_routes = cx.routes.tables.iter().any(|t| t.source == input.source);
+            let has_routes = !input.route_tables.is_empty();
             // Kubernetes objects of other kinds: each is a skipped-document info already.
             let kubernetes = input.kind == InputKind::Kubernetes;
             if input.listeners.is_empty() && input.error_states.is_empty() && !has_routes && !kubernetes {
-                // The whole input is the place: its top node, past any comments.
-                let at = cx.locator(input).node_offset(0);
+                // The whole input is the place: its top node, past any comments (a proxy's:
+                // its part of the file).
+                let text = cx.locator(input);
+                let pointer = input.proxy.as_ref().map_or("", |p| &p.pointer);
+                let at = text.locate_pointer(pointer).unwrap_or_else(|| text.node_offset(0));
                 let note = match input.inventory().other_resources {
                     0 => "nothing was checked".to_owned(),
                     n => format!("nothing was checked; it holds {n} resource(s) of other types"),
                 };
-                out.push(Diagnostic::new(&RULE, what(input)).at(Location::new(input.source, "", Some(at))).note(note));
+                out.push(
+                    Diagnostic::new(&RULE, what(input)).at(Location::new(input.source, pointer, Some(at))).note(note),
+                );
             }
         }
     }

@@ -26,7 +26,7 @@ pub(super) enum Delivery {
 pub(super) fn walk(cx: Context<'_, '_>, mut f: impl FnMut(&ListenerCx<'_, '_>, &ListenerCx<'_, '_>, Delivery)) {
     let kinds: HashMap<_, _> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
     let all: Vec<ListenerCx<'_, '_>> = cx.listeners().collect();
-    for live in all.chunk_by(|a, b| a.source == b.source) {
+    for live in all.chunk_by(|a, b| a.envoy == b.envoy) {
         let Some(&kind) = live.first().and_then(|l| kinds.get(&l.source)) else { continue };
         // A dump is what Envoy kept: it cannot hold two live listeners with one name.
         if matches!(kind, InputKind::ConfigDump | InputKind::DynamicListenersDump) {

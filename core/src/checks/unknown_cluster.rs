@@ -43,12 +43,12 @@ pub(crate) enum Use {
 struct Known<'s> {
     /// Each Envoy's clusters (CiliumEnvoyConfigs' excepted, see the explanation), by
     /// [`Known::envoy`].
-    all: HashMap<Option<SourceId>, HashSet<&'s str>>,
+    all: HashMap<Option<usize>, HashSet<&'s str>>,
     /// The Envoys of which some input lists every cluster Envoy has (not only the static ones).
-    complete: HashSet<Option<SourceId>>,
+    complete: HashSet<Option<usize>>,
     /// Each input's static clusters, for its own static listeners: a bootstrap builds them
     /// before CDS has delivered anything (checked with envoy 1.40, live).
-    statics: HashMap<SourceId, HashSet<&'s str>>,
+    statics: HashMap<usize, HashSet<&'s str>>,
     one_envoy: bool,
 }
 
@@ -60,13 +60,13 @@ impl<'s> Known<'s> {
             statics: HashMap::new(),
             one_envoy: snapshot.one_envoy,
         };
-        for input in &snapshot.inputs {
+        for (i, input) in snapshot.inputs.iter().enumerate() {
             let Some(list) = &input.clusters else { continue };
-            let envoy = k.envoy(input.source);
+            let envoy = k.envoy(i);
             if !list.partial {
                 k.complete.insert(envoy);
             }
-            let statics = k.statics.entry(input.source).or_default();
+            let statics = k.statics.entry(i).or_default();
             let all = k.all.entry(envoy).or_default();
             for c in &list.names {
                 all.insert(&c.name);
@@ -78,17 +78,17 @@ impl<'s> Known<'s> {
         k
     }
 
-    /// The Envoy an input is: the input itself, or the run's one.
-    fn envoy(&self, source: SourceId) -> Option<SourceId> {
-        (!self.one_envoy).then_some(source)
+    /// The Envoy the snapshot's input `input` (its index) is: the input itself, or the run's one.
+    fn envoy(&self, input: usize) -> Option<usize> {
+        (!self.one_envoy).then_some(input)
     }
 
     /// The clusters a table is validated against, or `None` when the run does not have them.
     fn for_table(&self, t: &TableCx<'_, '_>) -> Option<&HashSet<&'s str>> {
         match &t.listener {
-            Some((l, _)) if l.listener.state == ListenerState::Static => self.statics.get(&t.table.source),
+            Some((l, _)) if l.listener.state == ListenerState::Static => self.statics.get(&t.envoy),
             _ => {
-                let envoy = self.envoy(t.table.source);
+                let envoy = self.envoy(t.envoy);
                 self.complete.contains(&envoy).then(|| self.all.get(&envoy)).flatten()
             }
         }

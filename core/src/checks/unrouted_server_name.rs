@@ -111,7 +111,7 @@ impl Check for UnroutedServerName {
                     continue;
                 }
                 for hcm in RouteTables::hcms_of_chain(chain) {
-                    let Some(table) = cx.routes.table_of(hcm).filter(|t| !t.vhds) else { continue };
+                    let Some(table) = cx.routes.table_of(l.envoy, hcm).filter(|t| !t.vhds) else { continue };
                     let index = DomainIndex::build(table);
                     let tails = tails(hcm, table, port);
                     for (i, name) in m.server_names.iter().enumerate() {

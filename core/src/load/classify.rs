@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use super::Documents;
 use super::codes;
 use super::error::LoadError;
-use super::raw::{ClusterParts, RawListenerState, RawObject, RawUpdateFailure, object_offset};
+use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
 use super::route::place;
 use crate::model::build::{BootstrapBuild, ClusterBuild, ConfigSourceKind, ConfigSourceUse};
 use crate::model::route::{HcmRoutes, NotAnalysed, RouteTable, TableOrigin};
@@ -22,18 +22,17 @@ const ROUTE_TYPE: &str = "envoy.config.route.v3.RouteConfiguration";
 const GATEWAY_API_GROUP: &str = "gateway.networking.k8s.io/";
 
 pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents<'a>) -> Result<Input<'a>, LoadError> {
-    let mut walk = Walk {
-        source: id,
-        listeners: Vec::new(),
-        error_states: Vec::new(),
-        skipped: Vec::new(),
-        clusters: None,
-        route_tables: Vec::new(),
-        not_analysed: Vec::new(),
-        cluster_builds: Vec::new(),
-        bootstrap: None,
-    };
+    let mut walk = Walk::new(id);
     let kind = match documents {
+        Documents::Unread(what) => return Err(not_envoy(id, text, "", what)),
+        Documents::Proxies(proxies) => {
+            let proxies = proxies.into_iter().map(|p| proxy(id, text, p)).collect();
+            return Ok(Input {
+                kind: InputKind::Proxies,
+                proxies,
+                ..Walk::new(id).into_input(InputKind::Proxies, text)
+            });
+        }
         Documents::One(obj) => match walk.document(*obj, String::new()) {
             Ok(kind) => kind,
             Err(refused) if refused.kubernetes => {
@@ -99,20 +98,37 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
             }
         }
     };
-    Ok(Input {
-        source: id,
-        kind,
-        listeners: walk.listeners,
-        error_states: walk.error_states,
-        skipped: walk.skipped,
-        clusters: walk.clusters,
-        route_tables: walk.route_tables,
-        not_analysed: walk.not_analysed,
-        translation: text.translation(),
-        problems: Vec::new(),
-        cluster_builds: walk.cluster_builds,
-        bootstrap: walk.bootstrap,
-    })
+    Ok(walk.into_input(kind, text))
+}
+
+/// One proxy of a peer's output: an input of its own.
+fn proxy<'a>(id: SourceId, text: Locator<'a>, p: super::peers::ProxyDocuments<'a>) -> Input<'a> {
+    let mut walk = Walk::new(id);
+    let mut kinds: Vec<InputKind> = Vec::new();
+    for (pointer, message, obj) in p.parts {
+        match message {
+            Some(m) => {
+                walk.typed_resource(obj, pointer, m);
+                kinds.push(InputKind::Resources);
+            }
+            None => match walk.document(obj, pointer.clone()) {
+                Ok(k) => kinds.push(k),
+                Err(r) => walk.skip_document(pointer, r),
+            },
+        }
+    }
+    for (pointer, what, at) in p.skipped {
+        let offset = object_offset(Some(at)).map(|o| o + 1);
+        let skipped =
+            Skipped { kind: SkippedKind::Document, what: what.to_owned(), note: None, pointer: pointer.into(), offset };
+        walk.skipped.push(skipped);
+    }
+    let kind = match kinds.first() {
+        Some(&k) if kinds.iter().all(|&x| x == k) => k,
+        Some(_) => InputKind::Mixed,
+        None => InputKind::Resources,
+    };
+    Input { proxy: Some(p.proxy), ..walk.into_input(kind, text) }
 }
 
 /// The document a pointer into a list or stream starts in (`/3/...` is document 3).
@@ -189,6 +205,39 @@ enum Entry {
 }
 
 impl<'a> Walk<'a> {
+    fn new(source: SourceId) -> Self {
+        Walk {
+            source,
+            listeners: Vec::new(),
+            error_states: Vec::new(),
+            skipped: Vec::new(),
+            clusters: None,
+            route_tables: Vec::new(),
+            not_analysed: Vec::new(),
+            cluster_builds: Vec::new(),
+            bootstrap: None,
+        }
+    }
+
+    fn into_input(self, kind: InputKind, text: Locator<'a>) -> Input<'a> {
+        Input {
+            source: self.source,
+            kind,
+            listeners: self.listeners,
+            error_states: self.error_states,
+            skipped: self.skipped,
+            clusters: self.clusters,
+            route_tables: self.route_tables,
+            not_analysed: self.not_analysed,
+            translation: text.translation(),
+            problems: Vec::new(),
+            cluster_builds: self.cluster_builds,
+            bootstrap: self.bootstrap,
+            proxy: None,
+            proxies: Vec::new(),
+        }
+    }
+
     /// One top-level document (or `kind: List` item). `Err` says what it is instead.
     fn document(&mut self, mut obj: RawObject<'a>, pointer: String) -> Result<InputKind, Refused<'a>> {
         let casing = Casing::from_camel(obj.camel);
@@ -332,6 +381,12 @@ impl<'a> Walk<'a> {
             self.static_entry(obj, &pointer);
             return Ok(InputKind::StaticListenersDump);
         }
+        // One `configs` entry on its own (a `ListenersConfigDump`, a `RoutesConfigDump`), as
+        // `egctl config envoy-proxy listener` prints it for each pod.
+        if obj.is_dump_entry() {
+            self.dump_entry(obj, &pointer);
+            return Ok(InputKind::ConfigDump);
+        }
         if is_listener(&obj) {
             self.listener(obj, pointer, ListenerState::Declared, None);
             return Ok(InputKind::Listeners);
@@ -356,49 +411,54 @@ impl<'a> Walk<'a> {
         let mut entries: Vec<Entry> = Vec::new();
         for (i, entry) in obj.configs.unwrap_or_default().into_iter().enumerate() {
             let p = join_index(&join_field(pointer, Casing::Snake, "configs"), i);
-            let casing = Casing::from_camel(entry.camel);
-            if entry.static_listeners.is_some() || entry.dynamic_listeners.is_some() {
-                entries.push(Entry::Dump);
-                let RawObject { static_listeners, dynamic_listeners, .. } = entry;
-                let sp = join_field(&p, casing, "static_listeners");
-                for (j, s) in static_listeners.unwrap_or_default().into_iter().enumerate() {
-                    let lp = join_field(&join_index(&sp, j), Casing::Snake, "listener");
-                    if let Some(l) = s.listener {
-                        self.listener(*l, lp, ListenerState::Static, None);
-                    }
-                }
-                let dp = join_field(&p, casing, "dynamic_listeners");
-                for (j, d) in dynamic_listeners.unwrap_or_default().into_iter().enumerate() {
-                    let casing = Casing::from_camel(d.camel);
-                    let dynamic = Dynamic {
-                        name: d.name.map(|n| n.0),
-                        casing,
-                        active: d.active_state,
-                        warming: d.warming_state,
-                        draining: d.draining_state,
-                        error: d.error_state,
-                    };
-                    self.dynamic(dynamic, &join_index(&dp, j));
-                }
-            } else if entry.active_state.is_some()
-                || entry.warming_state.is_some()
-                || entry.draining_state.is_some()
-                || entry.error_state.is_some()
-            {
-                entries.push(Entry::Dynamic);
-                self.dynamic(Dynamic::from_object(entry), &p);
-            } else if entry.listener.is_some() {
-                entries.push(Entry::Static);
-                self.static_entry(entry, &p);
-            } else {
-                entries.push(Entry::Dump);
-                self.dump_clusters_and_routes(entry, &p);
-            }
+            entries.push(self.dump_entry(entry, &p));
         }
         match entries.first() {
             Some(&Entry::Dynamic) if entries.iter().all(|&e| e == Entry::Dynamic) => InputKind::DynamicListenersDump,
             Some(&Entry::Static) if entries.iter().all(|&e| e == Entry::Static) => InputKind::StaticListenersDump,
             _ => InputKind::ConfigDump,
+        }
+    }
+
+    /// One entry of a config_dump's `configs`.
+    fn dump_entry(&mut self, entry: RawObject<'a>, p: &str) -> Entry {
+        let casing = Casing::from_camel(entry.camel);
+        if entry.static_listeners.is_some() || entry.dynamic_listeners.is_some() {
+            let RawObject { static_listeners, dynamic_listeners, .. } = entry;
+            let sp = join_field(p, casing, "static_listeners");
+            for (j, s) in static_listeners.unwrap_or_default().into_iter().enumerate() {
+                let lp = join_field(&join_index(&sp, j), Casing::Snake, "listener");
+                if let Some(l) = s.listener {
+                    self.listener(*l, lp, ListenerState::Static, None);
+                }
+            }
+            let dp = join_field(p, casing, "dynamic_listeners");
+            for (j, d) in dynamic_listeners.unwrap_or_default().into_iter().enumerate() {
+                let casing = Casing::from_camel(d.camel);
+                let dynamic = Dynamic {
+                    name: d.name.map(|n| n.0),
+                    casing,
+                    active: d.active_state,
+                    warming: d.warming_state,
+                    draining: d.draining_state,
+                    error: d.error_state,
+                };
+                self.dynamic(dynamic, &join_index(&dp, j));
+            }
+            Entry::Dump
+        } else if entry.active_state.is_some()
+            || entry.warming_state.is_some()
+            || entry.draining_state.is_some()
+            || entry.error_state.is_some()
+        {
+            self.dynamic(Dynamic::from_object(entry), p);
+            Entry::Dynamic
+        } else if entry.listener.is_some() {
+            self.static_entry(entry, p);
+            Entry::Static
+        } else {
+            self.dump_clusters_and_routes(entry, p);
+            Entry::Dump
         }
     }
 
@@ -447,6 +507,37 @@ impl<'a> Walk<'a> {
     /// `spec.resources`): a Listener, a `Resource` wrapper holding one, or a resource of another
     /// type, which is counted. Without an `@type`, a resource of a Listener response is a
     /// Listener by its place; elsewhere its fields decide.
+    /// A resource a peer's wrapper names the type of (`listeners:`, a Kuma type URL key).
+    fn typed_resource(&mut self, r: RawObject<'a>, pointer: String, message: &'static str) {
+        match message {
+            // A config_dump's entry on its own, known by its `@type`.
+            m if m.starts_with("envoy.admin.v3.") => {
+                self.dump_entry(r, &pointer);
+            }
+            LISTENER_TYPE => self.listener(r, pointer, ListenerState::Declared, None),
+            ROUTE_TYPE => self.table(r.into_route_table(TableOrigin::Rds), pointer),
+            CLUSTER_TYPE => self.cluster(r, pointer),
+            other => {
+                let what = other.rsplit('.').next().unwrap_or(other).to_owned();
+                self.other_resource(&r, pointer, what);
+            }
+        }
+    }
+
+    /// A Cluster resource (CDS, a peer's list): its name for the routes, its parts for the
+    /// cluster manager's checks.
+    fn cluster(&mut self, r: RawObject<'a>, pointer: String) {
+        let list = self.clusters.get_or_insert_with(ClusterList::default);
+        list.names.push(ClusterName { name: cow(r.name.clone()), is_static: false });
+        self.cluster_builds.push(r.into_cluster_parts().into_build(pointer.into()));
+    }
+
+    /// A resource of a type xdsck does not check, named so that it is not dropped unseen.
+    fn other_resource(&mut self, r: &RawObject<'a>, pointer: String, what: String) {
+        let offset = object_offset(r.first_key);
+        self.skipped.push(Skipped { kind: SkippedKind::Resource, what, note: None, pointer: pointer.into(), offset });
+    }
+
     fn resource(&mut self, r: RawObject<'a>, pointer: String, listener_type: bool, cilium: bool) {
         let (r, pointer) = match r.resource {
             Some(inner) => (*inner, join_field(&pointer, Casing::Snake, "resource")),
@@ -464,35 +555,14 @@ impl<'a> Walk<'a> {
             }
             // A CiliumEnvoyConfig's clusters are not all the agent's: they stay other resources.
             if is_type(type_url, CLUSTER_TYPE) && !cilium {
-                let list = self.clusters.get_or_insert_with(ClusterList::default);
-                let name = cow(r.name);
-                list.names.push(ClusterName { name: name.clone(), is_static: false });
-                let parts = ClusterParts {
-                    name,
-                    camel: r.camel,
-                    discovery_type: r.discovery_type,
-                    cluster_type: r.cluster_type.is_some(),
-                    lb_policy: r.lb_policy,
-                    load_balancing_policy: r.load_balancing_policy.is_some(),
-                    load_assignment: r.load_assignment.map(|b| *b),
-                    transport_socket: r.transport_socket.map(|b| *b),
-                    health_checks: r.health_checks,
-                };
-                self.cluster_builds.push(parts.into_build(pointer.into()));
+                self.cluster(r, pointer);
                 return;
             }
             let what = match r.type_url() {
                 Some(t) => t.rsplit(['/', '.']).next().unwrap_or(t).to_owned(),
                 None => "resource without `@type`".to_owned(),
             };
-            let offset = object_offset(r.first_key);
-            self.skipped.push(Skipped {
-                kind: SkippedKind::Resource,
-                what,
-                note: None,
-                pointer: pointer.into(),
-                offset,
-            });
+            self.other_resource(&r, pointer, what);
             return;
         }
         let start = self.listeners.len();

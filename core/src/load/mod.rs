@@ -18,6 +18,7 @@ mod envoy_json;
 mod error;
 pub mod locate;
 pub(crate) mod matcher;
+mod peers;
 #[cfg(feature = "proto")]
 pub mod proto;
 pub(crate) mod protojson;
@@ -136,7 +137,21 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
         }
     };
     let mut input = classify::classify(id, text, documents)?;
-    input.problems = problems;
+    if input.proxies.is_empty() {
+        input.problems = problems;
+    } else {
+        // Each proxy of a peer's map is an input of its own: its problems go with it (the
+        // deepest proxy whose part holds the place; the first for a place outside them all).
+        for p in problems {
+            let within = |i: &&mut Input<'_>| {
+                i.proxy.as_ref().is_some_and(|x| {
+                    p.pointer.strip_prefix(x.pointer.as_str()).is_some_and(|r| r.is_empty() || r.starts_with('/'))
+                })
+            };
+            let i = input.proxies.iter_mut().rposition(|i| within(&i)).unwrap_or(0);
+            input.proxies[i].problems.push(p);
+        }
+    }
     Ok(input)
 }
 
@@ -145,6 +160,46 @@ pub(crate) enum Documents<'a> {
     One(Box<RawObject<'a>>),
     /// A JSON list or a YAML stream; `None` for empty (null) documents.
     Many(Vec<Option<RawObject<'a>>>),
+    /// A peer tool's map of proxies (or of one proxy's resources), each read apart: each is an
+    /// Envoy of its own.
+    Proxies(Vec<peers::ProxyDocuments<'a>>),
+    /// Something a peer's tool prints that is not configuration, named (a JSON Patch).
+    Unread(&'static str),
+}
+
+/// Where a document sits in its text, and what it is when a wrapper around it says so.
+#[derive(Default)]
+pub(crate) struct Place<'a> {
+    /// The way from the text's root to the document.
+    pub(crate) path: Vec<Step<'a>>,
+    /// The message the document is, when the wrapper names it (a peer's `listeners:` list, a
+    /// Kuma map keyed by type URL); otherwise the document's keys tell.
+    pub(crate) message: Option<&'static str>,
+}
+
+/// One token of a [`Place`].
+#[derive(Clone)]
+pub(crate) enum Step<'a> {
+    Key(std::borrow::Cow<'a, str>),
+    Index(usize),
+}
+
+impl Place<'_> {
+    fn index(i: usize) -> Self {
+        Place { path: vec![Step::Index(i)], message: None }
+    }
+
+    /// The JSON pointer of the place.
+    pub(crate) fn pointer(&self) -> String {
+        let mut p = String::new();
+        for step in &self.path {
+            p = match step {
+                Step::Key(k) => crate::source::join_token(&p, k),
+                Step::Index(i) => crate::source::join_index(&p, *i),
+            };
+        }
+        p
+    }
 }
 
 /// Why a text could not be parsed: serde_json's error, and for an error in a value the JSON
@@ -173,16 +228,40 @@ fn parse<'a>(
         return Ok(None);
     };
     match first {
-        b'{' => Ok(Some(Documents::One(Box::new(read_document(json, &body[at..], None, yaml, problems)?)))),
+        b'{' if envoy_json::root_kind(&body[at..]) == envoy_json::RootKind::Unknown
+            && let Some(peer) = peers::find(&body[at..]) =>
+        {
+            let proxies = match peer {
+                peers::Peer::Proxies(p) => p,
+                peers::Peer::Unread(what) => return Ok(Some(Documents::Unread(what))),
+            };
+            let mut out = Vec::with_capacity(proxies.len());
+            for proxy in proxies {
+                out.push(proxy.read(|place, doc| read_document(json, doc, place, yaml, problems))?);
+            }
+            Ok(Some(Documents::Proxies(out)))
+        }
+        b'{' => {
+            Ok(Some(Documents::One(Box::new(read_document(json, &body[at..], &Place::default(), yaml, problems)?))))
+        }
         b'[' => {
             // A JSON list or a YAML stream: each document is told apart and checked on its own.
             let mut de = serde_json::Deserializer::from_str(body);
             let raws: Vec<Option<&'a serde_json::value::RawValue>> = Vec::deserialize(&mut de)?;
             de.end()?;
+            if let Some(what) = peers::describe_list(&raws) {
+                return Ok(Some(Documents::Unread(what)));
+            }
+            // A list of route tables or clusters (`istioctl proxy-config route -o json`): one
+            // proxy's resources, each read as the message it is.
+            if let Some(found) = peers::resource_list(&raws) {
+                let proxy = found.read(|place, doc| read_document(json, doc, place, yaml, problems))?;
+                return Ok(Some(Documents::Proxies(vec![proxy])));
+            }
             let mut docs = Vec::with_capacity(raws.len());
             for (i, raw) in raws.into_iter().enumerate() {
                 docs.push(match raw {
-                    Some(raw) => Some(read_document(json, raw.get(), Some(i), yaml, problems)?),
+                    Some(raw) => Some(read_document(json, raw.get(), &Place::index(i), yaml, problems)?),
                     None => None,
                 });
             }
@@ -198,7 +277,7 @@ fn parse<'a>(
 }
 
 /// Reads one document (`doc`, a part of `json`) with its root checked as the message its keys
-/// say it is; `index` is its place in a list or stream, `yaml` whether `json` is a YAML
+/// (or its wrapper) say it is; `place` is where it is, `yaml` whether `json` is a YAML
 /// translation.
 ///
 /// An object that gives a field twice is legal to Envoy, which keeps the last value or joins
@@ -207,15 +286,19 @@ fn parse<'a>(
 fn read_document<'a>(
     json: &'a str,
     doc: &'a str,
-    index: Option<usize>,
+    place: &Place<'a>,
     yaml: bool,
     problems: &mut Vec<crate::model::problem::Problem>,
 ) -> Result<RawObject<'a>, Failure> {
     use envoy_json::Walk;
-    let kind =
-        if doc.trim_start().starts_with('{') { envoy_json::root_kind(doc) } else { envoy_json::RootKind::Unknown };
+    let kind = match place.message {
+        // What a wrapper says a resource is, it is: an xDS resource, read by xDS's rules.
+        Some(m) => envoy_json::RootKind::DumpEntry(crate::schema::Schema::get().known(m)),
+        None if doc.trim_start().starts_with('{') => envoy_json::root_kind(doc),
+        None => envoy_json::RootKind::Unknown,
+    };
     let walk = Walk::new(json, kind.mode());
-    let obj = read_with(&walk, doc, index, kind)?;
+    let obj = read_with(&walk, doc, place, kind)?;
     let repeated = walk.take_repeated();
     if repeated.is_empty() {
         problems.extend(walk.into_problems());
@@ -223,7 +306,7 @@ fn read_document<'a>(
     }
     drop(obj);
     let walk = Walk::new(json, kind.mode()).merging(repeated, yaml);
-    let obj = read_with(&walk, doc, index, kind)?;
+    let obj = read_with(&walk, doc, place, kind)?;
     problems.extend(walk.into_problems());
     Ok(obj)
 }
@@ -232,21 +315,24 @@ fn read_document<'a>(
 fn read_with<'a>(
     walk: &envoy_json::Walk<'a>,
     doc: &'a str,
-    index: Option<usize>,
+    place: &Place<'a>,
     kind: envoy_json::RootKind,
 ) -> Result<RawObject<'a>, Failure> {
-    read_walking(walk, doc, index, kind).map_err(|error| Failure { error, pointer: Some(walk.failure_pointer()) })
+    read_walking(walk, doc, place, kind).map_err(|error| Failure { error, pointer: Some(walk.failure_pointer()) })
 }
 
 fn read_walking<'a>(
     walk: &envoy_json::Walk<'a>,
     doc: &'a str,
-    index: Option<usize>,
+    place: &Place<'a>,
     kind: envoy_json::RootKind,
 ) -> Result<RawObject<'a>, serde_json::Error> {
     use envoy_json::{Checked, Shape};
-    if let Some(i) = index {
-        walk.push_index(i);
+    for step in &place.path {
+        match step {
+            Step::Key(k) => walk.push_key(k.clone()),
+            Step::Index(i) => walk.push_index(*i),
+        }
     }
     // An object with no key of anything xdsck reads (a JSON schema, a package.json) is handed
     // to no typed reader, which knows Envoy's keys and would refuse other files' values under

@@ -172,12 +172,38 @@ impl RawObject<'_> {
         self.kind.is_none() && self.metadata.is_none() && self.type_url_field.is_none() && self.api_version.is_none()
     }
 
+    /// Whether the object is one entry of a config_dump's `configs` (listeners, clusters or
+    /// route configs by their dump's own fields).
+    pub(crate) fn is_dump_entry(&self) -> bool {
+        self.static_listeners.is_some()
+            || self.dynamic_listeners.is_some()
+            || self.static_clusters.is_some()
+            || self.dynamic_active_clusters.is_some()
+            || self.dynamic_warming_clusters.is_some()
+            || self.static_route_configs.is_some()
+            || self.dynamic_route_configs.is_some()
+    }
+
     pub(crate) fn type_url(&self) -> Option<&str> {
         self.type_url_field.as_ref().map(|s| &*s.0)
     }
 }
 
 impl<'a> RawObject<'a> {
+    /// The parts of a Cluster resource Envoy's cluster manager checks.
+    pub(crate) fn into_cluster_parts(self) -> ClusterParts<'a> {
+        ClusterParts {
+            name: self.name.map(super::protojson::Str::into_cow).unwrap_or_default(),
+            camel: self.camel,
+            discovery_type: self.discovery_type,
+            cluster_type: self.cluster_type.is_some(),
+            lb_policy: self.lb_policy,
+            load_balancing_policy: self.load_balancing_policy.is_some(),
+            load_assignment: self.load_assignment.map(|b| *b),
+            transport_socket: self.transport_socket.map(|b| *b),
+            health_checks: self.health_checks,
+        }
+    }
     /// The route table this object's RouteConfiguration fields make, not yet placed.
     pub(crate) fn into_route_table(self, origin: TableOrigin) -> RouteTable<'a> {
         let camel = self.camel;

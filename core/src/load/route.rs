@@ -351,7 +351,7 @@ static_resources:
         let hcm = &t.hcms[0];
         assert_eq!(hcm.pointer, "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config");
         assert!(hcm.strip_any_host_port && !hcm.strip_matching_host_port);
-        let table = t.table_of(hcm).expect("inline table");
+        let table = t.table_of(0, hcm).expect("inline table");
         assert_eq!(table.name.as_deref(), Some("rt"));
         assert!(table.ignore_port_in_host_matching);
         let vh = &table.virtual_hosts[0];
@@ -442,7 +442,7 @@ filter_chains:
         let t = tables(&json);
         let hcm = &t.hcms[0];
         assert!(!hcm.strip_any_host_port, "the snake_case spelling wins");
-        let table = t.table_of(hcm).expect("inline table");
+        let table = t.table_of(0, hcm).expect("inline table");
         assert_eq!(table.pointer, "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig");
         let vh = &table.virtual_hosts[0];
         assert_eq!(vh.pointer(), "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig/virtualHosts/0");
@@ -492,7 +492,7 @@ spec:
         let t = tables(&yaml);
         let hcm = &t.hcms[0];
         assert!(matches!(&hcm.routes, HcmRoutes::Rds(n) if n == "ns/cec/rt"));
-        let table = t.table_of(hcm).expect("resolved");
+        let table = t.table_of(0, hcm).expect("resolved");
         assert_eq!(table.origin, TableOrigin::Rds);
         assert_eq!(table.pointer, "/spec/resources/1");
     }

@@ -390,15 +390,18 @@ pub struct RouteTables<'r, 'a> {
     /// What the reader saw but xdsck does not analyse: each becomes a finding, so a partly read
     /// input never passes as clean.
     pub not_analysed: Vec<&'r NotAnalysed>,
-    /// Where the RDS tables are by name: the first of each name.
-    by_name: rustc_hash::FxHashMap<&'r str, usize>,
+    /// Where the RDS tables are by the Envoy that holds them ([`Self::envoy`]) and name: the
+    /// first of each name.
+    by_name: rustc_hash::FxHashMap<(usize, &'r str), usize>,
+    /// The run's inputs are one Envoy's ([`crate::model::Snapshot::one_envoy`]).
+    one_envoy: bool,
 }
 
 impl<'r, 'a> RouteTables<'r, 'a> {
     /// The route tables and HCMs of every input of `snapshot`.
     pub fn of(snapshot: &'r crate::model::Snapshot<'a>) -> Self {
-        let mut out = RouteTables::default();
-        for input in &snapshot.inputs {
+        let mut out = RouteTables { one_envoy: snapshot.one_envoy, ..RouteTables::default() };
+        for (envoy, input) in snapshot.inputs.iter().enumerate() {
             let failed = input.error_states.iter().filter_map(|e| e.failed_configuration.as_ref());
             for l in input.listeners.iter().chain(failed) {
                 for chain in l.filter_chains.iter().chain(&l.default_filter_chain) {
@@ -410,19 +413,20 @@ impl<'r, 'a> RouteTables<'r, 'a> {
                 }
             }
             for t in &input.route_tables {
-                out.push_table(t);
+                out.push_table(envoy, t);
             }
             out.not_analysed.extend(&input.not_analysed);
         }
         out
     }
 
-    fn push_table(&mut self, table: &'r RouteTable<'a>) {
+    fn push_table(&mut self, envoy: usize, table: &'r RouteTable<'a>) {
         let i = self.tables.len();
         if matches!(table.origin, TableOrigin::Rds | TableOrigin::DumpStatic)
             && let Some(n) = &table.name
         {
-            self.by_name.entry(n.as_ref()).or_insert(i);
+            let key = (self.envoy(envoy), n.as_ref());
+            self.by_name.entry(key).or_insert(i);
         }
         self.tables.push(table);
     }
@@ -434,9 +438,16 @@ impl<'r, 'a> RouteTables<'r, 'a> {
         }
     }
 
-    /// The RDS table with this name, from any input of the run.
-    pub fn rds(&self, name: &str) -> Option<&'r RouteTable<'a>> {
-        self.by_name.get(name).map(|&i| self.tables[i])
+    /// The Envoy the snapshot's input `input` (its index) is: the input itself, or the run's one
+    /// when its inputs are one Envoy's. An RDS name is looked up within it: two unrelated
+    /// inputs (two pods of a peer's map) may each have a table `http` of their own.
+    fn envoy(&self, input: usize) -> usize {
+        if self.one_envoy { 0 } else { input }
+    }
+
+    /// The RDS table with this name that the Envoy of the snapshot's input `input` holds.
+    pub fn rds(&self, input: usize, name: &str) -> Option<&'r RouteTable<'a>> {
+        self.by_name.get(&(self.envoy(input), name)).map(|&i| self.tables[i])
     }
 
     /// The HCMs of a filter chain: its `http_connection_manager` filters.
@@ -449,11 +460,11 @@ impl<'r, 'a> RouteTables<'r, 'a> {
         })
     }
 
-    /// The table an HCM routes with, when the run holds it.
-    pub fn table_of(&self, hcm: &'r Hcm<'a>) -> Option<&'r RouteTable<'a>> {
+    /// The table an HCM of the snapshot's input `input` routes with, when the run holds it.
+    pub fn table_of(&self, input: usize, hcm: &'r Hcm<'a>) -> Option<&'r RouteTable<'a>> {
         match &hcm.routes {
             HcmRoutes::Inline(t) => Some(t),
-            HcmRoutes::Rds(name) => self.rds(name),
+            HcmRoutes::Rds(name) => self.rds(input, name),
             HcmRoutes::Scoped | HcmRoutes::None => None,
         }
     }

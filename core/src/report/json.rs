@@ -24,6 +24,9 @@ struct Output<'r> {
 #[derive(Serialize)]
 struct Input<'r> {
     source: &'r str,
+    /// The proxy of a peer's map of several this input is (namespace/pod): only on such inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proxy: Option<&'r str>,
     /// `null` when the input could not be loaded.
     kind: Option<&'static str>,
     listeners: usize,
@@ -50,6 +53,9 @@ struct Finding<'r> {
     message: &'r str,
     envoy_error: Option<&'r str>,
     listener: Option<&'r str>,
+    /// The proxy of a peer's map of several (namespace/pod): only on such inputs' findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proxy: Option<&'r str>,
     filter_chains: &'r [String],
     location: Option<JsonLocation<'r>>,
     related: Vec<JsonRelated<'r>>,
@@ -181,12 +187,13 @@ pub fn write_statistics(report: &Report, sources: &Sources, out: &mut dyn std::i
     out.write_all(b"\n")
 }
 
-fn inputs<'r>(report: &Report, sources: &'r Sources) -> Vec<Input<'r>> {
+fn inputs<'r>(report: &'r Report, sources: &'r Sources) -> Vec<Input<'r>> {
     report
         .inputs
         .iter()
         .map(|i| Input {
             source: sources.get(i.source).name(),
+            proxy: i.proxy.as_deref(),
             kind: i.kind,
             listeners: i.inventory.listeners,
             filter_chains: i.inventory.filter_chains,
@@ -240,6 +247,7 @@ fn finding<'r>(d: &'r Diagnostic, sources: &'r Sources) -> Finding<'r> {
         message: &d.message,
         envoy_error: d.envoy_error.as_deref(),
         listener: d.listener.as_deref(),
+        proxy: d.proxy.as_deref(),
         filter_chains: &d.filter_chains,
         location: d.location.as_ref().map(|l| location(sources, l)),
         related: d

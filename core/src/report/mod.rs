@@ -85,6 +85,8 @@ pub struct InputSummary {
     /// Whether the input was YAML, read through its translation into JSON: its text is then
     /// not the JSON the renderer could reformat.
     pub yaml: bool,
+    /// The proxy of a peer's map of several this input is, by its name there.
+    pub proxy: Option<String>,
 }
 
 impl InputSummary {
@@ -96,13 +98,14 @@ impl InputSummary {
             inventory: input.inventory(),
             versions: input.versions(),
             yaml: input.translation.is_some(),
+            proxy: input.proxy.as_ref().and_then(|p| p.name.clone()),
         }
     }
 
     /// The summary of an input that could not be loaded (`yaml`: its text was YAML and was
     /// translated before loading failed).
     pub fn failed(source: SourceId, yaml: bool) -> Self {
-        Self { source, kind: None, inventory: Inventory::default(), versions: Vec::new(), yaml }
+        Self { source, kind: None, inventory: Inventory::default(), versions: Vec::new(), yaml, proxy: None }
     }
 }
 

@@ -134,6 +134,7 @@ pub(crate) fn fixture() -> (Sources, Report) {
                 },
                 versions: Vec::new(),
                 yaml: false,
+                proxy: None,
             },
             InputSummary {
                 source: cec,
@@ -141,6 +142,7 @@ pub(crate) fn fixture() -> (Sources, Report) {
                 inventory: Inventory { listeners: 1, filter_chains: 2, ..Inventory::default() },
                 versions: Vec::new(),
                 yaml: false,
+                proxy: None,
             },
             InputSummary::failed(missing, false),
         ],
@@ -180,6 +182,7 @@ fn text_without_findings() {
             inventory: Inventory { listeners: 1, filter_chains: 1, ..Inventory::default() },
             versions: Vec::new(),
             yaml: false,
+            proxy: None,
         }],
         ..Report::default()
     };

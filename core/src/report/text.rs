@@ -83,7 +83,10 @@ fn footer(
 
 /// `dump.json: config_dump, 3 listeners, 41 filter chains (1 warming, 1 failed update)`.
 fn input_line(input: &InputSummary, sources: &Sources) -> String {
-    let name = sources.get(input.source).name();
+    let name = match &input.proxy {
+        Some(proxy) => format!("{} ({proxy})", sources.get(input.source).name()),
+        None => sources.get(input.source).name().to_owned(),
+    };
     let Some(kind) = input.kind else {
         return format!("{name}: not loaded");
     };
@@ -207,6 +210,9 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d
     // Every finding about a listener names it, whatever its message says.
     if let Some(listener) = &d.listener {
         elements.push(Level::NOTE.with_name("listener").message(listener.as_str()).into());
+    }
+    if let Some(proxy) = &d.proxy {
+        elements.push(Level::NOTE.with_name("proxy").message(proxy.as_str()).into());
     }
     // An empty pointer (the whole input, e.g. a file that could not be read) says nothing.
     if let Some(loc) = d.location.as_ref().filter(|l| !l.pointer.is_empty()) {

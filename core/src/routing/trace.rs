@@ -92,9 +92,11 @@ pub fn trace_http(snapshot: &Snapshot<'_>, answer: &Answer, req: &Request) -> Ht
     let mut out = HttpAnswer::default();
     let headers: String = req.headers.iter().map(|(n, v)| format!(", {n}: {v}")).collect();
     out.step("request", format!("{} {} Host {:?}{headers}", req.method, req.path, req.host));
-    let Ok((_, listener)) = crate::trace::select_listener(snapshot, Some(&answer.listener), None) else {
+    let Ok((input, listener)) = crate::trace::select_listener(snapshot, Some(&answer.listener), None) else {
         return out;
     };
+    // The Envoy whose RDS tables the listener's HCM looks its table up in.
+    let envoy = snapshot.inputs.iter().position(|i| std::ptr::eq(i, input)).unwrap_or(0);
     let chain: Option<&FilterChain<'_>> = match answer.trace.outcome {
         Outcome::Chain(i) => listener.filter_chains.get(i),
         Outcome::Default => listener.default_filter_chain.as_ref(),
@@ -105,11 +107,18 @@ pub fn trace_http(snapshot: &Snapshot<'_>, answer: &Answer, req: &Request) -> Ht
         out.undecided = !answer.is_closed();
         return out;
     };
-    route_in_chain(&tables, chain, answer, req, &mut out);
+    route_in_chain(&tables, envoy, chain, answer, req, &mut out);
     out
 }
 
-fn route_in_chain(tables: &RouteTables, chain: &FilterChain<'_>, answer: &Answer, req: &Request, out: &mut HttpAnswer) {
+fn route_in_chain(
+    tables: &RouteTables,
+    envoy: usize,
+    chain: &FilterChain<'_>,
+    answer: &Answer,
+    req: &Request,
+    out: &mut HttpAnswer,
+) {
     if let Some(clusters) = chain.tcp_proxy_clusters() {
         let clusters: Vec<String> = clusters.iter().map(|c| c.to_string()).collect();
         out.step(
@@ -142,7 +151,7 @@ fn route_in_chain(tables: &RouteTables, chain: &FilterChain<'_>, answer: &Answer
         }
         HcmRoutes::Rds(name) => {
             out.route_config = Some(name.clone());
-            match tables.rds(name) {
+            match tables.rds(envoy, name) {
                 Some(t) => {
                     out.step("route_config", format!("RDS route table {name}"));
                     t

@@ -6,7 +6,7 @@
 use serde::de::IgnoredAny;
 
 use super::Mode;
-use crate::schema::Schema;
+use crate::schema::{MsgId, Schema};
 
 /// The kind of a document's root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,13 @@ pub(crate) enum RootKind {
     StaticListener,
     /// `envoy.config.listener.v3.Listener`.
     Listener,
+    /// `envoy.config.route.v3.RouteConfiguration` (`istioctl proxy-config route` lists them).
+    RouteConfiguration,
+    /// `envoy.config.cluster.v3.Cluster` (`istioctl proxy-config cluster` lists them).
+    Cluster,
+    /// One entry of a config_dump's `configs` on its own (`envoy.admin.v3.ListenersConfigDump`,
+    /// ...), known by its `@type`: what `egctl config envoy-proxy listener` prints per pod.
+    DumpEntry(MsgId),
     /// `{}`.
     Empty,
     /// No key of any of the above.
@@ -34,7 +41,7 @@ pub(crate) enum RootKind {
 }
 
 /// The candidates, in the order a tie is broken in.
-const CANDIDATES: [RootKind; 8] = [
+const CANDIDATES: [RootKind; 10] = [
     RootKind::ConfigDump,
     RootKind::Bootstrap,
     RootKind::K8s,
@@ -43,6 +50,8 @@ const CANDIDATES: [RootKind; 8] = [
     RootKind::DynamicListener,
     RootKind::StaticListener,
     RootKind::Listener,
+    RootKind::RouteConfiguration,
+    RootKind::Cluster,
 ];
 
 /// The fields of a Kubernetes object xdsck reads (or may: `status`).
@@ -59,6 +68,9 @@ impl RootKind {
             RootKind::DynamicListener => "envoy.admin.v3.ListenersConfigDump.DynamicListener",
             RootKind::StaticListener => "envoy.admin.v3.ListenersConfigDump.StaticListener",
             RootKind::Listener => "envoy.config.listener.v3.Listener",
+            RootKind::RouteConfiguration => "envoy.config.route.v3.RouteConfiguration",
+            RootKind::Cluster => "envoy.config.cluster.v3.Cluster",
+            RootKind::DumpEntry(id) => &Schema::get().message(id).full_name,
             RootKind::K8s | RootKind::Empty | RootKind::Unknown => return None,
         })
     }
@@ -119,6 +131,11 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
                 let name = url.rsplit('/').next().unwrap_or(&url);
                 if let Some(k) = CANDIDATES.iter().copied().find(|k| k.message() == Some(name)) {
                     return k;
+                }
+                if name.starts_with("envoy.admin.v3.")
+                    && let Some(id) = schema.find(name)
+                {
+                    return RootKind::DumpEntry(id);
                 }
             }
         } else {

@@ -267,6 +267,12 @@ impl<'de> Walk<'de> {
         self.st.borrow_mut().ptr.push(Tok::Index(i));
     }
 
+    /// The pointer token of a key of a wrapper around the document (a peer tool's map of
+    /// proxies: `/default/eg`), outside the schema.
+    pub(crate) fn push_key(&self, key: Cow<'de, str>) {
+        self.st.borrow_mut().ptr.push(Tok::Key(key, None));
+    }
+
     pub(crate) fn pop_index(&self) {
         self.st.borrow_mut().ptr.pop();
     }
