@@ -14,7 +14,7 @@ fn testdata() -> PathBuf {
 }
 
 /// The directories whose inputs have a loader snapshot each.
-const SNAPSHOT_DIRS: &[&str] = &["envoy", "envoy/src", "cilium", "listeners", "edge", "malformed"];
+const SNAPSHOT_DIRS: &[&str] = &["envoy", "envoy/src", "cilium", "listeners", "edge", "malformed", "peers"];
 
 /// Asserts `body` against the snapshot beside `path` (`<file>.snap`).
 fn snapshot_beside(path: &Path, body: &str) {
@@ -181,6 +181,9 @@ fn describe(input: &Input<'_>, file: &SourceFile) -> String {
         let loc = Location::new(input.source, s.pointer.clone(), s.offset.map(|o| text.node_offset(o)));
         writeln!(out, "skipped {:?} {} @ {}", s.kind, s.what, at(file, &loc)).unwrap();
     }
+    for p in &input.problems {
+        writeln!(out, "problem {} @ {}", p.message, p.pointer).unwrap();
+    }
     out
 }
 
@@ -220,6 +223,50 @@ fn listeners_and_discovery_responses() {
 #[test]
 fn edge_cases_that_load() {
     snapshot_dir("edge");
+}
+
+/// The peers' CLI outputs (egctl, kumactl, glooctl/kgateway, Emissary, istioctl), read as they
+/// are printed: each proxy of a map is an input of its own, named and placed in the file; a
+/// shape xdsck does not read is refused by what it is.
+#[test]
+fn peer_outputs() {
+    let mut sources = Sources::new();
+    let paths = files("peers");
+    for path in &paths {
+        sources.add(source(path));
+    }
+    for ((id, file), path) in sources.iter().zip(&paths) {
+        let document = load::Document::new(id, file);
+        let body = match document.load() {
+            Ok(input) => {
+                let mut out = describe(&input, file);
+                for proxy in &input.proxies {
+                    let named = proxy.proxy.as_ref().expect("a proxy of a map has its place");
+                    writeln!(
+                        out,
+                        "proxy {} ({}) @ {}",
+                        named.name.as_deref().unwrap_or("-"),
+                        named.shape,
+                        if named.pointer.is_empty() { "\"\"" } else { &named.pointer }
+                    )
+                    .unwrap();
+                    for line in describe(proxy, file).lines() {
+                        writeln!(out, "  {line}").unwrap();
+                    }
+                }
+                out
+            }
+            Err(e) => format!(
+                "{}: {} {} @ {}\n  {}\n",
+                file.name(),
+                e.rule.code,
+                e.rule.name,
+                at(file, &e.location),
+                e.message
+            ),
+        };
+        snapshot_beside(path, &body);
+    }
 }
 
 #[test]

@@ -291,14 +291,19 @@ fn read_document<'a>(
     problems: &mut Vec<crate::model::problem::Problem>,
 ) -> Result<RawObject<'a>, Failure> {
     use envoy_json::Walk;
-    let kind = match place.message {
+    let object = doc.trim_start().starts_with('{');
+    let (kind, typed) = match place.message {
         // What a wrapper says a resource is, it is: an xDS resource, read by xDS's rules.
-        Some(m) => envoy_json::RootKind::DumpEntry(crate::schema::Schema::get().known(m)),
-        None if doc.trim_start().starts_with('{') => envoy_json::root_kind(doc),
-        None => envoy_json::RootKind::Unknown,
+        Some(m) => (
+            envoy_json::RootKind::DumpEntry(crate::schema::Schema::get().known(m)),
+            object && envoy_json::root_of(doc).1,
+        ),
+        None if object => envoy_json::root_of(doc),
+        None => (envoy_json::RootKind::Unknown, false),
     };
+    let root = Root { kind, typed };
     let walk = Walk::new(json, kind.mode());
-    let obj = read_with(&walk, doc, place, kind)?;
+    let obj = read_with(&walk, doc, place, root)?;
     let repeated = walk.take_repeated();
     if repeated.is_empty() {
         problems.extend(walk.into_problems());
@@ -306,9 +311,17 @@ fn read_document<'a>(
     }
     drop(obj);
     let walk = Walk::new(json, kind.mode()).merging(repeated, yaml);
-    let obj = read_with(&walk, doc, place, kind)?;
+    let obj = read_with(&walk, doc, place, root)?;
     problems.extend(walk.into_problems());
     Ok(obj)
+}
+
+/// What a document's root is read as.
+#[derive(Clone, Copy)]
+struct Root {
+    kind: envoy_json::RootKind,
+    /// Its `@type` names its message: it is read as an Any, whose `@type` is no field.
+    typed: bool,
 }
 
 /// Reads one document with the walk; a failure carries the place the error came up.
@@ -316,16 +329,16 @@ fn read_with<'a>(
     walk: &envoy_json::Walk<'a>,
     doc: &'a str,
     place: &Place<'a>,
-    kind: envoy_json::RootKind,
+    root: Root,
 ) -> Result<RawObject<'a>, Failure> {
-    read_walking(walk, doc, place, kind).map_err(|error| Failure { error, pointer: Some(walk.failure_pointer()) })
+    read_walking(walk, doc, place, root).map_err(|error| Failure { error, pointer: Some(walk.failure_pointer()) })
 }
 
 fn read_walking<'a>(
     walk: &envoy_json::Walk<'a>,
     doc: &'a str,
     place: &Place<'a>,
-    kind: envoy_json::RootKind,
+    Root { kind, typed }: Root,
 ) -> Result<RawObject<'a>, serde_json::Error> {
     use envoy_json::{Checked, Shape};
     for step in &place.path {
@@ -343,6 +356,11 @@ fn read_walking<'a>(
         return Ok(RawObject { keys: keys.len(), ..RawObject::default() });
     }
     let shape = match kind.message() {
+        Some(_) if typed => {
+            let id = walk.schema.known("google.protobuf.Any");
+            walk.push_root(id);
+            Shape::message(id, walk)
+        }
         Some(m) => {
             let id = walk.schema.known(m);
             walk.push_root(id);

@@ -96,12 +96,19 @@ impl RootKind {
 
 /// What the document whose object starts at `json` is, from its keys.
 pub(crate) fn root_kind(json: &str) -> RootKind {
+    root_of(json).0
+}
+
+/// What the document whose object starts at `json` is, and whether its `@type` said so: such a
+/// document is a resource in an Any's form (a config_dump's `listener` value copied out, a
+/// pod's `ListenersConfigDump` as `egctl` prints it), whose `@type` is the Any's, not a field.
+pub(crate) fn root_of(json: &str) -> (RootKind, bool) {
     let schema = Schema::get();
     let b = json.as_bytes();
     let ws = |i: usize| skip_ws(b, i);
     let mut i = ws(0);
     if b.get(i) != Some(&b'{') {
-        return RootKind::Unknown;
+        return (RootKind::Unknown, false);
     }
     i += 1;
     let mut candidates: Vec<RootKind> = CANDIDATES.to_vec();
@@ -116,13 +123,13 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
                 continue;
             }
             Some(b'"') => {}
-            Some(_) => return RootKind::Unknown,
+            Some(_) => return (RootKind::Unknown, false),
         }
-        let Some((key, after)) = read_key(json, i) else { return RootKind::Unknown };
+        let Some((key, after)) = read_key(json, i) else { return (RootKind::Unknown, false) };
         any_key = true;
         i = ws(after);
         if b.get(i) != Some(&b':') {
-            return RootKind::Unknown;
+            return (RootKind::Unknown, false);
         }
         i = ws(i + 1);
         if key == "@type" {
@@ -130,12 +137,12 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
             if let Some((url, _)) = read_key(json, i) {
                 let name = url.rsplit('/').next().unwrap_or(&url);
                 if let Some(k) = CANDIDATES.iter().copied().find(|k| k.message() == Some(name)) {
-                    return k;
+                    return (k, true);
                 }
                 if name.starts_with("envoy.admin.v3.")
                     && let Some(id) = schema.find(name)
                 {
-                    return RootKind::DumpEntry(id);
+                    return (RootKind::DumpEntry(id), true);
                 }
             }
         } else {
@@ -149,7 +156,7 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
                 matched = true;
                 candidates = left;
                 if candidates.len() == 1 {
-                    return candidates[0];
+                    return (candidates[0], false);
                 }
             }
         }
@@ -157,16 +164,16 @@ pub(crate) fn root_kind(json: &str) -> RootKind {
         let mut stream = serde_json::Deserializer::from_str(&json[i..]).into_iter::<IgnoredAny>();
         match stream.next() {
             Some(Ok(_)) => i += stream.byte_offset(),
-            _ => return RootKind::Unknown,
+            _ => return (RootKind::Unknown, false),
         }
     }
     if !any_key {
-        return RootKind::Empty;
+        return (RootKind::Empty, false);
     }
     if !matched {
-        return RootKind::Unknown;
+        return (RootKind::Unknown, false);
     }
-    candidates[0]
+    (candidates[0], false)
 }
 
 /// Whether the list at `json[i]` starts with a `Resource` wrapper written without its type: an

@@ -20,7 +20,7 @@ mod wkt;
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-pub(crate) use document::{RootKind, root_kind};
+pub(crate) use document::{RootKind, root_kind, root_of};
 pub(crate) use value::{Checked, Shape};
 
 use crate::model::problem::{Anchor, Problem, ProblemKind};
