@@ -615,7 +615,7 @@ mod tests {
                 let snapshot =
                     xdsck_core::model::Snapshot { inputs: vec![document.load().expect("loads")], one_envoy: false };
                 let tables = xdsck_core::model::route::RouteTables::of(&snapshot);
-                let served = tables.hcms.iter().filter_map(|h| tables.table_of(h)).count();
+                let served = tables.hcms.iter().filter_map(|h| tables.table_of(0, h)).count();
                 assert_eq!(served, 12, "{format:?} {routes:?}");
             }
         }

@@ -254,14 +254,25 @@ pub enum GraphFormat {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Files to check; `-` reads standard input.
-    #[arg(required = true, value_name = "PATH")]
+    /// Files and directories to check; `-` reads standard input. A directory is walked for its
+    /// `.json`, `.yaml` and `.yml` files (past .gitignore, hidden files and `exclude`).
+    #[arg(required_unless_present = "show_settings", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Print the settings in force — which xdsck.toml (or none), `exclude`, the selection and
+    /// severity overrides, each rule reported and at which severity, and the files the PATHs
+    /// give — and check nothing.
+    #[arg(long)]
+    pub show_settings: bool,
     /// The files are one Envoy's (its config_dump beside new listeners or routes, its LDS, RDS
     /// and CDS answers saved apart): route tables are checked against the clusters of all of
     /// them. Without it each file is an Envoy of its own, and lends no other its clusters.
     #[arg(long)]
     pub one_envoy: bool,
+    /// The paths were found, not chosen (by pre-commit, a shell glob, `find`): each is read as
+    /// a directory walk reads its files. One holding no Envoy configuration (a package.json, a
+    /// workflow) is an info, not `XDS007`; one that `exclude` in xdsck.toml names is passed by.
+    #[arg(long)]
+    pub found: bool,
     #[command(flatten)]
     pub report: ReportArgs,
 }

@@ -18,6 +18,8 @@ pub const CONFIG_FILE: &str = "xdsck.toml";
 #[derive(Debug)]
 pub struct Reporting {
     pub settings: Settings,
+    /// The config file read, if any.
+    config: Option<PathBuf>,
     baseline: Option<Baseline>,
     write_baseline: Option<PathBuf>,
 }
@@ -51,7 +53,7 @@ impl Reporting {
             }
             None => None,
         };
-        Ok(Self { settings, baseline, write_baseline: args.write_baseline.clone() })
+        Ok(Self { settings, config, baseline, write_baseline: args.write_baseline.clone() })
     }
 
     /// The core options for a run.
@@ -72,6 +74,64 @@ impl Reporting {
             baseline.apply(report);
         }
         Ok(())
+    }
+
+    /// The settings in force, for `--show-settings`: the config file, `exclude`, the selection
+    /// as written, then each rule with the severity it is reported at (or "not reported"),
+    /// then `files`, what the run would read.
+    pub fn show(&self, files: &[(PathBuf, bool)]) -> String {
+        use std::fmt::Write as _;
+        let s = &self.settings;
+        let mut out = String::new();
+        let config = match &self.config {
+            Some(path) => path.display().to_string(),
+            None => "none".to_owned(),
+        };
+        writeln!(out, "config file: {config}").unwrap();
+        let list = |v: &[xdsck_core::settings::Selector]| {
+            if v.is_empty() { "-".to_owned() } else { v.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ") }
+        };
+        let select = s.select.as_deref().map_or_else(|| "ALL (the default)".to_owned(), list);
+        writeln!(out, "select: {select}").unwrap();
+        writeln!(out, "extend-select: {}", list(&s.extend_select)).unwrap();
+        writeln!(out, "ignore: {}", list(&s.ignore)).unwrap();
+        let severity: Vec<String> = s.severity.iter().map(|(sel, sev)| format!("{sel}={}", sev.as_str())).collect();
+        writeln!(out, "severity: {}", if severity.is_empty() { "-".to_owned() } else { severity.join(", ") }).unwrap();
+        for scoped in &s.scoped {
+            let mut on = Vec::new();
+            if let Some(l) = &scoped.listener {
+                on.push(format!("listener {}", l.as_str()));
+            }
+            if let Some(p) = &scoped.path {
+                on.push(format!("path {}", p.as_str()));
+            }
+            writeln!(out, "ignore {} on {}", list(&scoped.rules), on.join(" and ")).unwrap();
+        }
+        let exclude: Vec<&str> = s.exclude.iter().map(|p| p.as_str()).collect();
+        writeln!(out, "exclude: {}", if exclude.is_empty() { "-".to_owned() } else { exclude.join(", ") }).unwrap();
+        let rules: Vec<&xdsck_core::Rule> = xdsck_core::rules().collect();
+        let reported = rules.iter().filter(|r| s.is_selected(r)).count();
+        writeln!(out, "\nrules: {reported} of {} reported", rules.len()).unwrap();
+        let width = rules.iter().map(|r| r.name.len()).max().unwrap_or(0);
+        for r in rules {
+            let at = if !s.is_selected(r) {
+                "not reported".to_owned()
+            } else {
+                match s.severity_of(r) {
+                    Some(sev) if sev != r.severity => format!("{} (default {})", sev.as_str(), r.severity.as_str()),
+                    _ => r.severity.as_str().to_owned(),
+                }
+            };
+            writeln!(out, "  {:<7} {:<width$} {at}", r.code, r.name).unwrap();
+        }
+        if !files.is_empty() {
+            writeln!(out, "\nfiles: {}", files.len()).unwrap();
+            for (path, walked) in files {
+                let how = if *walked { "found" } else { "named" };
+                writeln!(out, "  {} ({how})", path.display()).unwrap();
+            }
+        }
+        out
     }
 
     pub fn writes_baseline(&self) -> bool {

@@ -18,12 +18,18 @@ const WALKED: [&str; 3] = ["json", "yaml", "yml"];
 /// it is; a directory is walked past hidden files and what `.gitignore` leaves out (as ripgrep
 /// does) and past what `excluded` says (`exclude` in `xdsck.toml`), following links, for its
 /// `.json`, `.yaml` and `.yml` files, in name order. A directory with none of them is named
-/// itself, so that reading it says so.
-pub fn expand(paths: &[PathBuf], excluded: &dyn Fn(&str) -> bool) -> Vec<(PathBuf, bool)> {
+/// itself, so that reading it says so. With `found` (`--found`), a file named is read as a
+/// walk's: the paths were found by something else (pre-commit, a glob), not chosen one by one.
+pub fn expand(paths: &[PathBuf], excluded: &dyn Fn(&str) -> bool, found: bool) -> Vec<(PathBuf, bool)> {
     let mut out = Vec::new();
     for path in paths {
         if path == Path::new("-") || !path.is_dir() {
-            out.push((path.clone(), false));
+            let walked = found && path != Path::new("-");
+            // An excluded file is passed by as the walk passes it: the user's own choice.
+            if walked && path.ancestors().any(|a| !a.as_os_str().is_empty() && excluded(&a.display().to_string())) {
+                continue;
+            }
+            out.push((path.clone(), walked));
             continue;
         }
         let before = out.len();

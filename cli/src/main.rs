@@ -111,7 +111,10 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
         );
     }
     let reporting = config::Reporting::from_args(&args.report)?;
-    let files = input::expand(&args.paths, &|p| reporting.settings.excludes(p));
+    let files = input::expand(&args.paths, &|p| reporting.settings.excludes(p), args.found);
+    if args.show_settings {
+        return print(&reporting.show(&files)).map(|()| CLEAN);
+    }
     let (sources, failed) = input::read_expanded(&files, args.report.outcome.max_bytes);
     let options = xdsck_core::Options { one_envoy: args.one_envoy, ..reporting.options(args.report.outcome.max_bytes) };
     let mut report = xdsck_core::analyze_except(&sources, &options, failed);
