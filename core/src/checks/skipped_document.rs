@@ -34,7 +34,7 @@ fn diagnostic(s: &Skipped, source: SourceId, text: Locator<'_>) -> Diagnostic {
 /// `not-envoy-config` or `template` error it has when named): it is passed by, not refused.
 pub(crate) fn walked_past(refusal: &Diagnostic) -> Diagnostic {
     let d = Diagnostic::new(&RULE, format!("not checked: {}", refusal.message)).note(format!(
-        "found walking a directory, so passed by; named on its own it is {} {}",
+        "found by a directory walk or `--found`, so passed by; named on its own it is {} {}",
         refusal.rule.code, refusal.rule.name
     ));
     match &refusal.location {
