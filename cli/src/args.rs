@@ -172,9 +172,11 @@ pub enum XdsType {
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
-    /// The configuration (any input `check` reads; `-` reads standard input).
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    /// The configuration: any inputs `check` reads (`-` reads standard input), taken as one
+    /// Envoy's — a listener's RDS table and the clusters may come from other files than the
+    /// listener (its LDS, RDS and CDS answers saved apart).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
     /// The listener, by name; by default the one bound to --dst.
     #[arg(long, allow_hyphen_values = true)]
     pub listener: Option<String>,

@@ -9,9 +9,9 @@ use xdsck_core::trace::{Attributes, Query};
 use crate::args::{ClientKind, GraphArgs, GraphFormat, TraceArgs, TraceFormat};
 use crate::{CLEAN, FAILED, FOUND, input, print};
 
-/// Loads one input; when it cannot be loaded, prints why (as `check` would) and gives up.
-fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
-    let (sources, mut failed) = input::read_all(&[path], xdsck_core::load::DEFAULT_MAX_BYTES);
+/// Loads the inputs; when one cannot be loaded, prints why (as `check` would) and gives up.
+fn load(paths: &[std::path::PathBuf]) -> Result<Option<xdsck_core::Sources>> {
+    let (sources, mut failed) = input::read_all(paths, xdsck_core::load::DEFAULT_MAX_BYTES);
     let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
     let (_, load_failed) = xdsck_core::load_all(&documents);
     failed.extend(load_failed);
@@ -19,15 +19,18 @@ fn load_one(path: &std::path::Path) -> Result<Option<xdsck_core::Sources>> {
     if failed.is_empty() {
         return Ok(Some(sources));
     }
-    let report = report::Report { findings: failed, failed_inputs: 1, ..Default::default() };
+    let failed_inputs = failed.iter().filter_map(|d| d.location.as_ref().map(|l| l.source)).collect::<std::collections::BTreeSet<_>>().len();
+    let report = report::Report { findings: failed, failed_inputs, ..Default::default() };
     print(&report::render(report::Format::Text, &report, &sources, RenderOptions::default()))?;
     Ok(None)
 }
 
 pub fn run(args: &TraceArgs) -> Result<u8> {
-    let Some(sources) = load_one(&args.path)? else { return Ok(FAILED) };
+    let Some(sources) = load(&args.paths)? else { return Ok(FAILED) };
     let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
-    let (snapshot, _) = xdsck_core::load_all(&documents);
+    let (mut snapshot, _) = xdsck_core::load_all(&documents);
+    // One connection goes through one Envoy: the files are its parts.
+    snapshot.one_envoy = true;
     let sni = args.sni.clone().unwrap_or_default();
     let attributes = match (&args.transport_protocol, args.client) {
         (Some(t), _) => Attributes::Exact {
@@ -98,7 +101,7 @@ fn request(args: &TraceArgs, host: &str) -> Result<xdsck_core::routing::Request>
 }
 
 pub fn graph(args: &GraphArgs) -> Result<u8> {
-    let Some(sources) = load_one(&args.path)? else { return Ok(FAILED) };
+    let Some(sources) = load(std::slice::from_ref(&args.path))? else { return Ok(FAILED) };
     let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
     let (snapshot, _) = xdsck_core::load_all(&documents);
     let listener = match &args.listener {

@@ -120,6 +120,8 @@ struct Context {
     inputs: BTreeMap<String, String>,
     outputs: BTreeMap<String, BTreeMap<String, String>>,
     failed: bool,
+    /// Each step's status and output, for the assertions' messages.
+    log: String,
 }
 
 impl Context {
@@ -190,6 +192,7 @@ fn run_action(root: &Path, inputs: &[(&str, &str)]) -> (Option<BTreeMap<String, 
             .collect(),
         outputs: BTreeMap::new(),
         failed: false,
+        log: String::new(),
     };
     for (k, v) in inputs {
         assert!(cx.inputs.contains_key(*k), "the action has no input {k}");
@@ -232,7 +235,7 @@ fn run_action(root: &Path, inputs: &[(&str, &str)]) -> (Option<BTreeMap<String, 
             cmd.env(k, cx.expand(v.as_str().unwrap()));
         }
         let out = run(&mut cmd);
-        eprintln!("{}", describe(&format!("step {i} ({})", step["name"]), &out));
+        cx.log.push_str(&describe(&format!("step {i} ({})", step["name"]), &out));
         if let Some(id) = step["id"].as_str() {
             let written = std::fs::read_to_string(&output_file).unwrap();
             let outputs = written.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned()));
@@ -247,8 +250,9 @@ fn run_action(root: &Path, inputs: &[(&str, &str)]) -> (Option<BTreeMap<String, 
 fn github_action_checks_uploads_sarif_and_fails_the_job() {
     let repo = fixture_repository();
     let (upload, cx) = run_action(repo.path(), &[("profile", "dev")]);
-    assert!(cx.failed, "the job passed on a listener Envoy rejects");
-    assert_eq!(cx.value("steps.check.outputs.exit-code"), "1");
+    assert!(cx.failed, "the job passed on a listener Envoy rejects:\n{}", cx.log);
+    assert_eq!(cx.value("steps.check.outputs.exit-code"), "1", "{}", cx.log);
+    assert!(cx.log.contains("::error file=gateway/tls.yaml"), "no annotation in the log:\n{}", cx.log);
     let upload = upload.expect("the upload runs when the check failed");
     assert_eq!(upload["category"], "xdsck");
     let sarif_path = repo.path().join(&upload["sarif_file"]);
@@ -263,7 +267,7 @@ fn github_action_checks_uploads_sarif_and_fails_the_job() {
 
     fix(repo.path());
     let (upload, cx) = run_action(repo.path(), &[("profile", "dev"), ("upload", "false")]);
-    assert!(!cx.failed, "the job failed on a clean repository");
-    assert_eq!(cx.value("steps.check.outputs.exit-code"), "0");
+    assert!(!cx.failed, "the job failed on a clean repository:\n{}", cx.log);
+    assert_eq!(cx.value("steps.check.outputs.exit-code"), "0", "{}", cx.log);
     assert!(upload.is_none(), "uploaded with upload: false");
 }

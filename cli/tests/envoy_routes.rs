@@ -75,6 +75,17 @@ fn route_json(rng: &mut ChaCha8Rng, vh: &str, i: usize) -> Value {
     if rng.random_bool(0.2) {
         m["headers"] = json!([{"name": "x-canary", "string_match": {"exact": "1"}}]);
     }
+    if rng.random_bool(0.25) {
+        let q = [
+            json!({"name": "v", "string_match": {"exact": "1"}}),
+            json!({"name": "v", "string_match": {"exact": "a", "ignore_case": true}}),
+            json!({"name": "v", "string_match": {"prefix": "a"}}),
+            json!({"name": "v", "present_match": true}),
+            json!({"name": "v", "present_match": false}),
+            json!({"name": "v"}),
+        ];
+        m["query_parameters"] = json!([q.choose(rng).unwrap()]);
+    }
     let mut r = json!({
         "match": m,
         "direct_response": {"status": 200, "body": {"inline_string": format!("vh={vh} route={}", route_name(vh, i))}},
@@ -153,10 +164,18 @@ fn requests(g: &Gen) -> Vec<Request> {
         .map(|_| {
             let path =
                 if rng.random_bool(0.6) { *PATHS.choose(&mut rng).unwrap() } else { *extra.choose(&mut rng).unwrap() };
+            // Query strings for the routes' query_parameters: first values, bare keys, case,
+            // encoding (never decoded), empty pieces.
+            let query = ["?v=1", "?v=2", "?v", "?v=", "?x=1&v=1", "?v=2&v=1", "?V=1", "?v=A", "?v=abc", "?v=%31", "?&v=1"];
+            let path = if !path.contains('?') && rng.random_bool(0.4) {
+                format!("{path}{}", query.choose(&mut rng).unwrap())
+            } else {
+                path.to_owned()
+            };
             let headers = if rng.random_bool(0.3) { vec![("x-canary".to_owned(), "1".to_owned())] } else { Vec::new() };
             Request {
                 host: g.hosts.choose(&mut rng).unwrap().clone(),
-                path: path.to_owned(),
+                path,
                 method: "GET".into(),
                 headers,
             }

@@ -119,3 +119,33 @@ fn a_bad_header_is_a_usage_error() {
     let out = trace(&[ORDERED, "--dst", "127.0.0.1:8080", "--path", "/"]);
     assert_eq!(out.status.code(), Some(2), "--path needs --host");
 }
+
+/// The listener and its RDS table in two files (LDS and RDS answers saved apart) are one
+/// Envoy's to trace; the routes choose by query parameters, the first value of each counting.
+#[test]
+fn a_trace_reads_the_route_table_from_another_file_and_matches_query_parameters() {
+    let files = ["testdata/trace/lds.yaml", "testdata/trace/rds.yaml"];
+    let route = |path: &str| {
+        let mut args = files.to_vec();
+        args.extend(["--dst", "127.0.0.1:8080", "--host", "api.example.com", "--path", path, "--format", "json"]);
+        let out = trace(&args);
+        assert_eq!(out.status.code(), Some(0), "{path}: {}", String::from_utf8_lossy(&out.stderr));
+        json(&out)["http"]["route"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(route("/x?version=beta"), "beta");
+    assert_eq!(route("/x?version=alpha&version=beta"), "no-debug");
+    assert_eq!(route("/x?debug"), "debug");
+    assert_eq!(route("/x?debug=1&version=beta"), "beta");
+    assert_eq!(route("/x"), "no-debug");
+
+    let mut args = files.to_vec();
+    args.extend(["--dst", "127.0.0.1:8080", "--host", "api.example.com", "--path", "/x?debug"]);
+    let text = String::from_utf8(trace(&args).stdout).unwrap();
+    assert!(text.contains("beta does not match: query parameter version == \"beta\""), "{text}");
+    assert!(text.contains("no-debug does not match: query parameter debug absent"), "{text}");
+
+    // Alone, the listener's table is not there to trace.
+    let out = trace(&[files[0], "--dst", "127.0.0.1:8080", "--host", "api.example.com"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("api-routes"), "{text}");
+}

@@ -7,7 +7,7 @@
 
 use crate::checks::{Check, Context, TableCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::model::route::{PathSpec, Route, RouteMatch, RouteTable, VirtualHost};
+use crate::model::route::{HeaderMatch, PathSpec, Route, RouteMatch, RouteTable, VirtualHost};
 use crate::routing::{Bucket, DomainIndex, describe_path, domain_key};
 
 declare_rule! {
@@ -63,6 +63,7 @@ fn covers(earlier: &Route, later: &Route) -> bool {
     let (e, l) = (&earlier.matcher, &later.matcher);
     e.unevaluated.is_empty()
         && e.headers.iter().all(|h| l.headers.contains(h))
+        && e.query_parameters.iter().all(|q| l.query_parameters.contains(q))
         && !matches!(l.path, PathSpec::Missing | PathSpec::Connect | PathSpec::Policy)
         && path_covers(e, l)
 }
@@ -91,15 +92,33 @@ fn witness_host(index: &DomainIndex, table: &RouteTable, v: usize, strips_ports:
     candidates.into_iter().find(|h| index.select(table, h).virtual_host == Some(v))
 }
 
-/// A path the later route takes.
+/// A path the later route takes, with a query string its query parameters take.
 fn witness_path(later: &Route) -> Option<String> {
-    match &later.matcher.path {
-        PathSpec::Prefix(q) | PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q) if !q.is_empty() => {
-            Some(q.to_string())
-        }
-        PathSpec::Prefix(_) => Some("/".to_owned()),
-        _ => None,
+    let mut path = match &later.matcher.path {
+        PathSpec::Prefix(q) | PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q) if !q.is_empty() => q.to_string(),
+        PathSpec::Prefix(_) => "/".to_owned(),
+        _ => return None,
+    };
+    let mut query = Vec::new();
+    for q in &later.matcher.query_parameters {
+        let value = match &q.kind {
+            HeaderMatch::Exact { value, .. }
+            | HeaderMatch::Prefix { value, .. }
+            | HeaderMatch::Suffix { value, .. }
+            | HeaderMatch::Contains { value, .. } => Some(value),
+            HeaderMatch::Present(true) => None,
+            HeaderMatch::Present(false) => continue,
+            HeaderMatch::Regex(_) | HeaderMatch::Other(_) => return None,
+        };
+        query.push(match value {
+            Some(v) => format!("{}={v}", q.name),
+            None => q.name.to_string(),
+        });
     }
+    if !query.is_empty() {
+        path = format!("{path}?{}", query.join("&"));
+    }
+    Some(path)
 }
 
 fn diagnostic(

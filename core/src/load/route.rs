@@ -13,12 +13,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::route_raw::{
-    Field, FromRaw, RawHeaderMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch, RawVirtualHost, boolean, get,
-    key_of, message, string, take,
+    Field, FromRaw, RawHeaderMatcher, RawQueryParameterMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch,
+    RawStringMatcher, RawVirtualHost, boolean, get, key_of, message, string, take,
 };
 use crate::model::route::{
-    Action, HeaderMatch, HeaderMatcher, Mirrors, NotAnalysed, PathSpec, RequireTls, Route, RouteMatch, RouteTable,
-    TableOrigin, VirtualHost,
+    Action, HeaderMatch, HeaderMatcher, Mirrors, NotAnalysed, PathSpec, QueryParameterMatcher, RequireTls, Route,
+    RouteMatch, RouteTable, TableOrigin, VirtualHost,
 };
 use crate::source::{SourceId, join_token};
 
@@ -128,6 +128,19 @@ impl<'t> FromRaw<'t> for Route<'t> {
     }
 }
 
+impl<'t> FromRaw<'t> for QueryParameterMatcher<'t> {
+    type Raw = RawQueryParameterMatcher<'t>;
+    fn from_raw(q: RawQueryParameterMatcher<'t>, _: usize) -> Self {
+        let kind = if let Some(sm) = message(q.string_match) {
+            string_matcher(sm)
+        } else {
+            // `present_match`, or neither: then the parameter must be present.
+            HeaderMatch::Present(boolean(&q.present_match).unwrap_or(true))
+        };
+        QueryParameterMatcher { name: string(q.name).unwrap_or_default(), kind }
+    }
+}
+
 impl<'t> FromRaw<'t> for HeaderMatcher<'t> {
     type Raw = RawHeaderMatcher<'t>;
     fn from_raw(h: RawHeaderMatcher<'t>, _: usize) -> Self {
@@ -155,8 +168,8 @@ fn route<'t>(o: RawRoute<'t>, index: usize, list: Arc<str>) -> Route<'t> {
 
 fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
     let unevaluated = [
-        ("query_parameters", &m.query_parameters),
         ("runtime_fraction", &m.runtime_fraction),
+        ("cookies", &m.cookies),
         ("grpc", &m.grpc),
         ("tls_context", &m.tls_context),
         ("dynamic_metadata", &m.dynamic_metadata),
@@ -169,6 +182,7 @@ fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
     let case_sensitive = boolean(&m.case_sensitive).unwrap_or(true);
     let (connect, policy) = (m.connect_matcher.is_some(), m.path_match_policy.is_some());
     let headers = take(m.headers).map(|l| l.0).unwrap_or_default();
+    let query_parameters = take(m.query_parameters).map(|l| l.0).unwrap_or_default();
     let path = if let Some(p) = string(m.prefix) {
         PathSpec::Prefix(p)
     } else if let Some(p) = string(m.path) {
@@ -184,7 +198,7 @@ fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
     } else {
         PathSpec::Missing
     };
-    RouteMatch { path, case_sensitive, headers, unevaluated }
+    RouteMatch { path, case_sensitive, headers, query_parameters, unevaluated }
 }
 
 fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {
@@ -204,20 +218,7 @@ fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {
     } else if let Some(p) = present {
         HeaderMatch::Present(p)
     } else if let Some(sm) = message(h.string_match) {
-        let ignore_case = boolean(&sm.ignore_case).unwrap_or(false);
-        if let Some(v) = string(sm.exact) {
-            HeaderMatch::Exact { value: v, ignore_case }
-        } else if let Some(v) = string(sm.prefix) {
-            HeaderMatch::Prefix { value: v, ignore_case }
-        } else if let Some(v) = string(sm.suffix) {
-            HeaderMatch::Suffix { value: v, ignore_case }
-        } else if let Some(v) = string(sm.contains) {
-            HeaderMatch::Contains { value: v, ignore_case }
-        } else if let Some(r) = message(sm.safe_regex) {
-            HeaderMatch::Regex(string(r.regex).unwrap_or_default())
-        } else {
-            HeaderMatch::Other("string_match".into())
-        }
+        string_matcher(sm)
     } else if let Some(k) = h.match_key {
         HeaderMatch::Other(k)
     } else {
@@ -225,6 +226,24 @@ fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {
         HeaderMatch::Present(true)
     };
     HeaderMatcher { name: string(h.name).unwrap_or_default(), kind, invert_match, treat_missing_header_as_empty }
+}
+
+/// A `StringMatcher` as a [`HeaderMatch`].
+fn string_matcher(sm: RawStringMatcher<'_>) -> HeaderMatch<'_> {
+    let ignore_case = boolean(&sm.ignore_case).unwrap_or(false);
+    if let Some(v) = string(sm.exact) {
+        HeaderMatch::Exact { value: v, ignore_case }
+    } else if let Some(v) = string(sm.prefix) {
+        HeaderMatch::Prefix { value: v, ignore_case }
+    } else if let Some(v) = string(sm.suffix) {
+        HeaderMatch::Suffix { value: v, ignore_case }
+    } else if let Some(v) = string(sm.contains) {
+        HeaderMatch::Contains { value: v, ignore_case }
+    } else if let Some(r) = message(sm.safe_regex) {
+        HeaderMatch::Regex(string(r.regex).unwrap_or_default())
+    } else {
+        HeaderMatch::Other("string_match".into())
+    }
 }
 
 /// [`mirrors`] for a list read without its key's spelling: `camel` is the object's casing.

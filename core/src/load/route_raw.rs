@@ -504,7 +504,8 @@ route_message! {
         path_match_policy: Given = "path_match_policy" | "pathMatchPolicy",
         headers: Items<crate::model::route::HeaderMatcher<'a>> = "headers",
         case_sensitive: LBool = "case_sensitive" | "caseSensitive",
-        query_parameters: Predicate = "query_parameters" | "queryParameters",
+        query_parameters: Items<crate::model::route::QueryParameterMatcher<'a>> = "query_parameters" | "queryParameters",
+        cookies: Predicate = "cookies",
         runtime_fraction: Predicate = "runtime_fraction" | "runtimeFraction",
         grpc: Predicate = "grpc",
         tls_context: Predicate = "tls_context" | "tlsContext",
@@ -542,6 +543,14 @@ route_message! {
         treat_missing_header_as_empty: LBool = "treat_missing_header_as_empty" | "treatMissingHeaderAsEmpty",
     }
     keys: note_match_key => match_key: Option<Cow<'a, str>>
+}
+
+route_message! {
+    struct RawQueryParameterMatcher {
+        name: LStr<'a> = "name",
+        string_match: Obj<RawStringMatcher<'a>> = "string_match" | "stringMatch",
+        present_match: LBool = "present_match" | "presentMatch",
+    }
 }
 
 route_message! {

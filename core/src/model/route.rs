@@ -237,15 +237,36 @@ pub struct RouteMatch<'a> {
     pub case_sensitive: bool,
     /// `headers`: every one must hold.
     pub headers: Vec<HeaderMatcher<'a>>,
-    /// Predicates xdsck does not evaluate, by field name (`query_parameters`,
-    /// `runtime_fraction`, `grpc`, `tls_context`, `dynamic_metadata`, `filter_state`).
+    /// `query_parameters`: every one must hold.
+    pub query_parameters: Vec<QueryParameterMatcher<'a>>,
+    /// Predicates xdsck does not evaluate, by field name (`runtime_fraction`, `grpc`,
+    /// `tls_context`, `dynamic_metadata`, `filter_state`, `cookies`).
     pub unevaluated: Vec<&'static str>,
 }
 
 impl Default for RouteMatch<'_> {
     fn default() -> Self {
-        Self { path: PathSpec::Missing, case_sensitive: true, headers: Vec::new(), unevaluated: Vec::new() }
+        Self {
+            path: PathSpec::Missing,
+            case_sensitive: true,
+            headers: Vec::new(),
+            query_parameters: Vec::new(),
+            unevaluated: Vec::new(),
+        }
     }
+}
+
+/// A query parameter matcher of a route: the first value of parameter `name` in the query
+/// string (split on `&`, each `key=value` or a bare `key`, nothing decoded), tested as `kind`
+/// says — a `string_match` (the [`HeaderMatch`] string forms), or `present_match`, which holds
+/// when the parameter's presence is what it says (`false`: absent). With neither, the parameter
+/// must be present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryParameterMatcher<'a> {
+    /// The parameter tested (`name`).
+    pub name: Cow<'a, str>,
+    /// The test applied to its first value.
+    pub kind: HeaderMatch<'a>,
 }
 
 /// What a route does with a request.

@@ -245,6 +245,16 @@ impl Request {
         let end = self.path.find(['?', '#']).unwrap_or(self.path.len());
         &self.path[..end]
     }
+
+    /// The query string's parameters in order, as Envoy's route matching parses them: what
+    /// follows the first `?` up to a `#`, split on `&` (empty pieces skipped), each `key=value`
+    /// or a bare `key` (an empty value); nothing percent-decoded.
+    pub(crate) fn query_parameters(&self) -> Vec<(&str, &str)> {
+        let Some(start) = self.path.find('?') else { return Vec::new() };
+        let query = &self.path[start + 1..];
+        let query = &query[..query.find('#').unwrap_or(query.len())];
+        query.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, ""))).collect()
+    }
 }
 
 /// Whether one route takes a request.
@@ -290,6 +300,30 @@ pub(crate) fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
             }
         }
     }
+    if !m.query_parameters.is_empty() {
+        let query = req.query_parameters();
+        for q in &m.query_parameters {
+            // Envoy tests the first value of a parameter given more than once.
+            let value = query.iter().find(|(k, _)| *k == q.name).map(|(_, v)| *v);
+            let holds = match (&q.kind, value) {
+                (HeaderMatch::Present(p), v) => v.is_some() == *p,
+                (_, None) => false,
+                (kind, Some(v)) => match string_matches(kind, v) {
+                    Some(ok) => ok,
+                    None => {
+                        return RouteVerdict::Undecided(format!(
+                            "query parameter {} {} is not evaluated",
+                            q.name,
+                            describe_string(kind, "")
+                        ));
+                    }
+                },
+            };
+            if !holds {
+                return RouteVerdict::Misses(format!("query parameter {} {}", q.name, describe_string(&q.kind, "")));
+            }
+        }
+    }
     if let Some(f) = m.unevaluated.first() {
         return RouteVerdict::Undecided(format!("{f} is not evaluated"));
     }
@@ -311,9 +345,13 @@ pub(crate) fn describe_path(spec: &PathSpec, case_sensitive: bool) -> String {
 }
 
 fn describe_header(h: &HeaderMatcher) -> String {
-    let not = if h.invert_match { "not " } else { "" };
+    describe_string(&h.kind, if h.invert_match { "not " } else { "" })
+}
+
+/// A string test as a trace prints it, `not` before it when inverted.
+fn describe_string(kind: &HeaderMatch, not: &str) -> String {
     let ic = |i: bool| if i { " (ignore case)" } else { "" };
-    match &h.kind {
+    match kind {
         HeaderMatch::Exact { value, ignore_case } => format!("{not}== {value:?}{}", ic(*ignore_case)),
         HeaderMatch::Prefix { value, ignore_case } => format!("{not}starts with {value:?}{}", ic(*ignore_case)),
         HeaderMatch::Suffix { value, ignore_case } => format!("{not}ends with {value:?}{}", ic(*ignore_case)),
@@ -339,25 +377,28 @@ fn header_matches(h: &HeaderMatcher, req: &Request) -> Option<bool> {
         }
         values.push("");
     }
-    let one = |v: &str| -> Option<bool> {
-        let cmp = |x: &str, ignore: bool, f: fn(&str, &str) -> bool| {
-            if ignore { f(&v.to_ascii_lowercase(), &x.to_ascii_lowercase()) } else { f(v, x) }
-        };
-        Some(match &h.kind {
-            HeaderMatch::Exact { value, ignore_case } => cmp(value, *ignore_case, |a, b| a == b),
-            HeaderMatch::Prefix { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.starts_with(b)),
-            HeaderMatch::Suffix { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.ends_with(b)),
-            HeaderMatch::Contains { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.contains(b)),
-            HeaderMatch::Regex(r) => full_match(r, v)?,
-            HeaderMatch::Present(p) => *p,
-            HeaderMatch::Other(_) => return None,
-        })
-    };
     let mut any = false;
     for v in values {
-        any |= one(v)?;
+        any |= string_matches(&h.kind, v)?;
     }
     Some(any != h.invert_match)
+}
+
+/// Whether `v` passes a string test (`Present(p)` holds for a present value when `p`); `None`
+/// when the test is of a kind xdsck does not evaluate.
+fn string_matches(kind: &HeaderMatch, v: &str) -> Option<bool> {
+    let cmp = |x: &str, ignore: bool, f: fn(&str, &str) -> bool| {
+        if ignore { f(&v.to_ascii_lowercase(), &x.to_ascii_lowercase()) } else { f(v, x) }
+    };
+    Some(match kind {
+        HeaderMatch::Exact { value, ignore_case } => cmp(value, *ignore_case, |a, b| a == b),
+        HeaderMatch::Prefix { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.starts_with(b)),
+        HeaderMatch::Suffix { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.ends_with(b)),
+        HeaderMatch::Contains { value, ignore_case } => cmp(value, *ignore_case, |a, b| a.contains(b)),
+        HeaderMatch::Regex(r) => full_match(r, v)?,
+        HeaderMatch::Present(p) => *p,
+        HeaderMatch::Other(_) => return None,
+    })
 }
 
 /// An RE2 full match. The `regex` crate agrees with RE2 on the syntax both accept (neither has
