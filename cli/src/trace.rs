@@ -19,7 +19,11 @@ fn load(paths: &[std::path::PathBuf]) -> Result<Option<xdsck_core::Sources>> {
     if failed.is_empty() {
         return Ok(Some(sources));
     }
-    let failed_inputs = failed.iter().filter_map(|d| d.location.as_ref().map(|l| l.source)).collect::<std::collections::BTreeSet<_>>().len();
+    let failed_inputs = failed
+        .iter()
+        .filter_map(|d| d.location.as_ref().map(|l| l.source))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let report = report::Report { findings: failed, failed_inputs, ..Default::default() };
     print(&report::render(report::Format::Text, &report, &sources, RenderOptions::default()))?;
     Ok(None)

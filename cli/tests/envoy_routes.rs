@@ -166,19 +166,15 @@ fn requests(g: &Gen) -> Vec<Request> {
                 if rng.random_bool(0.6) { *PATHS.choose(&mut rng).unwrap() } else { *extra.choose(&mut rng).unwrap() };
             // Query strings for the routes' query_parameters: first values, bare keys, case,
             // encoding (never decoded), empty pieces.
-            let query = ["?v=1", "?v=2", "?v", "?v=", "?x=1&v=1", "?v=2&v=1", "?V=1", "?v=A", "?v=abc", "?v=%31", "?&v=1"];
+            let query =
+                ["?v=1", "?v=2", "?v", "?v=", "?x=1&v=1", "?v=2&v=1", "?V=1", "?v=A", "?v=abc", "?v=%31", "?&v=1"];
             let path = if !path.contains('?') && rng.random_bool(0.4) {
                 format!("{path}{}", query.choose(&mut rng).unwrap())
             } else {
                 path.to_owned()
             };
             let headers = if rng.random_bool(0.3) { vec![("x-canary".to_owned(), "1".to_owned())] } else { Vec::new() };
-            Request {
-                host: g.hosts.choose(&mut rng).unwrap().clone(),
-                path,
-                method: "GET".into(),
-                headers,
-            }
+            Request { host: g.hosts.choose(&mut rng).unwrap().clone(), path, method: "GET".into(), headers }
         })
         .collect()
 }

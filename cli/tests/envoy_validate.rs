@@ -297,3 +297,121 @@ fn envoy_and_xdsck_agree_on_every_check_fixture() {
     }
     assert!(failures.is_empty(), "{} disagreement(s) with Envoy:\n{}", failures.len(), failures.join("\n\n"));
 }
+
+/// The peers' CLI outputs (testdata/peers): for each proxy a file names, its listeners and RDS
+/// tables, run through `envoy --mode validate` as one bootstrap (every cluster they name an
+/// empty stub), and xdsck's errors on that proxy in the peer's file as printed: Envoy rejects
+/// exactly the proxies xdsck has an error on, with the words of one of them.
+///
+/// `XDSCK_PEERS_DIR=DIR` runs it on every JSON and YAML file below DIR instead (a collection of
+/// the peers' real outputs, say); files that are no peer's output are passed by.
+#[test]
+fn envoy_and_xdsck_agree_on_the_peers_outputs() {
+    use xdsck_core::load::Document;
+    use xdsck_core::model::InputKind;
+    use xdsck_core::{SourceFile, SourceId};
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml")) {
+                out.push(p);
+            }
+        }
+    }
+    let envoy = support::envoy::binary();
+    let tmp = tempfile::tempdir().unwrap();
+    let given = std::env::var_os("XDSCK_PEERS_DIR").map(PathBuf::from);
+    let dir = given.clone().unwrap_or_else(|| workspace().join("testdata/peers"));
+    let mut files = Vec::new();
+    walk(&dir, &mut files);
+    files.sort();
+    let (mut proxies, mut failures) = (0, Vec::new());
+    for path in &files {
+        let rel = path.strip_prefix(workspace()).unwrap_or(path).display().to_string();
+        let file = SourceFile::new(rel.clone(), std::fs::read_to_string(path).unwrap());
+        let document = Document::new(SourceId(0), &file);
+        // A shape refused by name (XDS007) holds no listener to ask Envoy about.
+        let Ok(input) = document.load() else { continue };
+        // A peer's map of proxies, or `istioctl proxy-config listener`'s list of listeners.
+        if given.is_some() && !matches!(input.kind, InputKind::Proxies | InputKind::Listeners) {
+            continue;
+        }
+        let json: Value = serde_json::from_str(document.locator().json_text()).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+            .args(["--format", "json", "--fail-on", "never"])
+            .arg(&rel)
+            .current_dir(workspace())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&rel, &out));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let each = if input.proxies.is_empty() { std::slice::from_ref(&input) } else { &input.proxies[..] };
+        for (i, proxy) in each.iter().enumerate() {
+            let name = proxy.proxy.as_ref().and_then(|p| p.name.clone());
+            let mut listeners: Vec<Value> = proxy
+                .listeners
+                .iter()
+                .map(|l| {
+                    let mut v = json.pointer(&l.pointer.to_string()).unwrap().clone();
+                    v.as_object_mut().unwrap().remove("@type");
+                    v
+                })
+                .collect();
+            for t in &proxy.route_tables {
+                let mut table = json.pointer(&t.pointer).unwrap().clone();
+                let o = table.as_object_mut().unwrap();
+                o.remove("@type");
+                o.entry("validate_clusters").or_insert(json!(false));
+                listeners.push(inline_route_listener(listeners.len(), table));
+            }
+            // The proxy's own clusters when its output lists them (by name: what the routes are
+            // checked against), else a stub for every cluster named.
+            let mut named = BTreeSet::new();
+            match &proxy.clusters {
+                Some(list) => named.extend(list.names.iter().map(|c| c.name.to_string())),
+                None => referenced_clusters(&Value::Array(listeners.clone()), &mut named),
+            }
+            let clusters: Vec<Value> =
+                named.into_iter().map(|n| json!({"name": n, "type": "STATIC", "connect_timeout": "1s"})).collect();
+            let config = tmp.path().join(format!("{}-{i}.json", path.file_name().unwrap().to_string_lossy()));
+            // An HCM with `rds` subscribes over ADS, which needs a node; `--mode validate`
+            // fetches nothing, and the tables are served inline beside it.
+            let b = json!({
+                "node": {"id": "xdsck", "cluster": "xdsck"},
+                "dynamic_resources": {"ads_config": {"api_type": "GRPC", "transport_api_version": "V3",
+                    "grpc_services": [{"envoy_grpc": {"cluster_name": "xds"}}]}},
+                "static_resources": {"listeners": listeners, "clusters": clusters.into_iter().chain([json!(
+                    {"name": "xds", "type": "STATIC", "connect_timeout": "1s",
+                     "typed_extension_protocol_options": {"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                         "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                         "explicit_http_config": {"http2_protocol_options": {}}}}}
+                )]).collect::<Vec<_>>()},
+            });
+            std::fs::write(&config, serde_json::to_string_pretty(&b).unwrap()).unwrap();
+            let verdict = support::envoy::verdict(&envoy, &config);
+            let errors: Vec<Option<String>> = report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["severity"] == "error" && f["proxy"].as_str().map(str::to_owned) == name)
+                .map(|f| f["envoy_error"].as_str().map(support::envoy::normalise))
+                .collect();
+            proxies += 1;
+            let agrees = match &verdict {
+                None => errors.is_empty(),
+                Some(msg) => errors.iter().flatten().any(|e| msg.contains(e.as_str())),
+            };
+            if !agrees {
+                failures.push(format!("{rel} proxy {name:?}: Envoy {verdict:?}, xdsck errors {errors:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("{} files, {proxies} proxies: Envoy and xdsck agree", files.len());
+    }
+    assert!(given.is_some() || proxies >= 9, "only {proxies} proxies read in testdata/peers");
+}
