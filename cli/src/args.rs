@@ -32,6 +32,7 @@ pub enum Command {
     Check(CheckArgs),
     /// List every rule: code, name, default severity, summary.
     Rules {
+        /// How the rules are listed.
         #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
         format: RulesFormat,
     },
@@ -60,11 +61,16 @@ pub enum Command {
     Gateway(GatewayArgs),
     /// Print a shell completion script: `xdsck completions bash > /etc/bash_completion.d/xdsck`.
     Completions {
+        /// The shell the script is for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff): `xdsck manpage > xdsck.1`.
-    Manpage,
+    /// Print the man page (roff), `xdsck manpage > xdsck.1`; with DIR, write it and a page per
+    /// subcommand (`xdsck-check.1`, `xdsck-trace.1`, ...), the pages the first one names.
+    Manpage {
+        /// The directory the pages are written into (it must exist).
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -72,24 +78,19 @@ pub struct GatewayArgs {
     /// The Cilium version to model: 1.19.5, 1.19.6 (= 1.19.7), 1.20 or main.
     #[arg(long, value_name = "VERSION", default_value = "main")]
     pub cilium: String,
-    /// `text` for people (per Gateway and listener, then the findings), `json` for scripts.
-    #[arg(long, value_enum, default_value_t = GatewayFormat::Text)]
-    pub format: GatewayFormat,
     /// Print only the rendered CiliumEnvoyConfigs (a `v1` List, JSON, which is YAML): pipes
     /// into `xdsck -`.
     #[arg(long)]
     pub render: bool,
+    /// The report, as `check` makes it. `--format text` prints the conditions per Gateway and
+    /// listener before the findings; `json` is one object with the conditions, the rendered
+    /// CiliumEnvoyConfigs and the findings; `sarif`, `github`, `concise` and `openreports` are
+    /// the findings alone.
     #[command(flatten)]
-    pub outcome: OutcomeArgs,
+    pub report: ReportArgs,
     /// Gateway API YAML or JSON (streams, `kubectl get … -o yaml` Lists); `-` is stdin.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum GatewayFormat {
-    Text,
-    Json,
 }
 
 #[derive(Debug, Args)]
@@ -166,7 +167,10 @@ pub struct AttachArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum XdsType {
+    /// The Listener Discovery Service alone (`ListenerDiscoveryService/StreamListeners`).
     Lds,
+    /// The Aggregated Discovery Service (`AggregatedDiscoveryService/StreamAggregatedResources`),
+    /// asking for listeners.
     Ads,
 }
 
@@ -217,38 +221,49 @@ pub struct TraceArgs {
     /// A request header, `NAME:VALUE`; repeat for more (a name given twice sends both values).
     #[arg(long = "header", value_name = "NAME:VALUE", requires = "host", allow_hyphen_values = true)]
     pub headers: Vec<String>,
+    /// How the trace is written.
     #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
     pub format: TraceFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ClientKind {
+    /// A TLS ClientHello, with --sni and --alpn.
     Tls,
+    /// Plaintext HTTP/1.1 (what http_inspector detects as `http/1.1`).
     Http1,
+    /// Plaintext HTTP/2 with prior knowledge (detected as `h2c`).
     H2c,
+    /// Bytes that are neither TLS nor HTTP.
     Raw,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TraceFormat {
+    /// For people: each level of the matcher and its decision, then the route.
     Text,
+    /// One object: the connection, the steps, the chain and (with --host) the `http` part.
     Json,
 }
 
 #[derive(Debug, Args)]
 pub struct GraphArgs {
+    /// The configuration (any input `check` reads; `-` reads standard input).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// The listener, by name; may be left out when the input has only one.
     #[arg(long)]
     pub listener: Option<String>,
+    /// How the graph is written.
     #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
     pub format: GraphFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GraphFormat {
+    /// Graphviz DOT (`dot -Tsvg`).
     Dot,
+    /// A Mermaid flowchart, as GitHub renders it in Markdown.
     Mermaid,
     /// A picture, laid out by xdsck (up to 2000 nodes).
     Svg,
@@ -296,8 +311,8 @@ pub struct OutcomeArgs {
     pub max_bytes: usize,
 }
 
-/// What `check` and `attach` share: how the report looks, when it fails, and how much input is
-/// read to make it.
+/// What `check`, `attach` and `gateway` share: how the report looks, which rules are in force,
+/// when it fails, and how much input is read to make it.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// How the report is written.
@@ -375,21 +390,71 @@ impl From<Format> for xdsck_core::report::Format {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FailOn {
+    /// Exit 1 on errors (what Envoy rejects) only.
     Error,
+    /// Exit 1 on warnings and errors (the default).
     Warning,
+    /// Exit 1 on any finding.
     Info,
+    /// Exit 0 whatever is found (2 still when an input cannot be read).
     Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Color {
+    /// Colour a terminal, unless NO_COLOR is set.
     Auto,
+    /// Colour always, also into a pipe or a file.
     Always,
+    /// Never colour.
     Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RulesFormat {
+    /// A table: code, name, default severity, summary.
     Text,
+    /// `{"version": 1, "rules": [...]}` with each rule's explanation, for scripts.
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every argument of every subcommand says what it is, and every value of an enumerated
+    /// argument (each format) what it means: `--help` and the man pages are all a user reads.
+    #[test]
+    fn every_argument_and_value_is_described() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+                // clap_complete's shells are named by their names.
+                let enumerated = arg.get_action().takes_values() && id != "shell";
+                for v in arg.get_possible_values().into_iter().filter(|_| enumerated) {
+                    if v.get_help().is_none() && !arg.is_hide_possible_values_set() {
+                        missing.push(format!("{path} {id}={}", v.get_name()));
+                    }
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_name() == "help" {
+                    continue;
+                }
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {}", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "xdsck", &mut missing);
+        assert!(missing.is_empty(), "without a description: {missing:#?}");
+    }
 }

@@ -7,32 +7,34 @@ use anyhow::Result;
 use xdsck_core::Sources;
 use xdsck_core::gateway::cilium::{Condition, Version};
 use xdsck_core::gateway::{self, Evaluation};
-use xdsck_core::report::{self, RenderOptions};
 
-use crate::args::GatewayArgs;
+use crate::args::{Format, GatewayArgs};
 
 pub fn run(args: &GatewayArgs) -> Result<u8> {
+    crate::check_report_args(&args.report)?;
     let version: Version = args.cilium.parse()?;
-    let (mut sources, failed) = crate::input::read_all(&args.paths, args.outcome.max_bytes);
-    let limits = xdsck_core::load::Limits { max_bytes: args.outcome.max_bytes, ..Default::default() };
-    let eval = gateway::evaluate_except(&mut sources, version, &limits, failed);
+    let outcome = &args.report.outcome;
+    let reporting = crate::config::Reporting::from_args(&args.report)?;
+    let (mut sources, failed) = crate::input::read_all(&args.paths, outcome.max_bytes);
+    let limits = xdsck_core::load::Limits { max_bytes: outcome.max_bytes, ..Default::default() };
+    let mut eval = gateway::evaluate_except(&mut sources, version, &limits, failed, &reporting.settings);
+    reporting.finish(&mut eval.report)?;
     if args.render {
         crate::print(&gateway::json::rendered_list(&eval))?;
         return Ok(if eval.report.failed_inputs > 0 { crate::FAILED } else { crate::CLEAN });
     }
-    match args.format {
-        crate::args::GatewayFormat::Json => {
-            crate::print(&format!("{}\n", serde_json::to_string_pretty(&gateway::json::to_json(&eval, &sources))?))?
+    let report = &args.report;
+    match report.format {
+        // The gateway's JSON holds the findings.
+        Format::Json if !report.statistics => {
+            let json = format!("{}\n", serde_json::to_string_pretty(&gateway::json::to_json(&eval, &sources))?);
+            crate::write_report_after(report, &json, &eval.report, false, &sources)
         }
-        crate::args::GatewayFormat::Text => {
-            crate::print(&text(&eval, &sources))?;
-            let options = RenderOptions { color: crate::use_color(args.outcome.color), quiet: false };
-            let mut out = Vec::new();
-            report::write(report::Format::Text, &eval.report, &sources, options, &mut out)?;
-            crate::print(&String::from_utf8_lossy(&out))?;
+        Format::Text if !report.statistics && !report.quiet => {
+            crate::write_report_after(report, &text(&eval, &sources), &eval.report, true, &sources)
         }
+        _ => crate::write_report(report, &eval.report, &sources),
     }
-    Ok(crate::exit_code(&eval.report, args.outcome.fail_on))
 }
 
 fn place(sources: &Sources, loc: &xdsck_core::Location) -> String {

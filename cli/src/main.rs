@@ -90,10 +90,15 @@ fn run(cli: Cli) -> Result<u8> {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "xdsck", &mut out);
             print(&String::from_utf8_lossy(&out)).map(|()| CLEAN)
         }
-        Some(Command::Manpage) => {
+        Some(Command::Manpage { dir: None }) => {
             let mut out = Vec::new();
             clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out)?;
             print(&String::from_utf8_lossy(&out)).map(|()| CLEAN)
+        }
+        Some(Command::Manpage { dir: Some(dir) }) => {
+            clap_mangen::generate_to(<Cli as clap::CommandFactory>::command(), &dir)
+                .with_context(|| format!("writing the man pages into {}", dir.display()))?;
+            Ok(CLEAN)
         }
         None => run_check(&cli.check),
     }
@@ -130,6 +135,18 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
 /// Writes a report to stdout as it renders (100k findings are 100+ MB of output, never held as
 /// one string) and returns the exit status it calls for.
 pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources) -> Result<u8> {
+    write_report_after(args, "", report, true, sources)
+}
+
+/// [`write_report`] with `preamble` written first (`gateway`'s conditions, or its JSON, which
+/// holds the findings: then `findings` is false and only the preamble is written).
+pub(crate) fn write_report_after(
+    args: &ReportArgs,
+    preamble: &str,
+    report: &Report,
+    findings: bool,
+    sources: &Sources,
+) -> Result<u8> {
     // A file gets no colour unless asked for: it is read later, not on this terminal.
     let color = match &args.output {
         Some(_) => matches!(args.outcome.color, Color::Always),
@@ -141,12 +158,13 @@ pub(crate) fn write_report(args: &ReportArgs, report: &Report, sources: &Sources
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, sink);
-    let written = if args.statistics {
-        report::write_statistics(args.format.into(), report, sources, options, &mut out)
-    } else {
-        report::write(args.format.into(), report, sources, options, &mut out)
-    }
-    .and_then(|()| out.flush());
+    let written = std::io::Write::write_all(&mut out, preamble.as_bytes())
+        .and_then(|()| match (findings, args.statistics) {
+            (false, _) => Ok(()),
+            (true, true) => report::write_statistics(args.format.into(), report, sources, options, &mut out),
+            (true, false) => report::write(args.format.into(), report, sources, options, &mut out),
+        })
+        .and_then(|()| out.flush());
     drop(out);
     match &args.output {
         Some(path) => written.with_context(|| format!("writing {}", path.display()))?,

@@ -108,7 +108,7 @@ fn a_missing_file_is_xds001_and_exits_2() {
         report["inputs"][0],
         serde_json::json!({
             "source": "no/such/file.json", "kind": null, "listeners": 0, "filter_chains": 0,
-            "warming": 0, "draining": 0, "failed": 0, "route_tables": 0, "clusters": 0, "other_resources": 0,
+            "default_filter_chains": 0, "inline_route_tables": 0, "warming": 0, "draining": 0, "failed": 0, "route_tables": 0, "clusters": 0, "other_resources": 0,
             "skipped_documents": 0
         })
     );

@@ -65,6 +65,23 @@ fn the_man_page_is_roff_with_every_subcommand() {
     }
 }
 
+/// `xdsck manpage DIR` writes every page the main page names.
+#[test]
+fn the_man_pages_of_the_subcommands_are_written_into_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(&workspace(), &["manpage", &dir.path().display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let main = std::fs::read_to_string(dir.path().join("xdsck.1")).unwrap();
+    for sub in ["check", "rules", "explain", "trace", "graph", "attach", "webhook", "gateway", "completions", "manpage"]
+    {
+        let page = dir.path().join(format!("xdsck-{sub}.1"));
+        let body = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        assert!(body.contains(&format!(".TH xdsck-{sub} 1")), "{body}");
+        assert!(main.contains(&format!("xdsck\\-{sub}(1)")), "xdsck.1 does not name xdsck-{sub}(1)");
+    }
+    assert!(!dir.path().join("xdsck-help.1").exists());
+}
+
 #[test]
 fn version_names_the_envoy_release_the_rules_follow() {
     let out = run_in(&workspace(), &["--version"]);

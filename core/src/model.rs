@@ -256,6 +256,14 @@ impl Input<'_> {
                 s if s.is_live() => {
                     inv.listeners += 1;
                     inv.filter_chains += l.filter_chains.len();
+                    inv.default_filter_chains += usize::from(l.default_filter_chain.is_some());
+                    inv.inline_route_tables += l
+                        .filter_chains
+                        .iter()
+                        .chain(&l.default_filter_chain)
+                        .flat_map(route::RouteTables::hcms_of_chain)
+                        .filter(|h| matches!(h.routes, route::HcmRoutes::Inline(_)))
+                        .count();
                 }
                 _ => {}
             }
@@ -271,6 +279,10 @@ pub struct Inventory {
     pub listeners: usize,
     /// Filter chains in the live listeners (the default chain not counted).
     pub filter_chains: usize,
+    /// Live listeners' `default_filter_chain`s.
+    pub default_filter_chains: usize,
+    /// Route tables inline in the live listeners' HTTP connection managers (`route_config`).
+    pub inline_route_tables: usize,
     /// Listeners Envoy is still warming (not serving yet, not checked).
     pub warming: usize,
     /// Listeners Envoy is draining (on their way out, not checked).

@@ -94,16 +94,18 @@ fn location(documents: &[Document<'_>], at: &At, pointer: &str) -> Location {
 /// source per rendered CiliumEnvoyConfig to `sources` (named `rendered:<ns>/<name>`) and runs
 /// every check on them.
 pub fn evaluate(sources: &mut Sources, version: Version, limits: &Limits) -> Evaluation {
-    evaluate_except(sources, version, limits, Vec::new())
+    evaluate_except(sources, version, limits, Vec::new(), &crate::settings::Settings::default())
 }
 
 /// [`evaluate`] for a caller that already knows some sources cannot be read (see
-/// [`crate::analyze_except`]): each of `failed` is reported and its source is not loaded.
+/// [`crate::analyze_except`]): each of `failed` is reported and its source is not loaded; the
+/// findings are selected and graded by `settings`, as `check`'s are.
 pub fn evaluate_except(
     sources: &mut Sources,
     version: Version,
     limits: &Limits,
     failed: Vec<Diagnostic>,
+    settings: &crate::settings::Settings,
 ) -> Evaluation {
     let mut objects = Objects::default();
     let skip: Vec<SourceId> = failed.iter().filter_map(|d| d.location.as_ref().map(|l| l.source)).collect();
@@ -122,17 +124,46 @@ pub fn evaluate_except(
             failed_count += 1;
         }
     }
+    // One finding per kind the model does not read, at its first object, the others named:
+    // a repository's manifests hold dozens of Services and Deployments.
+    let mut kinds: Vec<(&str, &str, Vec<&api::Unmodelled>)> = Vec::new();
     for u in &objects.unmodelled {
-        let what = match (u.kind.as_str(), u.name.is_empty()) {
-            ("", _) => "a document without `kind`".to_owned(),
-            (kind, true) => format!("a `{kind}`"),
-            (kind, false) => format!("`{kind}` `{}`", u.name),
+        match kinds.iter_mut().find(|(k, v, _)| *k == u.kind && *v == u.api_version) {
+            Some((_, _, list)) => list.push(u),
+            None => kinds.push((&u.kind, &u.api_version, vec![u])),
+        }
+    }
+    let mut notes = Vec::new();
+    for (kind, api_version, list) in &kinds {
+        let version = if api_version.is_empty() { String::new() } else { format!(" ({api_version})") };
+        let names: Vec<&str> = list.iter().map(|u| u.name.as_str()).filter(|n| !n.is_empty()).collect();
+        let message = match (*kind, list.as_slice()) {
+            ("", [_]) => "a document without `kind` is not part of the Cilium model; not read".to_owned(),
+            (kind, [one]) if one.name.is_empty() => {
+                format!("a `{kind}`{version} is not part of the Cilium model; not read")
+            }
+            (kind, [one]) => format!("`{kind}` `{}`{version} is not part of the Cilium model; not read", one.name),
+            ("", many) => format!("{} documents without `kind` are not part of the Cilium model; not read", many.len()),
+            (kind, many) => format!(
+                "{} `{kind}` objects{version} are not part of the Cilium model; not read: {}",
+                many.len(),
+                names.join(", ")
+            ),
         };
-        let kind = if u.api_version.is_empty() { String::new() } else { format!(" ({})", u.api_version) };
-        problems.push(
-            Diagnostic::new(&rules::NOT_MODELLED, format!("{what}{kind} is not part of the Cilium model; not read"))
-                .at(location(&documents, &u.at, &u.at.pointer)),
-        );
+        let mut d =
+            Diagnostic::new(&rules::NOT_MODELLED, message).at(location(&documents, &list[0].at, &list[0].at.pointer));
+        for u in &list[1..] {
+            d = d.related(format!("`{}` too", u.name), location(&documents, &u.at, &u.at.pointer));
+        }
+        problems.push(d);
+        // Listeners a Gateway takes from another kind change its conflicts and conditions,
+        // which the model then cannot predict: said once, above the tally.
+        if kind.ends_with("ListenerSet") {
+            notes.push(format!(
+                "{kind} is not modelled: the Gateway conditions and conflicts predicted here leave out the listeners {} adds",
+                if list.len() == 1 { "it" } else { "they" }
+            ));
+        }
     }
     let not_modelled = objects.unmodelled.len();
     let mut gateways = Vec::new();
@@ -189,8 +220,9 @@ pub fn evaluate_except(
             Err(e) => problems.push(e.to_diagnostic()),
         }
     }
-    let mut report = crate::analyze_inputs(sources, inputs, problems);
+    let mut report = crate::analyze_inputs_with(sources, inputs, problems, settings);
     report.failed_inputs += failed_count;
+    report.notes.extend(notes);
     Evaluation { version, gateways, not_modelled, report }
 }
 

@@ -31,6 +31,10 @@ struct Input<'r> {
     kind: Option<&'static str>,
     listeners: usize,
     filter_chains: usize,
+    /// Live listeners' `default_filter_chain`s (not among `filter_chains`).
+    default_filter_chains: usize,
+    /// Route tables inline in live listeners' HTTP connection managers.
+    inline_route_tables: usize,
     warming: usize,
     draining: usize,
     failed: usize,
@@ -197,6 +201,8 @@ fn inputs<'r>(report: &'r Report, sources: &'r Sources) -> Vec<Input<'r>> {
             kind: i.kind,
             listeners: i.inventory.listeners,
             filter_chains: i.inventory.filter_chains,
+            default_filter_chains: i.inventory.default_filter_chains,
+            inline_route_tables: i.inventory.inline_route_tables,
             warming: i.inventory.warming,
             draining: i.inventory.draining,
             failed: i.inventory.failed,

@@ -93,12 +93,16 @@ fn input_line(input: &InputSummary, sources: &Sources) -> String {
     let inv = &input.inventory;
     let mut line =
         format!("{name}: {kind}, {}, {}", plural(inv.listeners, "listener"), plural(inv.filter_chains, "filter chain"));
+    if inv.default_filter_chains > 0 {
+        line.push_str(&format!(" + {}", plural(inv.default_filter_chains, "default chain")));
+    }
     let extra: Vec<String> = [(inv.warming, "warming"), (inv.draining, "draining")]
         .into_iter()
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .chain((inv.failed > 0).then(|| plural(inv.failed, "failed update")))
         .chain((inv.route_tables > 0).then(|| plural(inv.route_tables, "route table")))
+        .chain((inv.inline_route_tables > 0).then(|| plural(inv.inline_route_tables, "inline route table")))
         .chain((inv.clusters > 0).then(|| plural(inv.clusters, "cluster")))
         .chain(
             (inv.other_resources > 0).then(|| format!("{} not checked", plural(inv.other_resources, "other resource"))),
