@@ -49,7 +49,7 @@ fn explain_rule(rule: &Rule) -> String {
         rule.name,
         rule.severity,
         rule.summary,
-        rule.explanation.trim_end(),
+        rule.explanation().trim_end(),
     ) + "\n"
 }
 

@@ -50,13 +50,83 @@ pub struct Rule {
     pub severity: Severity,
     /// One line.
     pub summary: &'static str,
-    /// Markdown with the headings *What it finds*, *Why it matters*, *Example*, *Fix*.
-    pub explanation: &'static str,
+    /// Markdown with the headings *What it finds*, *Why it matters*, *Example*, *Fix*:
+    /// [`Rule::explanation`] reads it.
+    pub explanation: Explanation,
     /// The code its findings are fingerprinted under: the rule's own, or, for a rule split off
     /// another, the code its findings had before, so that baselines and SARIF fingerprints
     /// keep matching them (`checks::aliases` names the splits).
     pub fingerprint: &'static str,
 }
+
+impl Rule {
+    /// The rule's explanation (Markdown).
+    pub fn explanation(&self) -> &str {
+        self.explanation.text()
+    }
+}
+
+/// A rule's explanation: the Markdown as written; in the web page deflated by `core/build.rs`
+/// (the 61 explanations are some 70 KB of the page's download, a third of that deflated) and
+/// inflated the first time it is read.
+pub struct Explanation {
+    #[cfg(not(target_arch = "wasm32"))]
+    text: &'static str,
+    #[cfg(target_arch = "wasm32")]
+    deflated: &'static [u8],
+    #[cfg(target_arch = "wasm32")]
+    text: std::sync::OnceLock<Box<str>>,
+}
+
+impl Explanation {
+    /// The Markdown itself.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub const fn new(text: &'static str) -> Self {
+        Explanation { text }
+    }
+
+    /// The Markdown, deflated.
+    #[cfg(target_arch = "wasm32")]
+    pub const fn deflated(deflated: &'static [u8]) -> Self {
+        Explanation { deflated, text: std::sync::OnceLock::new() }
+    }
+
+    fn text(&self) -> &str {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.text;
+        #[cfg(target_arch = "wasm32")]
+        return self.text.get_or_init(|| {
+            let bytes = miniz_oxide::inflate::decompress_to_vec(self.deflated).expect("build.rs deflated it");
+            String::from_utf8(bytes).expect("an explanation is UTF-8").into_boxed_str()
+        });
+    }
+}
+
+impl std::fmt::Debug for Explanation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Explanation").field(&self.text()).finish()
+    }
+}
+
+/// The [`Explanation`] of the Markdown file `$file` beside the file that declares the rule.
+#[cfg(not(target_arch = "wasm32"))]
+macro_rules! explanation {
+    ($file:literal) => {
+        $crate::diagnostic::Explanation::new(include_str!($file))
+    };
+}
+#[cfg(target_arch = "wasm32")]
+macro_rules! explanation {
+    ($file:literal) => {
+        $crate::diagnostic::Explanation::deflated(include_bytes!(concat!(
+            env!("OUT_DIR"),
+            "/explanations/",
+            $file,
+            ".deflate"
+        )))
+    };
+}
+pub(crate) use explanation;
 
 /// The rule a check (or any other source of findings) reports under.
 /// `declare_rule! { pub static RULE for TheCheck = { ... } }` implements it, so each check names
@@ -136,7 +206,7 @@ macro_rules! declare_rule {
             name: $name,
             severity: $severity,
             summary: $summary,
-            explanation: include_str!($explanation),
+            explanation: $crate::diagnostic::explanation!($explanation),
             fingerprint: $fingerprint,
         };
     };

@@ -140,7 +140,7 @@ fn example_config(explanation: &str) -> Option<(&'static str, &str)> {
 /// The explanation's example, run as a fixture with only its rule selected, makes it fire.
 fn example(rule: &'static Rule) -> Result<(), Failed> {
     let exempt = NO_RUNNABLE_EXAMPLE.iter().any(|(name, _)| *name == rule.name);
-    let Some((ext, config)) = example_config(rule.explanation) else {
+    let Some((ext, config)) = example_config(rule.explanation()) else {
         if exempt {
             return Ok(());
         }

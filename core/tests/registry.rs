@@ -70,14 +70,14 @@ fn every_explanation_has_the_four_sections_in_order() {
     const HEADINGS: [&str; 4] = ["## What it finds\n", "## Why it matters\n", "## Example\n", "## Fix\n"];
     let mut problems = Vec::new();
     for rule in xdsck_core::rules() {
-        let at: Vec<Option<usize>> = HEADINGS.iter().map(|h| rule.explanation.find(h)).collect();
+        let at: Vec<Option<usize>> = HEADINGS.iter().map(|h| rule.explanation().find(h)).collect();
         let missing: Vec<&str> = HEADINGS.iter().zip(&at).filter(|(_, a)| a.is_none()).map(|(h, _)| h.trim()).collect();
         if !missing.is_empty() {
             problems.push(format!("{} {}: missing {missing:?}", rule.code, rule.name));
         } else if !at.is_sorted() {
             problems.push(format!("{} {}: sections out of order", rule.code, rule.name));
         }
-        if !rule.explanation.starts_with(HEADINGS[0]) || !rule.explanation.ends_with('\n') {
+        if !rule.explanation().starts_with(HEADINGS[0]) || !rule.explanation().ends_with('\n') {
             problems
                 .push(format!("{} {}: must start with its first heading and end with a newline", rule.code, rule.name));
         }

@@ -253,7 +253,7 @@ pub fn rules_json() -> String {
                 "name": r.name,
                 "severity": r.severity.as_str(),
                 "summary": r.summary,
-                "explanation": r.explanation,
+                "explanation": r.explanation(),
             })
         })
         .collect();

@@ -220,14 +220,14 @@ fn descriptor(rule: &'static Rule) -> ReportingDescriptor {
         name: rule.name,
         short_description: Text { text: rule.summary.to_owned() },
         full_description: Text { text: what_it_finds(rule) },
-        help: Help { text: rule.explanation, markdown: rule.explanation },
+        help: Help { text: rule.explanation(), markdown: rule.explanation() },
         default_configuration: Configuration { level: level(rule.severity) },
     }
 }
 
 /// The explanation's "What it finds" paragraph, or the summary when there is none.
 fn what_it_finds(rule: &Rule) -> String {
-    let Some(rest) = rule.explanation.split("## What it finds").nth(1) else {
+    let Some(rest) = rule.explanation().split("## What it finds").nth(1) else {
         return rule.summary.to_owned();
     };
     let section = rest.split("\n## ").next().unwrap_or_default().trim();

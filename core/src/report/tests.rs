@@ -15,7 +15,9 @@ static DUPLICATE: Rule = Rule {
     name: "duplicate-filter-chain-match",
     severity: Severity::Error,
     summary: "Two filter chains have the same filter_chain_match.",
-    explanation: "## What it finds\nTwo chains of one listener with identical matches.\n\n## Why it matters\nEnvoy rejects the listener.\n\n## Example\n-\n\n## Fix\nMerge them.\n",
+    explanation: crate::diagnostic::Explanation::new(
+        "## What it finds\nTwo chains of one listener with identical matches.\n\n## Why it matters\nEnvoy rejects the listener.\n\n## Example\n-\n\n## Fix\nMerge them.\n",
+    ),
 };
 
 static SHADOWED: Rule = Rule {
@@ -24,7 +26,9 @@ static SHADOWED: Rule = Rule {
     name: "shadowed-filter-chain",
     severity: Severity::Warning,
     summary: "A filter chain can never be selected.",
-    explanation: "## What it finds\nA chain every connection of which a more specific chain takes.\n\n## Why it matters\nIts filters never run.\n\n## Example\n-\n\n## Fix\nRemove it.\n",
+    explanation: crate::diagnostic::Explanation::new(
+        "## What it finds\nA chain every connection of which a more specific chain takes.\n\n## Why it matters\nIts filters never run.\n\n## Example\n-\n\n## Fix\nRemove it.\n",
+    ),
 };
 
 static CARVED: Rule = Rule {
@@ -33,7 +37,9 @@ static CARVED: Rule = Rule {
     name: "exact-name-in-wildcard",
     severity: Severity::Info,
     summary: "An exact server name is carved out of a wildcard.",
-    explanation: "## What it finds\nAn exact name beside a wildcard that covers it.\n\n## Why it matters\nUsually deliberate.\n\n## Example\n-\n\n## Fix\nNothing to do.\n",
+    explanation: crate::diagnostic::Explanation::new(
+        "## What it finds\nAn exact name beside a wildcard that covers it.\n\n## Why it matters\nUsually deliberate.\n\n## Example\n-\n\n## Fix\nNothing to do.\n",
+    ),
 };
 
 const DUMP: &str = r#"{
