@@ -410,3 +410,70 @@ fn envoy_errors(report: &Value) -> Vec<&str> {
     let findings = report["findings"].as_array().expect("a JSON report has findings");
     findings.iter().filter(|f| f["severity"] == "error").filter_map(|f| f["envoy_error"].as_str()).collect()
 }
+
+/// `gateway` has `check`'s linter surface: selection and severity flags, the findings alone in
+/// SARIF, concise and GitHub form, statistics; the objects the model does not read one finding
+/// per kind; a ListenerSet said once, as a note.
+#[test]
+fn gateway_selects_grades_and_formats_findings_as_check_does() {
+    let pair = std::fs::read_to_string(workspace().join("testdata/gateway/https-passthrough-pair.yaml")).unwrap();
+    let extra = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: web}\n\
+                 ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: web}\n\
+                 ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: web}\n\
+                 ---\napiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XListenerSet\n\
+                 metadata: {name: more, namespace: web}\nspec: {parentRef: {name: edge}, listeners: []}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gw.yaml");
+    std::fs::write(&file, format!("{pair}{extra}")).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_xdsck"))
+            .args(["gateway", "--cilium", "1.20", "--no-config"])
+            .args(args)
+            .arg(&file)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("xdsck runs");
+        (out.status.code().expect("exit code"), text(&out.stdout))
+    };
+
+    let (code, out) = run(&["--format", "concise"]);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("xdsck: note:")).collect();
+    let codes: Vec<&str> = lines.iter().filter_map(|l| l.split(' ').nth(1)).collect();
+    assert_eq!(codes.iter().filter(|c| **c == "XDS402").count(), 2, "{out}");
+    assert_eq!(codes.iter().filter(|c| **c == "XDS403").count(), 1, "{out}");
+    // One XDS401 per kind: the three ConfigMaps are one finding that names them all.
+    let unread: Vec<&&str> = lines.iter().filter(|l| l.contains("XDS401")).collect();
+    assert_eq!(unread.len(), 2, "{out}");
+    assert!(
+        unread
+            .iter()
+            .any(|l| l.contains("3 `ConfigMap` objects (v1) are not part of the Cilium model; not read: a, b, c")),
+        "{out}"
+    );
+    assert_eq!(out.matches("XListenerSet is not modelled").count(), 1, "{out}");
+
+    let (code, out) = run(&["--select", "XDS403", "--severity", "XDS403=info", "--format", "concise"]);
+    assert_eq!(code, 0, "an info does not fail the run: {out}");
+    let findings: Vec<&str> = out.lines().filter(|l| !l.starts_with("xdsck: note:")).collect();
+    assert_eq!(findings.len(), 1, "{out}");
+    assert!(findings[0].contains("XDS403 [info]"), "{out}");
+
+    let (_, out) = run(&["--ignore", "XDS402", "--format", "sarif"]);
+    let sarif: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let rules: Vec<&str> =
+        sarif["runs"][0]["results"].as_array().unwrap().iter().map(|r| r["ruleId"].as_str().unwrap()).collect();
+    assert!(!rules.contains(&"XDS402") && rules.contains(&"XDS403"), "{rules:?}");
+
+    let (_, out) = run(&["--statistics"]);
+    assert!(out.contains("XDS402") && out.contains("XDS401"), "{out}");
+    assert!(!out.contains("Gateway web/edge"), "statistics print the counts alone: {out}");
+
+    let baseline = dir.path().join("baseline.json");
+    let (code, _) = run(&["--write-baseline", &baseline.display().to_string()]);
+    assert_eq!(code, 0);
+    let (code, out) = run(&["--baseline", &baseline.display().to_string(), "--format", "concise"]);
+    assert_eq!(code, 0, "every finding is in the baseline: {out}");
+}

@@ -187,12 +187,18 @@ fn describe(input: &Input<'_>, file: &SourceFile) -> String {
     out
 }
 
-fn snapshot_dir(dir: &str) {
+/// The fixtures of `testdata/<dir>` as sources, and their paths in the same order.
+fn sources_of(dir: &str) -> (Sources, Vec<PathBuf>) {
     let mut sources = Sources::new();
     let paths = files(dir);
     for path in &paths {
         sources.add(source(path));
     }
+    (sources, paths)
+}
+
+fn snapshot_dir(dir: &str) {
+    let (sources, paths) = sources_of(dir);
     for ((id, file), path) in sources.iter().zip(&paths) {
         let document = load::Document::new(id, file);
         let input = document.load().unwrap_or_else(|e| panic!("{}: {e} at {:?}", file.name(), e.location));
@@ -230,11 +236,7 @@ fn edge_cases_that_load() {
 /// shape xdsck does not read is refused by what it is.
 #[test]
 fn peer_outputs() {
-    let mut sources = Sources::new();
-    let paths = files("peers");
-    for path in &paths {
-        sources.add(source(path));
-    }
+    let (sources, paths) = sources_of("peers");
     for ((id, file), path) in sources.iter().zip(&paths) {
         let document = load::Document::new(id, file);
         let body = match document.load() {
@@ -271,11 +273,7 @@ fn peer_outputs() {
 
 #[test]
 fn malformed_inputs_fail_with_one_located_error() {
-    let mut sources = Sources::new();
-    let paths = files("malformed");
-    for path in &paths {
-        sources.add(source(path));
-    }
+    let (sources, paths) = sources_of("malformed");
     for ((id, file), path) in sources.iter().zip(&paths) {
         let mut report = String::new();
         let document = load::Document::new(id, file);
