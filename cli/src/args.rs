@@ -184,6 +184,9 @@ pub struct TraceArgs {
     /// The listener, by name; by default the one bound to --dst.
     #[arg(long, allow_hyphen_values = true)]
     pub listener: Option<String>,
+    /// The proxy, of a peer's map of several (`egctl config envoy-proxy all`: `ns/pod`).
+    #[arg(long, allow_hyphen_values = true)]
+    pub proxy: Option<String>,
     /// The local address the connection arrives on (as restored by original_dst / PROXY).
     #[arg(long, value_name = "IP:PORT")]
     pub dst: std::net::SocketAddr,
@@ -254,6 +257,9 @@ pub struct GraphArgs {
     /// The listener, by name; may be left out when the input has only one.
     #[arg(long)]
     pub listener: Option<String>,
+    /// The proxy, of a peer's map of several (`egctl config envoy-proxy all`: `ns/pod`).
+    #[arg(long, allow_hyphen_values = true)]
+    pub proxy: Option<String>,
     /// How the graph is written.
     #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
     pub format: GraphFormat,

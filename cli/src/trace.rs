@@ -35,6 +35,7 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
     let (mut snapshot, _) = xdsck_core::load_all(&documents);
     // One connection goes through one Envoy: the files are its parts.
     snapshot.one_envoy = true;
+    xdsck_core::trace::one_proxy(&mut snapshot, args.proxy.as_deref())?;
     let sni = args.sni.clone().unwrap_or_default();
     let attributes = match (&args.transport_protocol, args.client) {
         (Some(t), _) => Attributes::Exact {
@@ -107,7 +108,8 @@ fn request(args: &TraceArgs, host: &str) -> Result<xdsck_core::routing::Request>
 pub fn graph(args: &GraphArgs) -> Result<u8> {
     let Some(sources) = load(std::slice::from_ref(&args.path))? else { return Ok(FAILED) };
     let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
-    let (snapshot, _) = xdsck_core::load_all(&documents);
+    let (mut snapshot, _) = xdsck_core::load_all(&documents);
+    xdsck_core::trace::one_proxy(&mut snapshot, args.proxy.as_deref())?;
     let listener = match &args.listener {
         Some(name) => xdsck_core::trace::select_listener(&snapshot, Some(name), None)?.1,
         None => {

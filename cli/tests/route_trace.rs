@@ -149,3 +149,35 @@ fn a_trace_reads_the_route_table_from_another_file_and_matches_query_parameters(
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("api-routes"), "{text}");
 }
+
+/// A peer's map of several proxies: a connection goes through one of them, named with
+/// `--proxy`; without it the trace says there are several, rather than answering with the
+/// first pod's listener.
+#[test]
+fn a_trace_of_a_map_of_proxies_names_its_proxy() {
+    let file = "testdata/peers/egctl-config-all.json";
+    let common = ["--listener", "tenants/gw/http", "--dst", "10.0.0.1:10080", "--host", "api.example.com"];
+    let mut args = vec![file];
+    args.extend(common);
+    let out = trace(&args);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("several proxies: tenants/envoy-tenants-gw-5f7c9-abcde, tenants/envoy-tenants-gw-5f7c9-fghij"),
+        "{err}"
+    );
+
+    for pod in ["tenants/envoy-tenants-gw-5f7c9-abcde", "tenants/envoy-tenants-gw-5f7c9-fghij"] {
+        let mut args = vec![file, "--proxy", pod, "--format", "json"];
+        args.extend(common);
+        let out = trace(&args);
+        assert_eq!(out.status.code(), Some(0), "{pod}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(json(&out)["proxy"], pod);
+        let mut args = vec![file, "--proxy", pod];
+        args.extend(common);
+        let text = String::from_utf8(trace(&args).stdout).unwrap();
+        assert!(text.starts_with(&format!("listener tenants/gw/http ({file}, proxy {pod})")), "{text}");
+    }
+    let out = trace(&[file, "--proxy", "nope", "--dst", "10.0.0.1:10080"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no proxy named 'nope'"));
+}

@@ -68,6 +68,32 @@ pub enum TraceError {
     /// field says what); a guessed answer would be worse than none.
     #[error("listener '{0}' selects chains with filter_chain_matcher, which xdsck cannot trace: {1}")]
     MatcherNotSupported(String, String),
+    /// The inputs hold several proxies of a peer's map (`egctl config envoy-proxy all`): a
+    /// connection goes through one of them. The field lists them.
+    #[error("the input holds several proxies: {0}; name one with --proxy")]
+    SeveralProxies(String),
+    /// `--proxy` names none of the proxies the inputs hold (the second field lists them).
+    #[error("no proxy named '{0}' (proxies: {1})")]
+    NoSuchProxy(String, String),
+}
+
+/// Keeps in `snapshot` the one Envoy a connection goes through: of a peer's map of proxies, the
+/// one named `proxy` (with the inputs that are no proxy's, the other files of that Envoy); a map
+/// of several with none named is an error, not the first proxy's answer.
+pub fn one_proxy(snapshot: &mut Snapshot<'_>, proxy: Option<&str>) -> Result<(), TraceError> {
+    let mut names: Vec<&str> = snapshot.inputs.iter().filter_map(|i| i.proxy.as_ref()?.name.as_deref()).collect();
+    names.dedup();
+    let list = names.join(", ");
+    match proxy {
+        Some(p) if !names.contains(&p) => Err(TraceError::NoSuchProxy(p.to_owned(), list)),
+        Some(p) => {
+            let p = p.to_owned();
+            snapshot.inputs.retain(|i| i.proxy.as_ref().and_then(|x| x.name.as_deref()).is_none_or(|n| n == p));
+            Ok(())
+        }
+        None if names.len() > 1 => Err(TraceError::SeveralProxies(list)),
+        None => Ok(()),
+    }
 }
 
 /// The answer.
@@ -75,6 +101,8 @@ pub enum TraceError {
 pub struct Answer {
     /// The name of the input the listener was read from (file name or xDS source).
     pub source: String,
+    /// The proxy of a peer's map the listener is one of (`ns/pod`).
+    pub proxy: Option<String>,
     /// The traced listener's name.
     pub listener: String,
     /// How the report names it ([`Listener::display_name`]: `listeners[2]` when unnamed).
@@ -243,6 +271,7 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
     let tcp_proxy = chain.and_then(|c| c.tcp_proxy_clusters()).map(|cs| cs.iter().map(|c| c.to_string()).collect());
     Ok(Answer {
         source: sources.get(input.source).name().to_owned(),
+        proxy: input.proxy.as_ref().and_then(|p| p.name.clone()),
         listener: listener.name.to_string(),
         listener_display: listener.display_name().into_owned(),
         connection,
@@ -283,6 +312,7 @@ impl Answer {
         let c = &self.connection;
         let value = serde_json::json!({
             "source": self.source,
+            "proxy": self.proxy,
             "listener": self.listener,
             "filter_chain": self.filter_chain,
             "outcome": self.outcome(),
@@ -316,7 +346,10 @@ impl Answer {
         use std::fmt::Write as _;
         let mut out = String::new();
         let c = &self.connection;
-        let _ = writeln!(out, "listener {} ({})", self.listener_display, self.source);
+        let _ = match &self.proxy {
+            Some(proxy) => writeln!(out, "listener {} ({}, proxy {proxy})", self.listener_display, self.source),
+            None => writeln!(out, "listener {} ({})", self.listener_display, self.source),
+        };
         // Spelt as the levels below spell them: `(not given)` for what the question left out,
         // `(none)` for what the client does not send.
         let _ = writeln!(

@@ -44,7 +44,7 @@ pub struct AnalyzeOptions {
 
 /// A trace question, as JSON: the arguments of `xdsck trace`.
 ///
-/// `{"dst": "10.0.0.1:443", "listener": "l", "src": "192.0.2.1:5000", "direct_src": "192.0.2.9",
+/// `{"dst": "10.0.0.1:443", "listener": "l", "proxy": "ns/pod", "src": "192.0.2.1:5000", "direct_src": "192.0.2.9",
 ///   "client": "tls" | "http1" | "h2c" | "raw", "sni": "a.example.com", "alpn": ["h2"],
 ///   "transport_protocol": "tls", "source": "dump.json"}` — only `dst` is required; `client`
 /// defaults to `tls` when `sni` or `alpn` is given, else `raw`; `transport_protocol` gives the
@@ -55,6 +55,9 @@ pub struct TraceQuery {
     pub dst: String,
     #[serde(default)]
     pub listener: Option<String>,
+    /// The proxy of a peer's map of several (`xdsck trace --proxy`).
+    #[serde(default)]
+    pub proxy: Option<String>,
     #[serde(default)]
     pub src: Option<String>,
     #[serde(default)]
@@ -150,12 +153,13 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
     let sources = sources(text, q.source.clone());
     let documents = xdsck_core::read_all(&sources, &Options::default());
-    let (snapshot, failed) = xdsck_core::load_all(&documents);
+    let (mut snapshot, failed) = xdsck_core::load_all(&documents);
     if !failed.is_empty() {
         // As the CLI does: the input's own problem, rendered, instead of a trace.
         let report = report::Report { findings: failed, failed_inputs: 1, ..Default::default() };
         return Err(report::render(Format::Text, &report, &sources, RenderOptions::default()));
     }
+    xdsck_core::trace::one_proxy(&mut snapshot, q.proxy.as_deref()).map_err(|e| e.to_string())?;
     let query = query(&q)?;
     let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
     let Some(host) = &q.host else { return Ok(answer.to_json()) };
@@ -177,10 +181,11 @@ pub fn trace_graph_json(text: &str, query_json: &str) -> Result<String, String> 
     let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
     let sources = sources(text, q.source.clone());
     let documents = xdsck_core::read_all(&sources, &Options::default());
-    let (snapshot, failed) = xdsck_core::load_all(&documents);
+    let (mut snapshot, failed) = xdsck_core::load_all(&documents);
     if !failed.is_empty() {
         return Ok(String::new());
     }
+    xdsck_core::trace::one_proxy(&mut snapshot, q.proxy.as_deref()).map_err(|e| e.to_string())?;
     let query = query(&q)?;
     let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
     Ok(xdsck_core::trace::graph_svg(&snapshot, &answer).unwrap_or_default())
