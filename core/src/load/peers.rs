@@ -289,8 +289,9 @@ pub(super) fn resource_list<'a>(items: &[Option<&'a RawValue>]) -> Option<Found<
     Some(Found { doc, proxy, parts, skipped: Vec::new() })
 }
 
-/// What a list a peer's tool prints is, when it is not configuration: a JSON Patch (Kuma's
-/// inspect `diff`, `[{op, path, value}]`), named in the error instead of "no field of Envoy's".
+/// What a list a peer's tool prints is, when it is not configuration: a JSON Patch
+/// (`[{op, path, value}]`: Kuma's inspect `diff`, Envoy Gateway's bootstrap and EnvoyPatchPolicy
+/// patches), named in the error instead of "no field of Envoy's".
 pub(super) fn describe_list(items: &[Option<&RawValue>]) -> Option<&'static str> {
     #[derive(Deserialize)]
     struct Operation<'a> {
@@ -304,5 +305,8 @@ pub(super) fn describe_list(items: &[Option<&RawValue>]) -> Option<&'static str>
             item.and_then(|v| serde_json::from_str::<Operation<'_>>(v.get()).ok())
                 .is_some_and(|o| matches!(&*o.op, "add" | "remove" | "replace" | "move" | "copy" | "test"))
         });
-    is_patch.then_some("a JSON Patch (Kuma's inspect `diff`): a change between two versions, not configuration")
+    is_patch.then_some(
+        "a JSON Patch (`op`, `path`, `value`: Kuma's inspect `diff`, an Envoy Gateway patch): changes to a \
+         configuration, not one",
+    )
 }
