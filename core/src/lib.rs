@@ -145,21 +145,20 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
 /// Names on each finding the proxy of a peer's map it is in: the proxy whose part of the file
 /// its place is in.
 fn name_proxies(report: &mut Report, snapshot: &Snapshot<'_>) {
-    let proxies: Vec<(SourceId, &str, &str)> = snapshot
+    // By the proxies' places, each finding looked up by the pointers that hold its own: a map of
+    // a thousand pods costs no more per finding than a map of one.
+    let proxies: rustc_hash::FxHashMap<(SourceId, &str), &str> = snapshot
         .inputs
         .iter()
-        .filter_map(|i| i.proxy.as_ref().and_then(|p| Some((i.source, p.pointer.as_str(), p.name.as_deref()?))))
+        .filter_map(|i| i.proxy.as_ref().and_then(|p| Some(((i.source, p.pointer.as_str()), p.name.as_deref()?))))
         .collect();
     if proxies.is_empty() {
         return;
     }
     for d in &mut report.findings {
         let Some(at) = &d.location else { continue };
-        let within = |&&(source, pointer, _): &&(SourceId, &str, &str)| {
-            source == at.source
-                && at.pointer.strip_prefix(pointer).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        };
-        if let Some((_, _, name)) = proxies.iter().find(within) {
+        let name = source::pointer_and_ancestors(&at.pointer).find_map(|p| proxies.get(&(at.source, p)));
+        if let Some(name) = name {
             d.proxy = Some((*name).to_owned());
         }
     }

@@ -13,8 +13,8 @@ pub(crate) use json::object_start;
 pub use json::pointer_offset_from;
 pub use locator::Locator;
 pub use pointer::{
-    Casing, Pointer, escape_pointer_token, join_field, join_index, join_token, tokens as pointer_tokens,
-    unescape_pointer_token,
+    Casing, Pointer, escape_pointer_token, join_field, join_index, join_token, pointer_and_ancestors,
+    tokens as pointer_tokens, unescape_pointer_token,
 };
 
 /// What a loader made of an input whose text is not the JSON it reads (YAML): the JSON text it

@@ -81,8 +81,12 @@ pub enum TraceError {
 /// one named `proxy` (with the inputs that are no proxy's, the other files of that Envoy); a map
 /// of several with none named is an error, not the first proxy's answer.
 pub fn one_proxy(snapshot: &mut Snapshot<'_>, proxy: Option<&str>) -> Result<(), TraceError> {
-    let mut names: Vec<&str> = snapshot.inputs.iter().filter_map(|i| i.proxy.as_ref()?.name.as_deref()).collect();
-    names.dedup();
+    let mut names: Vec<&str> = Vec::new();
+    for name in snapshot.inputs.iter().filter_map(|i| i.proxy.as_ref()?.name.as_deref()) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
     let list = names.join(", ");
     match proxy {
         Some(p) if !names.contains(&p) => Err(TraceError::NoSuchProxy(p.to_owned(), list)),

@@ -503,10 +503,6 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// One element of an xDS `resources` list (a DiscoveryResponse's, or a CiliumEnvoyConfig's
-    /// `spec.resources`): a Listener, a `Resource` wrapper holding one, or a resource of another
-    /// type, which is counted. Without an `@type`, a resource of a Listener response is a
-    /// Listener by its place; elsewhere its fields decide.
     /// A resource a peer's wrapper names the type of (`listeners:`, a Kuma type URL key).
     fn typed_resource(&mut self, r: RawObject<'a>, pointer: String, message: &'static str) {
         match message {
@@ -538,6 +534,10 @@ impl<'a> Walk<'a> {
         self.skipped.push(Skipped { kind: SkippedKind::Resource, what, note: None, pointer: pointer.into(), offset });
     }
 
+    /// One element of an xDS `resources` list (a DiscoveryResponse's, or a CiliumEnvoyConfig's
+    /// `spec.resources`): a Listener, a `Resource` wrapper holding one, or a resource of another
+    /// type, which is counted. Without an `@type`, a resource of a Listener response is a
+    /// Listener by its place; elsewhere its fields decide.
     fn resource(&mut self, r: RawObject<'a>, pointer: String, listener_type: bool, cilium: bool) {
         let (r, pointer) = match r.resource {
             Some(inner) => (*inner, join_field(&pointer, Casing::Snake, "resource")),

@@ -140,15 +140,16 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
     if input.proxies.is_empty() {
         input.problems = problems;
     } else {
-        // Each proxy of a peer's map is an input of its own: its problems go with it (the
-        // deepest proxy whose part holds the place; the first for a place outside them all).
+        // Each proxy of a peer's map is an input of its own: its problems go with it (the proxy
+        // whose part holds the place; the first for a place outside them all).
+        let at: rustc_hash::FxHashMap<String, usize> = input
+            .proxies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| Some((x.proxy.as_ref()?.pointer.clone(), i)))
+            .collect();
         for p in problems {
-            let within = |i: &&mut Input<'_>| {
-                i.proxy.as_ref().is_some_and(|x| {
-                    p.pointer.strip_prefix(x.pointer.as_str()).is_some_and(|r| r.is_empty() || r.starts_with('/'))
-                })
-            };
-            let i = input.proxies.iter_mut().rposition(|i| within(&i)).unwrap_or(0);
+            let i = crate::source::pointer_and_ancestors(&p.pointer).find_map(|q| at.get(q).copied()).unwrap_or(0);
             input.proxies[i].problems.push(p);
         }
     }

@@ -184,6 +184,13 @@ pub fn join_index(base: &str, index: usize) -> String {
     format!("{base}/{index}")
 }
 
+/// `pointer` and each pointer above it, deepest first, down to the root (`""`): the places
+/// that hold it (`/a/b`, `/a`, `""` for `/a/b`).
+pub fn pointer_and_ancestors(pointer: &str) -> impl Iterator<Item = &str> {
+    let cut = pointer.rmatch_indices('/').map(|(i, _)| i);
+    std::iter::once(pointer.len()).chain(cut).map(move |end| &pointer[..end])
+}
+
 /// Appends one escaped reference token to a pointer held as a string.
 fn push_pointer(pointer: &mut String, token: &str) {
     pointer.push('/');
@@ -198,6 +205,12 @@ mod tests {
     fn pointer_tokens_are_escaped() {
         assert_eq!(escape_pointer_token("a/b~c"), "a~1b~0c");
         assert_eq!(escape_pointer_token("plain"), "plain");
+    }
+
+    #[test]
+    fn a_pointer_is_held_by_itself_and_each_pointer_above_it() {
+        assert_eq!(pointer_and_ancestors("/a/b~1c/0").collect::<Vec<_>>(), ["/a/b~1c/0", "/a/b~1c", "/a", ""]);
+        assert_eq!(pointer_and_ancestors("").collect::<Vec<_>>(), [""]);
     }
 
     #[test]
