@@ -11,8 +11,9 @@
 //! - kgateway's and Gloo's proxy dumps, Emissary's snapshots: `Listeners:`, `Routes:`,
 //!   `Clusters:` (any casing) → a list of resources of that type.
 //!
-//! `istioctl proxy-config listener|route|cluster -o json|yaml` prints a list of resources and
-//! `... all` a config_dump: the loaders read those as they are, with no wrapper to take off.
+//! `istioctl proxy-config listener -o json|yaml` prints a list of Listeners and `... all` a
+//! config_dump, which the loaders read as they are; its `route` and `cluster` lists are one
+//! proxy's resources ([`resource_list`]).
 
 use std::borrow::Cow;
 
@@ -117,9 +118,9 @@ impl<'de> Deserialize<'de> for Entries<'de> {
     }
 }
 
+/// The top object's entries of `doc`, which starts at its `{`: read once, not as a value first.
 fn entries(doc: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-    let v: &RawValue = serde_json::from_str(doc).ok()?;
-    object_entries(v)
+    serde_json::from_str::<Entries<'_>>(doc).ok().map(|e| e.0)
 }
 
 fn object_entries(v: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
