@@ -115,6 +115,11 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
             "`{word}` is a subcommand, read here as a file: options go after the subcommand (`xdsck {word} [OPTIONS] ...`)"
         );
     }
+    // Envoy's schema is compiled on first use (some 40 ms): meanwhile the inputs are found and
+    // read. Whoever asks first waits for the one compilation.
+    std::thread::spawn(|| {
+        xdsck_core::schema::Schema::get();
+    });
     let reporting = config::Reporting::from_args(&args.report)?;
     let files = input::expand(&args.paths, &|p| reporting.settings.excludes(p), args.found);
     if args.show_settings {

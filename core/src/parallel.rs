@@ -26,3 +26,15 @@ pub(crate) fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnc
 pub(crate) fn join<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B) -> (A, B) {
     (a(), b())
 }
+
+/// How many threads [`par_map`] spreads work over.
+#[cfg(feature = "parallel")]
+pub(crate) fn threads() -> usize {
+    rayon::current_num_threads()
+}
+
+/// How many threads [`par_map`] spreads work over.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn threads() -> usize {
+    1
+}

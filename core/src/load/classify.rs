@@ -2,6 +2,8 @@
 //! listener its state, its Envoy name and its JSON pointer.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use super::Documents;
 use super::codes;
@@ -21,16 +23,22 @@ const CLUSTER_TYPE: &str = "envoy.config.cluster.v3.Cluster";
 const ROUTE_TYPE: &str = "envoy.config.route.v3.RouteConfiguration";
 const GATEWAY_API_GROUP: &str = "gateway.networking.k8s.io/";
 
-pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents<'a>) -> Result<Input<'a>, LoadError> {
-    let mut walk = Walk::new(id);
+pub(super) fn classify<'a>(
+    id: SourceId,
+    text: Locator<'a>,
+    documents: Documents<'a>,
+    split: Vec<Vec<FilterChain<'a>>>,
+) -> Result<Input<'a>, LoadError> {
+    let split = Rc::new(RefCell::new(split));
+    let mut walk = Walk::new(id, &split);
     let kind = match documents {
         Documents::Unread(what) => return Err(not_envoy(id, text, "", what)),
         Documents::Proxies(proxies) => {
-            let proxies = proxies.into_iter().map(|p| proxy(id, text, p)).collect();
+            let proxies = proxies.into_iter().map(|p| proxy(id, text, p, &split)).collect();
             return Ok(Input {
                 kind: InputKind::Proxies,
                 proxies,
-                ..Walk::new(id).into_input(InputKind::Proxies, text)
+                ..Walk::new(id, &split).into_input(InputKind::Proxies, text)
             });
         }
         Documents::One(obj) => match walk.document(*obj, String::new()) {
@@ -102,8 +110,8 @@ pub(super) fn classify<'a>(id: SourceId, text: Locator<'a>, documents: Documents
 }
 
 /// One proxy of a peer's output: an input of its own.
-fn proxy<'a>(id: SourceId, text: Locator<'a>, p: super::peers::ProxyDocuments<'a>) -> Input<'a> {
-    let mut walk = Walk::new(id);
+fn proxy<'a>(id: SourceId, text: Locator<'a>, p: super::peers::ProxyDocuments<'a>, split: &Split<'a>) -> Input<'a> {
+    let mut walk = Walk::new(id, split);
     let mut kinds: Vec<InputKind> = Vec::new();
     for (pointer, message, obj) in p.parts {
         match message {
@@ -149,8 +157,13 @@ fn not_envoy(id: SourceId, text: Locator<'_>, pointer: &str, what: &str) -> Load
     )
 }
 
+/// The chain lists the schema walk read in parts, by handle (see `raw::Chains`): shared by the
+/// walks of a text's proxies, each taking its listeners' own.
+type Split<'a> = Rc<RefCell<Vec<Vec<FilterChain<'a>>>>>;
+
 struct Walk<'a> {
     source: SourceId,
+    split: Split<'a>,
     listeners: Vec<Listener<'a>>,
     error_states: Vec<ErrorState<'a>>,
     skipped: Vec<Skipped>,
@@ -205,9 +218,10 @@ enum Entry {
 }
 
 impl<'a> Walk<'a> {
-    fn new(source: SourceId) -> Self {
+    fn new(source: SourceId, split: &Split<'a>) -> Self {
         Walk {
             source,
+            split: Rc::clone(split),
             listeners: Vec::new(),
             error_states: Vec::new(),
             skipped: Vec::new(),
@@ -599,7 +613,8 @@ impl<'a> Walk<'a> {
     fn error_state(&mut self, e: RawUpdateFailure<'a>, name: Cow<'a, str>, pointer: String, has_active: bool) {
         let casing = Casing::from_camel(e.camel);
         let failed = e.failed_configuration.map(|l| {
-            let mut l = l.into_listener(join_field(&pointer, casing, "failed_configuration"));
+            let mut l =
+                l.into_listener(join_field(&pointer, casing, "failed_configuration"), &mut self.split.borrow_mut());
             l.state = ListenerState::Declared;
             self.place_routes(&mut l, false);
             l
@@ -713,7 +728,7 @@ impl<'a> Walk<'a> {
     }
 
     fn listener(&mut self, obj: RawObject<'a>, pointer: String, state: ListenerState, version: Option<Cow<'a, str>>) {
-        let mut l = obj.into_listener(pointer);
+        let mut l = obj.into_listener(pointer, &mut self.split.borrow_mut());
         l.state = state;
         l.version_info = version;
         self.place_routes(&mut l, true);

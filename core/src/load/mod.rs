@@ -121,7 +121,8 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
     let _scope = protojson::ParseScope::new(json);
     let skip = if is_json { read.body_start } else { 0 };
     let mut problems = Vec::new();
-    let documents = match parse(json, skip, read.yaml.is_some(), &mut problems) {
+    let mut split = Vec::new();
+    let documents = match parse(json, skip, read.yaml.is_some(), &mut problems, &mut split) {
         Ok(d) => d,
         Err(f) => return Err(parse_error(id, text, skip, &f, is_json)),
     };
@@ -136,7 +137,7 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
             ));
         }
     };
-    let mut input = classify::classify(id, text, documents)?;
+    let mut input = classify::classify(id, text, documents, split)?;
     if input.proxies.is_empty() {
         input.problems = problems;
     } else {
@@ -217,12 +218,14 @@ impl From<serde_json::Error> for Failure {
 }
 
 /// Parses the JSON text from `skip` on, checking every document against Envoy's schema as it is
-/// read (the problems found go to `problems`); `Ok(None)` when it is a scalar.
+/// read (the problems found go to `problems`, the lists read in parts to `split`); `Ok(None)`
+/// when it is a scalar.
 fn parse<'a>(
     json: &'a str,
     skip: usize,
     yaml: bool,
     problems: &mut Vec<crate::model::problem::Problem>,
+    split: &mut Vec<Vec<crate::model::FilterChain<'a>>>,
 ) -> Result<Option<Documents<'a>>, Failure> {
     let body = &json[skip..];
     let Some((at, first)) = first_significant(body) else {
@@ -238,13 +241,18 @@ fn parse<'a>(
             };
             let mut out = Vec::with_capacity(proxies.len());
             for proxy in proxies {
-                out.push(proxy.read(|place, doc| read_document(json, doc, place, yaml, problems))?);
+                out.push(proxy.read(|place, doc| read_document(json, doc, place, yaml, problems, split))?);
             }
             Ok(Some(Documents::Proxies(out)))
         }
-        b'{' => {
-            Ok(Some(Documents::One(Box::new(read_document(json, &body[at..], &Place::default(), yaml, problems)?))))
-        }
+        b'{' => Ok(Some(Documents::One(Box::new(read_document(
+            json,
+            &body[at..],
+            &Place::default(),
+            yaml,
+            problems,
+            split,
+        )?)))),
         b'[' => {
             // A JSON list or a YAML stream: each document is told apart and checked on its own.
             let mut de = serde_json::Deserializer::from_str(body);
@@ -256,13 +264,13 @@ fn parse<'a>(
             // A list of route tables or clusters (`istioctl proxy-config route -o json`): one
             // proxy's resources, each read as the message it is.
             if let Some(found) = peers::resource_list(&raws) {
-                let proxy = found.read(|place, doc| read_document(json, doc, place, yaml, problems))?;
+                let proxy = found.read(|place, doc| read_document(json, doc, place, yaml, problems, split))?;
                 return Ok(Some(Documents::Proxies(vec![proxy])));
             }
             let mut docs = Vec::with_capacity(raws.len());
             for (i, raw) in raws.into_iter().enumerate() {
                 docs.push(match raw {
-                    Some(raw) => Some(read_document(json, raw.get(), &Place::index(i), yaml, problems)?),
+                    Some(raw) => Some(read_document(json, raw.get(), &Place::index(i), yaml, problems, split)?),
                     None => None,
                 });
             }
@@ -290,6 +298,7 @@ fn read_document<'a>(
     place: &Place<'a>,
     yaml: bool,
     problems: &mut Vec<crate::model::problem::Problem>,
+    split: &mut Vec<Vec<crate::model::FilterChain<'a>>>,
 ) -> Result<RawObject<'a>, Failure> {
     use envoy_json::Walk;
     let object = doc.trim_start().starts_with('{');
@@ -303,14 +312,20 @@ fn read_document<'a>(
         None => (envoy_json::RootKind::Unknown, false),
     };
     let root = Root { kind, typed };
+    // A listener's long chain list is read in parts, on every core: the walk keeps them, and
+    // the listener their handle (from `split.len()` on: one table for every document here).
     let walk = Walk::new(json, kind.mode());
+    #[cfg(feature = "parallel")]
+    let walk = walk.splitting(raw::read_chain_part, split.len());
     let obj = read_with(&walk, doc, place, root)?;
     let repeated = walk.take_repeated();
     if repeated.is_empty() {
+        split.extend(walk.take_split());
         problems.extend(walk.into_problems());
         return Ok(obj);
     }
     drop(obj);
+    // The merging reading reads every list in order (see `Walk::chain_reader`).
     let walk = Walk::new(json, kind.mode()).merging(repeated, yaml);
     let obj = read_with(&walk, doc, place, root)?;
     problems.extend(walk.into_problems());
@@ -571,4 +586,72 @@ fn first_significant(text: &str) -> Option<(usize, u8)> {
         }
     }
     None
+}
+
+// Lists are read in parts only where there are cores to read them (the CLI's build).
+#[cfg(all(test, feature = "parallel"))]
+mod tests {
+    use super::*;
+
+    /// A listener of `n` chains (over a megabyte: read in parts), with what the schema refuses
+    /// or notes sprinkled over them, deep inside typed configs too.
+    fn listener(n: usize, repeat_at: Option<usize>) -> String {
+        let chains: Vec<String> = (0..n)
+            .map(|i| {
+                let tls = r#""transport_socket": {"name": "tls", "typed_config": {"@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext", "common_tls_context": {"alpn_protocols": ["h2"]}}}"#;
+                let proxy = |extra: &str| {
+                    format!(
+                        r#"{{"name": "envoy.filters.network.tcp_proxy", "typed_config": {{"@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy", "stat_prefix": "s{i}", "cluster": "c"{extra}}}}}"#
+                    )
+                };
+                match i % 11 {
+                    _ if Some(i) == repeat_at => format!(r#"{{"name": "c{i}", "name": "again"}}"#),
+                    _ if i % 997 == 5 => "null".to_owned(),
+                    1 => format!(r#"{{"name": "c{i}", "filter_chain_match": {{"destination_port": 70000}}, "filters": [{}]}}"#, proxy("")),
+                    2 => format!(r#"{{"name": "c{i}", "filters": [{}], {tls}}}"#, proxy(r#", "idle_timeout": 5"#)),
+                    3 => format!(r#"{{"na\u006de": "c{i}", "tyepd_config": {{}}, "filters": [{}]}}"#, proxy(r#", "stat_prefix": """#)),
+                    4 => format!(r#"{{"name": "c{i}", "filter_chain_match": {{"transport_protocol": "tls", "server_names": ["a{i}.example.com"]}}, "filters": [{}], {tls}}}"#, proxy(r#", "access_log": [{"name": ""}]"#)),
+                    _ => format!(r#"{{"name": "c{i}", "filter_chain_match": {{"server_names": ["n{i}.example.com"]}}, "filters": [{}]}}"#, proxy("")),
+                }
+            })
+            .collect();
+        format!(
+            r#"{{"name": "l", "address": {{"socket_address": {{"address": "0.0.0.0", "port_value": 443}}}}, "filter_chains": [{}]}}"#,
+            chains.join(",\n")
+        )
+    }
+
+    /// The listener, its problems and the objects giving a field twice, read by one walk
+    /// (`split`: the one that reads long chain lists in parts).
+    fn read(json: &str, split: bool) -> (String, String, Vec<String>, usize) {
+        let _scope = protojson::ParseScope::new(json);
+        let (kind, typed) = envoy_json::root_of(json);
+        let walk = envoy_json::Walk::new(json, kind.mode());
+        let walk = if split { walk.splitting(raw::read_chain_part, 0) } else { walk };
+        let Ok(obj) = read_with(&walk, json, &Place::default(), Root { kind, typed }) else { panic!("not read") };
+        let mut table = walk.take_split();
+        let parts = table.len();
+        let mut repeated: Vec<String> = walk.take_repeated().iter().map(|r| format!("{r:?}")).collect();
+        repeated.sort();
+        let problems = walk.into_problems();
+        let listener = obj.into_listener(String::new(), &mut table);
+        (format!("{listener:?}"), format!("{problems:#?}"), repeated, parts)
+    }
+
+    #[test]
+    fn a_chain_list_read_in_parts_is_the_list_read_in_order() {
+        for repeat_at in [None, Some(3001)] {
+            let json = listener(4000, repeat_at);
+            assert!(json.len() > 1 << 20, "{} bytes: not read in parts", json.len());
+            let (whole, whole_problems, whole_repeated, unsplit) = read(&json, false);
+            let (parts, parts_problems, parts_repeated, split) = read(&json, true);
+            assert_eq!((unsplit, split), (0, 1));
+            assert!(whole_problems.matches("kind:").count() > 1000, "{whole_problems}");
+            assert_eq!(whole_problems, parts_problems);
+            assert_eq!(whole_repeated, parts_repeated);
+            // Case 3 gives `stat_prefix` twice; `repeat_at`, `name`.
+            assert_eq!(whole_repeated.len(), 364 + usize::from(repeat_at.is_some()));
+            assert_eq!(whole, parts);
+        }
+    }
 }

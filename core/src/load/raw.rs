@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use serde::de::{Deserialize, Deserializer};
+use serde::de::{Deserialize, Deserializer, Visitor};
 
 use super::protojson::{
     Bool, Captured, Elements, I64, Present, Repeated, Str, Strict, U32, Wrapped, enum_value, offset_of, proto_message,
@@ -219,8 +219,9 @@ impl<'a> RawObject<'a> {
         .table(origin)
     }
 
-    /// Builds the model Listener from this object's Listener fields.
-    pub(crate) fn into_listener(self, pointer: String) -> Listener<'a> {
+    /// Builds the model Listener from this object's Listener fields (its chains taken from
+    /// `split` when the walk read them in parts).
+    pub(crate) fn into_listener(self, pointer: String, split: &mut [Vec<FilterChain<'a>>]) -> Listener<'a> {
         let casing = Casing::from_camel(self.camel);
         Listener {
             name: cow(self.name),
@@ -249,7 +250,7 @@ impl<'a> RawObject<'a> {
                     type_url: f.typed_config.and_then(|t| t.type_url).map(Str::into_cow),
                 })
                 .collect(),
-            filter_chains: self.filter_chains.map(|c| c.0).unwrap_or_default(),
+            filter_chains: self.filter_chains.map(|c| c.take(split)).unwrap_or_default(),
             default_filter_chain: self.default_filter_chain.map(|c| c.into_model(ChainIndex::Default)),
             filter_chain_matcher: self.filter_chain_matcher.map(|m| super::matcher::read(&m.value, m.offset)),
             internal_listener: self.internal_listener.is_some(),
@@ -669,21 +670,86 @@ proto_message! {
 // ---------------------------------------------------------------------------------------------
 // Filter chains.
 
-/// `filter_chains`: converted chain by chain as the list is read.
-#[derive(Debug, Default)]
-pub(crate) struct Chains<'a>(pub Vec<FilterChain<'a>>);
+/// `filter_chains`: converted chain by chain as the list is read, or read in parts on every
+/// core by the walk (a long list), which hands over the handle of what it read.
+#[derive(Debug)]
+pub(crate) enum Chains<'a> {
+    Read(Vec<FilterChain<'a>>),
+    /// The handle of the chains in the loader's table of lists read in parts.
+    Split(usize),
+}
+
+impl<'a> Chains<'a> {
+    /// The chains, taken from `split` when they were read in parts.
+    pub(crate) fn take(self, split: &mut [Vec<FilterChain<'a>>]) -> Vec<FilterChain<'a>> {
+        match self {
+            Chains::Read(chains) => chains,
+            Chains::Split(h) => split.get_mut(h).map(std::mem::take).unwrap_or_default(),
+        }
+    }
+}
 
 impl<'de> Deserialize<'de> for Chains<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut out = Vec::new();
-        let mut push = |raw: RawFilterChain<'de>| {
-            let index = ChainIndex::Listed(out.len());
-            out.push(raw.into_model(index));
-        };
-        d.deserialize_any(Elements { push: &mut push, what: "a list of FilterChain objects", depth: 0 })?;
-        // Doubling leaves up to half the list unused; a 400k-chain listener would keep ~70 MB of it.
-        out.shrink_to_fit();
-        Ok(Chains(out))
+        d.deserialize_newtype_struct(super::envoy_json::SPLIT_LIST, ChainsVisitor)
+    }
+}
+
+/// Reads the chains of a part of a listener's `filter_chains` (see [`Chains`]); the first has
+/// index `first` in the list.
+#[cfg(feature = "parallel")]
+pub(crate) fn read_chain_part<'de>(
+    items: &mut super::envoy_json::ChainItems<'_, '_, 'de>,
+    first: usize,
+) -> Result<Vec<FilterChain<'de>>, serde_json::Error> {
+    match read_chains(first, |e| e.visit_seq(items))? {
+        Chains::Read(chains) => Ok(chains),
+        Chains::Split(_) => Ok(Vec::new()),
+    }
+}
+
+/// Reads the chains `read` hands to the element reader it is given, the first with index
+/// `first` in the list.
+fn read_chains<'de, E>(
+    first: usize,
+    read: impl FnOnce(Elements<'_, RawFilterChain<'de>>) -> Result<(), E>,
+) -> Result<Chains<'de>, E> {
+    let mut out = Vec::new();
+    let mut push = |raw: RawFilterChain<'de>| {
+        let index = ChainIndex::Listed(first + out.len());
+        out.push(raw.into_model(index));
+    };
+    read(Elements { push: &mut push, what: "a list of FilterChain objects", depth: 0 })?;
+    // Doubling leaves up to half the list unused; a 400k-chain listener would keep ~70 MB of it.
+    out.shrink_to_fit();
+    Ok(Chains::Read(out))
+}
+
+/// What [`Chains`] is handed: a list read in parts (its handle), or what any list reader gets.
+struct ChainsVisitor;
+
+impl<'de> Visitor<'de> for ChainsVisitor {
+    type Value = Chains<'de>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of FilterChain objects")
+    }
+    fn visit_u128<E: serde::de::Error>(self, handle: u128) -> Result<Self::Value, E> {
+        Ok(Chains::Split(handle as usize))
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        read_chains(0, |e| d.deserialize_any(e))
+    }
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, s: S) -> Result<Self::Value, S::Error> {
+        read_chains(0, |e| e.visit_seq(s))
+    }
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, m: M) -> Result<Self::Value, M::Error> {
+        read_chains(0, |e| e.visit_map(m))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        read_chains(0, |e| e.visit_unit())
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        read_chains(0, |e| e.visit_unit())
     }
 }
 

@@ -21,8 +21,10 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 
 pub(crate) use document::{RootKind, root_kind, root_of};
+pub(crate) use repeated::{ChainItems, SPLIT_LIST};
 pub(crate) use value::{Checked, Shape};
 
+use crate::model::FilterChain;
 use crate::model::problem::{Anchor, Problem, ProblemKind};
 use crate::schema::{MsgId, Schema};
 use crate::source::{escape_pointer_token, join_index};
@@ -114,6 +116,40 @@ pub(crate) struct Walk<'de> {
     /// `google.protobuf.Struct` first, so of a key written twice only the last counts, and the
     /// keys reach the JSON parser sorted.
     yaml: bool,
+    /// The typed reader of a part of a listener's `filter_chains`, when this walk may read such
+    /// lists in parts on every core (see [`Walk::splitting`]).
+    chains: Option<ChainReader>,
+    /// The lists read in parts, by handle: the typed reader holds the handle, the loader takes
+    /// the list (see [`Walk::take_split`]).
+    split: RefCell<Vec<Vec<FilterChain<'de>>>>,
+    /// The handle of this walk's first list read in parts (the loader keeps one table for every
+    /// document of a text).
+    split_base: usize,
+}
+
+/// Reads the items of one part of a listener's `filter_chains` (their first has index `.1` in
+/// the list) into the model.
+pub(crate) type ChainReader =
+    for<'r, 'w, 'de> fn(&mut ChainItems<'r, 'w, 'de>, usize) -> Result<Vec<FilterChain<'de>>, serde_json::Error>;
+
+/// The place a walk is at, taken to read a part of a list on another thread: what the part's
+/// own walk starts from.
+struct Fork<'de> {
+    schema: &'static Schema,
+    text: &'de str,
+    yaml: bool,
+    mode: Mode,
+    ptr: Vec<Tok<'de>>,
+    comps: Vec<Comp<'de>>,
+    anys: Vec<Option<MsgId>>,
+    fields: Vec<(MsgId, u16)>,
+}
+
+/// What a part's walk found, for the walk it was forked from.
+pub(crate) struct Found {
+    problems: Vec<Problem>,
+    repeated: std::collections::HashSet<Repeated>,
+    failed_at: Option<String>,
 }
 
 #[derive(Debug)]
@@ -163,6 +199,21 @@ struct Last<'de> {
     text: Option<String>,
 }
 
+impl<'de> Fork<'de> {
+    /// A walk that starts where the forked one was.
+    fn walk(&self) -> Walk<'de> {
+        let walk = Walk { schema: self.schema, yaml: self.yaml, ..Walk::new(self.text, self.mode) };
+        {
+            let mut st = walk.st.borrow_mut();
+            st.ptr = self.ptr.clone();
+            st.comps = self.comps.clone();
+            st.anys = self.anys.clone();
+            st.fields = self.fields.clone();
+        }
+        walk
+    }
+}
+
 impl<'de> Walk<'de> {
     /// A walk over `text` (the whole JSON text: offsets are taken relative to it), starting in
     /// `mode`.
@@ -187,6 +238,73 @@ impl<'de> Walk<'de> {
             }),
             merge: None,
             yaml: false,
+            chains: None,
+            split: RefCell::new(Vec::new()),
+            split_base: 0,
+        }
+    }
+
+    /// This walk reads a listener's long `filter_chains` in parts on every core, each part with
+    /// `reader`; the lists it so reads get handles from `base` on.
+    #[cfg(feature = "parallel")]
+    pub(crate) fn splitting(mut self, reader: ChainReader, base: usize) -> Self {
+        self.chains = Some(reader);
+        self.split_base = base;
+        self
+    }
+
+    /// The reader of a part of a list, when this walk reads lists in parts here: never while it
+    /// joins repeated fields (the objects it buffers are read in their order), nor where the
+    /// typed readers follow another parser's rules (a CiliumEnvoyConfig's) or none.
+    fn chain_reader(&self) -> Option<ChainReader> {
+        // With one core (the page) there is nothing to gain, and the code is left out.
+        if !cfg!(feature = "parallel") {
+            return None;
+        }
+        let mode = self.mode();
+        self.chains.filter(|_| self.merge.is_none() && matches!(mode, Mode::Static | Mode::Dynamic))
+    }
+
+    /// The place this walk is at, for a walk of a part of the list being read.
+    fn fork(&self) -> Fork<'de> {
+        let st = self.st.borrow();
+        Fork {
+            schema: self.schema,
+            text: self.text,
+            yaml: self.yaml,
+            mode: st.mode,
+            ptr: st.ptr.clone(),
+            comps: st.comps.clone(),
+            anys: st.anys.clone(),
+            fields: st.fields.clone(),
+        }
+    }
+
+    /// Keeps a list read in parts; its handle.
+    fn keep_split(&self, chains: Vec<FilterChain<'de>>) -> usize {
+        let mut split = self.split.borrow_mut();
+        split.push(chains);
+        self.split_base + split.len() - 1
+    }
+
+    /// The lists read in parts, in the order of their handles.
+    pub(crate) fn take_split(&self) -> Vec<Vec<FilterChain<'de>>> {
+        std::mem::take(&mut self.split.borrow_mut())
+    }
+
+    /// What a part's walk found.
+    fn found(self) -> Found {
+        let st = self.st.into_inner();
+        Found { problems: st.problems, repeated: st.repeated, failed_at: st.failed_at }
+    }
+
+    /// Takes in what the walk of a part found, in the list's order.
+    fn absorb(&self, found: Found) {
+        let mut st = self.st.borrow_mut();
+        st.problems.extend(found.problems);
+        st.repeated.extend(found.repeated);
+        if st.failed_at.is_none() {
+            st.failed_at = found.failed_at;
         }
     }
 

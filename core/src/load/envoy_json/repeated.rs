@@ -59,13 +59,16 @@ struct Counter<'w, 'de> {
     at: u16,
     count: u64,
     unique: Option<FxHashSet<String>>,
+    /// It counts one part of the list (see [`RepeatedSeq::split`]): the whole list's count is
+    /// checked by the walk the part was forked from.
+    part: bool,
 }
 
 impl<'w, 'de> Counter<'w, 'de> {
     fn new(w: &'w Walk<'de>, msg: MsgId, field: u16) -> Self {
         let f = w.schema.message(msg).field(field);
         let unique = list_rules(f.rules.as_deref()).filter(|r| r.unique).map(|_| FxHashSet::default());
-        Counter { w, msg, field, at: w.depth().saturating_sub(1) as u16, count: 0, unique }
+        Counter { w, msg, field, at: w.depth().saturating_sub(1) as u16, count: 0, unique, part: false }
     }
 
     /// Enters the next item: Envoy's index is flattened, PGV's too.
@@ -91,7 +94,8 @@ impl<'w, 'de> Counter<'w, 'de> {
         let f = self.w.schema.message(self.msg).field(self.field);
         self.w.set_index(-1, None);
         self.w.set_list_len(self.count);
-        if let Some(r) = list_rules(f.rules.as_deref())
+        if !self.part
+            && let Some(r) = list_rules(f.rules.as_deref())
             && let Some(reason) = r.check_count(self.count)
         {
             self.w.constraint_at(self.at, None, &reason, None);
@@ -122,6 +126,134 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
         let counter = Counter::new(w, m, i);
         let shape = item_shape(w, m, i, counter.at);
         RepeatedSeq { inner, list: List { w, shape, counter, queue: VecDeque::new(), json_index: 0, done: false } }
+    }
+}
+
+/// The name a typed reader gives `deserialize_newtype_struct` to have a listener's
+/// `filter_chains` read in parts on every core ([`RepeatedSeq::split`]): it is then handed the
+/// handle of the list (`visit_u128`), which the loader exchanges for the chains.
+pub(crate) const SPLIT_LIST: &str = "$xdsck::split_list";
+
+/// A list below which reading in parts does not pay for the threads.
+const SPLIT_BYTES: usize = 1 << 20;
+
+/// Items of a list read ahead as raw texts, handed out in order.
+pub(crate) struct RawItems<'r, 'de>(std::slice::Iter<'r, &'de RawValue>);
+
+impl<'de> SeqAccess<'de> for RawItems<'_, 'de> {
+    type Error = serde_json::Error;
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Self::Error> {
+        let Some(raw) = self.0.next() else { return Ok(None) };
+        seed.deserialize(&mut serde_json::Deserializer::from_str(raw.get())).map(Some)
+    }
+}
+
+/// The items of one part of a listener's `filter_chains`, as its typed reader reads them.
+pub(crate) type ChainItems<'r, 'w, 'de> = RepeatedSeq<'w, 'de, RawItems<'r, 'de>>;
+
+impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
+    /// Reads the whole list in parts, one walk per part (forked from this one at the list),
+    /// on every core, when the walk allows it: the items' texts are found first (serde_json's
+    /// skipping, the cost of a bare parse), then each part is checked and read as the list
+    /// would be, its problems taken back in the list's order. The handle of the chains read;
+    /// `None` when the list is to be read here as usual (nothing of it has been read then).
+    fn split(&mut self) -> Result<Option<usize>, S::Error> {
+        let list = &mut self.list;
+        let w = list.w;
+        let Some(reader) = w.chain_reader().filter(|_| list.json_index == 0 && list.counter.unique.is_none()) else {
+            return Ok(None);
+        };
+        let mut raws: Vec<&'de RawValue> = Vec::new();
+        loop {
+            w.push_index(raws.len());
+            let got = self.inner.next_element::<&'de RawValue>();
+            w.note_failure(got.is_err());
+            w.pop_index();
+            match got? {
+                Some(raw) => raws.push(raw),
+                None => break,
+            }
+        }
+        list.done = true;
+        let (msg, field) = (list.counter.msg, list.counter.field);
+        let bytes: usize = raws.iter().map(|r| r.get().len()).sum();
+        // A nested list's items are counted on into the list's: its parts' first indices are
+        // not known before it is read.
+        let nested = raws.iter().any(|r| r.get().starts_with('['));
+        if nested || bytes < SPLIT_BYTES {
+            let mut seq = RepeatedSeq::new(RawItems(raws.iter()), msg, field, w);
+            let chains = reader(&mut seq, 0).map_err(de::Error::custom)?;
+            return Ok(Some(w.keep_split(chains)));
+        }
+        // A few parts per core, of about equal size, so that no core waits long for another.
+        // On one core (the page) the parts are read one after the other, by the same code.
+        let target = bytes.div_ceil(crate::parallel::threads().max(2) * 4);
+        let mut parts: Vec<(usize, &[&'de RawValue])> = Vec::new();
+        let (mut start, mut size) = (0, 0);
+        for (i, raw) in raws.iter().enumerate() {
+            size += raw.get().len();
+            if size >= target || i + 1 == raws.len() {
+                parts.push((start, &raws[start..=i]));
+                (start, size) = (i + 1, 0);
+            }
+        }
+        let fork = w.fork();
+        let read = crate::parallel::par_map(&parts, |&(first, items)| {
+            let walk = fork.walk();
+            let _scope = crate::load::protojson::ParseScope::new(walk.text);
+            let mut seq = RepeatedSeq::new(RawItems(items.iter()), msg, field, &walk);
+            seq.list.json_index = first;
+            seq.list.counter.count = first as u64;
+            seq.list.counter.part = true;
+            let chains = reader(&mut seq, first).map_err(|e| e.to_string());
+            (chains, walk.found())
+        });
+        let mut chains = Vec::with_capacity(raws.len());
+        let mut error = None;
+        for (part, found) in read {
+            w.absorb(found);
+            match part {
+                Ok(c) => chains.extend(c),
+                Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = error {
+            return Err(de::Error::custom(e));
+        }
+        list.counter.count = raws.len() as u64;
+        list.counter.finish();
+        Ok(Some(w.keep_split(chains)))
+    }
+}
+
+/// A repeated field's list as the typed reader is handed it: a sequence, which a reader that
+/// asks for [`SPLIT_LIST`] may have read in parts instead.
+pub(crate) struct ListDe<'a, 'w, 'de, S> {
+    pub(crate) seq: &'a mut super::value::AnySeq<'w, 'de, S>,
+}
+
+impl<'a, 'w, 'de, S: SeqAccess<'de>> Deserializer<'de> for ListDe<'a, 'w, 'de, S> {
+    type Error = S::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, S::Error> {
+        v.visit_seq(self.seq)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, v: V) -> Result<V::Value, S::Error> {
+        if name == SPLIT_LIST
+            && let super::value::AnySeq::Repeated(list) = &mut *self.seq
+            && let Some(handle) = list.split()?
+        {
+            return v.visit_u128(handle as u128);
+        }
+        v.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+        unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
     }
 }
 

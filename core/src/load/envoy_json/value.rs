@@ -10,7 +10,7 @@ use serde::de::value::{
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::message::{CecSpecMap, K8sMap, MessageMap, ObjKind};
-use super::repeated::{EachSeq, MapField, OneSeq, RepeatedSeq};
+use super::repeated::{EachSeq, ListDe, MapField, OneSeq, RepeatedSeq};
 use super::scalar::{Ev, Parsed, Refusal, parse};
 use super::texts::Leaf;
 use super::{Comp, Last, Mode, PgvLink, Walk, wkt};
@@ -252,7 +252,7 @@ impl<'w, 'de, V: Visitor<'de>> Adapter<'w, 'de, V> {
     }
 
     fn hand_seq<S: SeqAccess<'de>>(self, mut seq: AnySeq<'w, 'de, S>) -> Result<V::Value, S::Error> {
-        if self.option { self.v.visit_some(SeqAccessDeserializer::new(&mut seq)) } else { self.v.visit_seq(&mut seq) }
+        if self.option { self.v.visit_some(ListDe { seq: &mut seq }) } else { self.v.visit_seq(&mut seq) }
     }
 
     fn hand_map<A: MapAccess<'de>>(self, mut map: AnyMap<'w, 'de, A>) -> Result<V::Value, A::Error> {
