@@ -2,7 +2,8 @@
 //! built with (`envoy.binpb`, every field option included) and the extensions it has
 //! (`extensions.tsv`, from its admin `/server_info`), plus the build they came from
 //! (`envoy.version`); and, from envoy-types' .proto files, since the binary's descriptors have
-//! no comments, the extension category each slot of the API takes (`categories.tsv`).
+//! no comments, the extension category each slot of the API takes (`categories.tsv`); and the
+//! schema xdsck reads at start, compiled from those three (`schema.postcard`).
 //! `tests/current.rs` keeps the committed files equal to what this makes.
 
 use std::collections::BTreeSet;
@@ -16,7 +17,7 @@ pub mod descriptors;
 pub mod server_info;
 
 /// The generated files, by name, in the order they are written.
-pub const FILES: [&str; 4] = ["envoy.binpb", "extensions.tsv", "envoy.version", "categories.tsv"];
+pub const FILES: [&str; 5] = ["envoy.binpb", "extensions.tsv", "envoy.version", "categories.tsv", "schema.postcard"];
 
 /// How long Envoy may take to answer on its admin socket. It takes about a second; a loaded CI
 /// machine gets room.
@@ -101,7 +102,7 @@ pub fn find_envoy() -> Result<PathBuf, Error> {
     }
 }
 
-/// The four files, made in memory.
+/// The five files, made in memory.
 #[derive(Debug)]
 pub struct Generated {
     pub descriptors: descriptors::Selection,
@@ -111,16 +112,18 @@ pub struct Generated {
     pub extensions_tsv: String,
     pub envoy_version: String,
     pub categories_tsv: String,
+    pub schema_postcard: Vec<u8>,
 }
 
 impl Generated {
     /// (file name, contents), in [`FILES`] order.
-    pub fn files(&self) -> [(&'static str, &[u8]); 4] {
+    pub fn files(&self) -> [(&'static str, &[u8]); 5] {
         [
             (FILES[0], &self.envoy_binpb),
             (FILES[1], self.extensions_tsv.as_bytes()),
             (FILES[2], self.envoy_version.as_bytes()),
             (FILES[3], self.categories_tsv.as_bytes()),
+            (FILES[4], &self.schema_postcard),
         ]
     }
 
@@ -146,15 +149,47 @@ pub fn generate(envoy: &Path, envoy_types: &categories::EnvoyTypes) -> Result<Ge
 
     let type_names: BTreeSet<String> = info.extensions.iter().flat_map(|e| e.type_urls.iter().cloned()).collect();
     let selection = descriptors::select(embedded, &type_names)?;
+    let envoy_binpb = selection.encode_set();
+    let extensions_tsv = info.extensions_tsv();
+    let categories_tsv = categories.tsv();
     Ok(Generated {
-        envoy_binpb: selection.encode_set(),
-        extensions_tsv: info.extensions_tsv(),
+        schema_postcard: compiled_schema(&envoy_binpb, &extensions_tsv, &categories_tsv)?,
+        envoy_binpb,
+        extensions_tsv,
         envoy_version: format!("{}\n", info.version),
-        categories_tsv: categories.tsv(),
+        categories_tsv,
         descriptors: selection,
         server_info: info,
         categories,
     })
+}
+
+/// `schema.postcard`: the schema xdsck compiles from these descriptors and tables, as it reads it.
+pub fn compiled_schema(envoy_binpb: &[u8], extensions_tsv: &str, categories_tsv: &str) -> Result<Vec<u8>, Error> {
+    // The compiled schema borrows the tables' names for as long as the program runs; this
+    // program compiles it once or twice and exits.
+    let leak = |text: &str| -> &'static str { Box::leak(text.to_owned().into_boxed_str()) };
+    let schema = xdsck_core::schema::Schema::compile(envoy_binpb, leak(extensions_tsv), leak(categories_tsv))
+        .map_err(Error::Descriptors)?;
+    Ok(schema.to_bytes())
+}
+
+/// `schema.postcard` compiled anew from the descriptors and tables committed in `out`, with
+/// the file's path: what `--compile` writes, without an Envoy (after a change to the schema's
+/// tables in xdsck-core).
+pub fn recompile(out: &Path) -> Result<(PathBuf, Vec<u8>), Error> {
+    let read = |name: &str| {
+        let path = out.join(name);
+        std::fs::read(&path).map_err(|source| Error::Io { path, source })
+    };
+    let text = |name: &str| -> Result<String, Error> {
+        String::from_utf8(read(name)?).map_err(|e| Error::Io {
+            path: out.join(name),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        })
+    };
+    let bytes = compiled_schema(&read(FILES[0])?, &text(FILES[1])?, &text(FILES[3])?)?;
+    Ok((out.join(FILES[4]), bytes))
 }
 
 /// What a scoped thread returned; its panic, if it panicked, goes on in this thread.

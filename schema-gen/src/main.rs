@@ -8,28 +8,32 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-const USAGE: &str = "usage: xdsck-schema-gen [--envoy PATH] [--out DIR] [--check]
+const USAGE: &str = "usage: xdsck-schema-gen [--envoy PATH] [--out DIR] [--check | --compile]
 
-Regenerates envoy.binpb, extensions.tsv and envoy.version from an Envoy binary, and
-categories.tsv from the .proto files of the envoy-types the workspace depends on.
+Regenerates envoy.binpb, extensions.tsv and envoy.version from an Envoy binary,
+categories.tsv from the .proto files of the envoy-types the workspace depends on, and
+schema.postcard, the schema xdsck reads at start, compiled from those.
   --envoy PATH  the Envoy to read (default: $XDSCK_ENVOY, else what scripts/install-envoy.sh prints)
   --out DIR     where the files go (default: <workspace>/core/schema)
-  --check       write nothing; exit 1 if the files in DIR differ from what Envoy and envoy-types give";
+  --check       write nothing; exit 1 if the files in DIR differ from what Envoy and envoy-types give
+  --compile     no Envoy: rewrite only schema.postcard, from the other files in DIR";
 
 struct Args {
     envoy: Option<PathBuf>,
     out: Option<PathBuf>,
     check: bool,
+    compile: bool,
 }
 
 fn parse_args() -> anyhow::Result<Option<Args>> {
-    let mut args = Args { envoy: None, out: None, check: false };
+    let mut args = Args { envoy: None, out: None, check: false, compile: false };
     let mut argv = std::env::args_os().skip(1);
     while let Some(arg) = argv.next() {
         match arg.to_str() {
             Some("--envoy") => args.envoy = Some(argv.next().context("--envoy needs a path")?.into()),
             Some("--out") => args.out = Some(argv.next().context("--out needs a directory")?.into()),
             Some("--check") => args.check = true,
+            Some("--compile") => args.compile = true,
             Some("-h" | "--help") => return Ok(None),
             _ => bail!("unexpected argument {}\n\n{USAGE}", arg.to_string_lossy()),
         }
@@ -73,6 +77,13 @@ fn main() -> anyhow::Result<ExitCode> {
         println!("{USAGE}");
         return Ok(ExitCode::SUCCESS);
     };
+    if args.compile {
+        let out = args.out.unwrap_or_else(xdsck_schema_gen::default_out_dir);
+        let (path, bytes) = xdsck_schema_gen::recompile(&out)?;
+        std::fs::write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        println!("{} ({} bytes)", path.display(), bytes.len());
+        return Ok(ExitCode::SUCCESS);
+    }
     let envoy = match args.envoy {
         Some(path) => path,
         None => xdsck_schema_gen::find_envoy()?,

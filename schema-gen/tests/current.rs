@@ -32,6 +32,20 @@ fn committed_schema_is_what_envoy_gives() {
 }
 
 #[test]
+fn committed_compiled_schema_is_what_the_committed_descriptors_give() {
+    let out = xdsck_schema_gen::default_out_dir();
+    let (path, compiled) = xdsck_schema_gen::recompile(&out).unwrap_or_else(|e| panic!("compiling core/schema/: {e}"));
+    let committed = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        committed == compiled,
+        "core/schema/schema.postcard ({} bytes) is not what the descriptors and tables beside it compile to \
+         ({} bytes); rewrite it with `cargo run -p xdsck-schema-gen -- --compile` and commit it",
+        committed.len(),
+        compiled.len()
+    );
+}
+
+#[test]
 fn committed_descriptors_decode_with_their_options() {
     let path = xdsck_schema_gen::default_out_dir().join("envoy.binpb");
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

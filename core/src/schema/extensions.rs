@@ -16,7 +16,7 @@ const UNLISTED: &[(&str, &str)] = &[(
 )];
 
 /// Envoy's extension registry: every factory's category, name and config types.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Extensions {
     /// Every config type some factory takes (`envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy`).
     type_urls: FxHashSet<&'static str>,
@@ -29,12 +29,13 @@ pub struct Extensions {
 }
 
 impl Extensions {
-    pub(super) fn envoy() -> Extensions {
+    /// The registry `extensions.tsv` lists.
+    #[cfg(feature = "compile")]
+    pub(super) fn parse(registry: &'static str) -> Extensions {
         let mut type_urls = FxHashSet::default();
         let mut names = FxHashSet::default();
         let mut typed = FxHashSet::default();
         let mut build = "";
-        let registry = std::str::from_utf8(super::schema_file!("extensions.tsv")).expect("extensions.tsv is UTF-8");
         for line in registry.lines() {
             if let Some(comment) = line.strip_prefix("# ") {
                 if build.is_empty() {

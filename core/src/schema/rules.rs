@@ -9,12 +9,14 @@
 
 use std::fmt::Write as _;
 
+#[cfg(feature = "compile")]
 use prost_reflect::{DynamicMessage, Value};
+use serde::{Deserialize, Serialize};
 
 use super::{Card, Field, Kind};
 
 /// The rules of one field.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FieldRules {
     /// `message: {required, skip}`.
     pub message: MessageRules,
@@ -26,7 +28,7 @@ pub struct FieldRules {
 }
 
 /// `validate.MessageRules`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct MessageRules {
     /// `skip`: the embedded message is not validated.
     pub skip: bool,
@@ -35,7 +37,7 @@ pub struct MessageRules {
 }
 
 /// The rules of one of the field types PGV knows.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum KindRules {
     /// Any integer or floating-point type.
     Number(NumberRules),
@@ -63,7 +65,7 @@ pub enum KindRules {
 }
 
 /// A number as the rules compare it.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
 pub enum Num {
     /// Signed integers.
     I(i64),
@@ -108,7 +110,7 @@ impl Num {
 }
 
 /// How a rule value is printed: Go's `%v` of the rule's type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum NumFormat {
     Int,
     Float32,
@@ -116,7 +118,7 @@ enum NumFormat {
 }
 
 /// The rules of a numeric field.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NumberRules {
     konst: Option<Num>,
     lt: Option<Num>,
@@ -130,7 +132,7 @@ pub struct NumberRules {
 }
 
 /// `validate.StringRules`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StringRules {
     konst: Option<String>,
     len: Option<u64>,
@@ -154,28 +156,44 @@ pub struct StringRules {
     pub(crate) re2: bool,
 }
 
-/// A regular expression a string must match whole (RE2 `FullMatch`).
-#[derive(Debug, Clone)]
+/// A regular expression a string must match whole (RE2 `FullMatch`). The schema carries its
+/// source; the engine compiles it when a value first meets it (most inputs meet few of the API's
+/// patterns, and compiling them all would be most of the schema's start).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
 pub struct Pattern {
     source: String,
-    regex: Option<regex_lite::Regex>,
+    regex: std::sync::OnceLock<Option<regex_lite::Regex>>,
+}
+
+impl From<String> for Pattern {
+    fn from(source: String) -> Self {
+        Pattern { source, regex: std::sync::OnceLock::new() }
+    }
+}
+
+impl From<Pattern> for String {
+    fn from(p: Pattern) -> String {
+        p.source
+    }
 }
 
 impl Pattern {
+    #[cfg(feature = "compile")]
     fn new(source: String) -> Self {
-        // FullMatch: the whole value, whatever anchors the pattern has.
-        let regex = regex_lite::Regex::new(&format!("^(?:{source})$")).ok();
-        Pattern { source, regex }
+        Pattern::from(source)
     }
 
     fn full_match(&self, value: &str) -> bool {
+        // FullMatch: the whole value, whatever anchors the pattern has.
+        let regex = self.regex.get_or_init(|| regex_lite::Regex::new(&format!("^(?:{})$", self.source)).ok());
         // A pattern the engine cannot compile matches everything rather than reject valid input.
-        self.regex.as_ref().is_none_or(|r| r.is_match(value))
+        regex.as_ref().is_none_or(|r| r.is_match(value))
     }
 }
 
 /// The `well_known` checks PGV's C++ implements for strings.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 enum WellKnown {
     #[default]
     None,
@@ -188,7 +206,7 @@ enum WellKnown {
 }
 
 /// `validate.BytesRules`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct BytesRules {
     konst: Option<Vec<u8>>,
     len: Option<u64>,
@@ -204,7 +222,7 @@ pub struct BytesRules {
 }
 
 /// `validate.EnumRules`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EnumRules {
     konst: Option<i32>,
     /// `defined_only`.
@@ -214,7 +232,7 @@ pub struct EnumRules {
 }
 
 /// `validate.RepeatedRules`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RepeatedRules {
     min_items: Option<u64>,
     max_items: Option<u64>,
@@ -226,7 +244,7 @@ pub struct RepeatedRules {
 }
 
 /// `validate.MapRules`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct MapRules {
     min_pairs: Option<u64>,
     max_pairs: Option<u64>,
@@ -238,7 +256,7 @@ pub struct MapRules {
 }
 
 /// `validate.AnyRules`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AnyRules {
     /// `required`.
     pub required: bool,
@@ -247,7 +265,7 @@ pub struct AnyRules {
 }
 
 /// A duration as PGV compares it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 pub struct Dur {
     /// Seconds.
     pub seconds: i64,
@@ -256,7 +274,7 @@ pub struct Dur {
 }
 
 /// `validate.DurationRules`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DurationRules {
     /// `required`.
     pub required: bool,
@@ -272,30 +290,37 @@ pub struct DurationRules {
 // ---------------------------------------------------------------------------------------------
 // Compiling from the descriptors.
 
+#[cfg(feature = "compile")]
 fn get<'m>(m: &'m DynamicMessage, name: &str) -> Option<std::borrow::Cow<'m, Value>> {
     m.has_field_by_name(name).then(|| m.get_field_by_name(name)).flatten()
 }
 
+#[cfg(feature = "compile")]
 fn u64_of(m: &DynamicMessage, name: &str) -> Option<u64> {
     get(m, name).and_then(|v| v.as_u64())
 }
 
+#[cfg(feature = "compile")]
 fn bool_of(m: &DynamicMessage, name: &str) -> bool {
     get(m, name).and_then(|v| v.as_bool()) == Some(true)
 }
 
+#[cfg(feature = "compile")]
 fn str_of(m: &DynamicMessage, name: &str) -> Option<String> {
     get(m, name).and_then(|v| v.as_str().map(str::to_owned))
 }
 
+#[cfg(feature = "compile")]
 fn bytes_of(m: &DynamicMessage, name: &str) -> Option<Vec<u8>> {
     get(m, name).and_then(|v| v.as_bytes().map(|b| b.to_vec()))
 }
 
+#[cfg(feature = "compile")]
 fn list_of<T>(m: &DynamicMessage, name: &str, f: impl Fn(&Value) -> Option<T>) -> Vec<T> {
     get(m, name).and_then(|v| v.as_list().map(|l| l.iter().filter_map(&f).collect())).unwrap_or_default()
 }
 
+#[cfg(feature = "compile")]
 fn num_of(v: &Value) -> Option<Num> {
     Some(match v {
         Value::I32(x) => Num::I(i64::from(*x)),
@@ -308,6 +333,7 @@ fn num_of(v: &Value) -> Option<Num> {
     })
 }
 
+#[cfg(feature = "compile")]
 fn dur_of(v: &Value) -> Option<Dur> {
     let m = v.as_message()?;
     let seconds = m.get_field_by_name("seconds").and_then(|v| v.as_i64()).unwrap_or(0);
@@ -317,6 +343,7 @@ fn dur_of(v: &Value) -> Option<Dur> {
 
 impl FieldRules {
     /// Compiles a `validate.FieldRules` option.
+    #[cfg(feature = "compile")]
     pub(super) fn compile(m: &DynamicMessage) -> FieldRules {
         let message = get(m, "message")
             .and_then(|v| {
@@ -445,6 +472,7 @@ impl FieldRules {
 
     /// Whether the rules can fail for a field that is absent (PGV checks a scalar's default
     /// value, a list's or map's emptiness and a message's presence).
+    #[cfg(feature = "compile")]
     pub(super) fn can_fail_absent(&self, field: &Field) -> bool {
         // A member of a oneof (or of a proto3 `optional`) is checked only when it is the one set.
         if field.oneof.is_some() || field.optional {
@@ -528,6 +556,7 @@ impl FieldRules {
 }
 
 impl StringRules {
+    #[cfg(feature = "compile")]
     fn compile(r: &DynamicMessage) -> StringRules {
         let well_known_regex = get(r, "well_known_regex").and_then(|v| v.as_enum_number()).unwrap_or(0);
         // `strict` defaults to true; PGV swaps the header patterns for a laxer one when false.

@@ -702,9 +702,9 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             let name = self.ext.name.as_deref().unwrap_or("");
             // The slot's categories: annotated on the wrapper's typed_config, or on the field
             // that holds the wrapper (a TransportSocket, a TypedExtensionConfig).
-            let own = message.field(slots.typed_config).categories;
-            let slot = if own.is_empty() {
-                w.parent_field().map(|(pm, pf)| w.schema.message(pm).field(pf).categories).unwrap_or_default()
+            let own: &[&str] = &message.field(slots.typed_config).categories;
+            let slot: &[&str] = if own.is_empty() {
+                w.parent_field().map(|(pm, pf)| &*w.schema.message(pm).field(pf).categories).unwrap_or_default()
             } else {
                 own
             };
