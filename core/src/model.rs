@@ -639,8 +639,9 @@ pub struct FilterChain<'a> {
     pub filter_chain_match: Option<FilterChainMatch<'a>>,
     /// Its network filters, in order.
     pub filters: Vec<NetworkFilter<'a>>,
-    /// Its transport socket: whether it terminates TLS.
-    pub transport_socket: Option<TransportSocket<'a>>,
+    /// Its transport socket: whether it terminates TLS. Boxed: most chains of a tenant listener
+    /// have none, and a listener's chains are moved and copied as one list.
+    pub transport_socket: Option<Box<TransportSocket<'a>>>,
 }
 
 impl FilterChain<'_> {
@@ -657,7 +658,7 @@ impl FilterChain<'_> {
 
     /// Whether the chain terminates TLS (a downstream TLS or QUIC transport socket).
     pub fn terminates_tls(&self) -> bool {
-        self.transport_socket.as_ref().is_some_and(TransportSocket::terminates_tls)
+        self.transport_socket.as_deref().is_some_and(TransportSocket::terminates_tls)
     }
 
     /// Whether the chain is TLS passthrough: no TLS termination, a `tcp_proxy` as its filter.

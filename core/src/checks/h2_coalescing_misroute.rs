@@ -14,7 +14,10 @@
 //! reaches different virtual hosts that route differently (or one reaches none), and the first
 //! table does not already answer the name with a 421.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::net::{IpAddr, SocketAddr};
 
 use crate::checks::{Check, Context, ListenerCx};
@@ -71,12 +74,12 @@ fn offers_h2(chain: &FilterChain<'_>, http: Http<'_>) -> bool {
 
 /// A Host under a wildcard server name `*.y` that is no exact server name of the listener:
 /// `www.y`, else `www1.y`, ...
-fn under_wildcard(parent: &str, exact: &HashSet<String>) -> String {
+fn under_wildcard(parent: &str, exact: &FxHashSet<Cow<'_, str>>) -> String {
     let mut label = "www".to_owned();
     let mut n = 0;
     loop {
         let host = format!("{label}.{parent}");
-        if !exact.contains(&host) {
+        if !exact.contains(host.as_str()) {
             return host;
         }
         n += 1;
@@ -86,6 +89,24 @@ fn under_wildcard(parent: &str, exact: &HashSet<String>) -> String {
 
 /// The address a client reaches chain `chain` on: its first destination range (a range holds
 /// its own address) or the listener's IP, and its destination port or the listener's.
+/// A chain's server names, as Envoy compares them.
+fn names<'c>(c: &'c FilterChain<'_>) -> Vec<Cow<'c, str>> {
+    c.filter_chain_match.iter().flat_map(|m| &m.server_names).map(|n| lower(n)).collect()
+}
+
+/// A server name as Envoy compares it: lower case (borrowed when it already is).
+fn lower(n: &str) -> Cow<'_, str> {
+    if n.bytes().any(|b| b.is_ascii_uppercase()) { Cow::Owned(n.to_ascii_lowercase()) } else { Cow::Borrowed(n) }
+}
+
+/// The domain a name is one label under (`example.com` for `api.example.com`).
+fn parent_of<'n>(n: &Cow<'n, str>) -> Option<Cow<'n, str>> {
+    match n {
+        Cow::Borrowed(b) => b.split_once('.').map(|(_, p)| Cow::Borrowed(p)),
+        Cow::Owned(o) => o.split_once('.').map(|(_, p)| Cow::Owned(p.to_owned())),
+    }
+}
+
 fn destination(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Option<SocketAddr> {
     let Some(Address::Socket(s)) = &l.listener.address else { return None };
     if s.protocol == Protocol::Udp {
@@ -239,22 +260,16 @@ impl Check for H2CoalescingMisroute {
         let mut indexes = Indexes::default();
         for l in listeners {
             let chains = &l.listener.filter_chains;
-            let names = |c: &FilterChain<'_>| -> Vec<String> {
-                c.filter_chain_match.iter().flat_map(|m| &m.server_names).map(|n| n.to_ascii_lowercase()).collect()
-            };
             // The exact server names of the listener, and by parent domain: what a wildcard's
-            // certificate covers (one label).
-            let mut exact: HashSet<String> = HashSet::new();
-            let mut by_parent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            // certificate covers (one label). Borrowed where already lower case, hashed with
+            // FxHash: a tenant listener has hundreds of thousands of names.
+            let mut exact: FxHashSet<Cow<'_, str>> = FxHashSet::default();
+            let mut by_parent: FxHashMap<Cow<'_, str>, Vec<Cow<'_, str>>> = FxHashMap::default();
             for n in chains.iter().flat_map(names).filter(|n| !n.is_empty() && !n.starts_with('*')) {
-                if let Some((_, parent)) = n.split_once('.') {
-                    by_parent.entry(parent.to_owned()).or_default().push(n.clone());
+                if let Some(parent) = parent_of(&n) {
+                    by_parent.entry(parent).or_default().push(n.clone());
                 }
                 exact.insert(n);
-            }
-            for list in by_parent.values_mut() {
-                list.sort();
-                list.dedup();
             }
             let land = |dst: SocketAddr, sni: &str| {
                 let client = Client::Tls { sni: sni.to_owned(), alpn: BROWSER_ALPN.map(str::to_owned).to_vec() };
@@ -277,7 +292,7 @@ impl Check for H2CoalescingMisroute {
                     .enumerate()
                     .filter_map(|(i, n)| match n.strip_prefix("*.") {
                         Some(parent) => Some((i, under_wildcard(parent, &exact))),
-                        None if !n.is_empty() && !n.contains('*') => Some((i, n.clone())),
+                        None if !n.is_empty() && !n.contains('*') => Some((i, n.to_string())),
                         None => None,
                     })
                     .collect();
@@ -291,10 +306,13 @@ impl Check for H2CoalescingMisroute {
                 let mut covered: Vec<(usize, String)> = concrete.clone();
                 for (i, n) in a_names.iter().enumerate() {
                     if let Some(parent) = n.strip_prefix("*.") {
-                        covered.extend(by_parent.get(parent).into_iter().flatten().map(|h| (i, h.clone())));
+                        // In name order (a name listed twice is asked once, below).
+                        let mut under: Vec<&str> = by_parent.get(parent).into_iter().flatten().map(|h| &**h).collect();
+                        under.sort_unstable();
+                        covered.extend(under.into_iter().map(|h| (i, h.to_owned())));
                     }
                 }
-                let mut seen = HashSet::new();
+                let mut seen = FxHashSet::default();
                 for (a_entry, host) in covered {
                     if !seen.insert(host.clone()) {
                         continue;

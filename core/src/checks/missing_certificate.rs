@@ -52,7 +52,8 @@ impl Check for MissingCertificate {
             let input = cx.snapshot.inputs.get(l.envoy);
             let secrets = input.and_then(|i| i.bootstrap.as_ref()).map(|b| &b.static_secrets[..]);
             for chain in l.listener.filter_chains.iter().chain(&l.listener.default_filter_chain) {
-                let Some(ts @ TransportSocket { certificates: Some(certs), .. }) = &chain.transport_socket else {
+                let Some(ts @ TransportSocket { certificates: Some(certs), .. }) = chain.transport_socket.as_deref()
+                else {
                     continue;
                 };
                 let base = join_field(&l.listener.chain_pointer(chain), chain.casing, "transport_socket");

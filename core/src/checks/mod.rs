@@ -165,21 +165,26 @@ impl<'s, 'a> Context<'s, 'a> {
         use crate::model::route::{HcmRoutes, TableOrigin};
         let mut out = Vec::new();
         for l in self.listeners() {
-            for chain in l.listener.filter_chains.iter().chain(l.listener.default_filter_chain.as_ref()) {
-                for f in &chain.filters {
-                    if let NetworkFilterKind::HttpConnectionManager(hcm) = &f.kind
-                        && let HcmRoutes::Inline(table) = &hcm.routes
-                    {
-                        out.push(TableCx {
-                            table,
-                            envoy: l.envoy,
-                            text: l.text,
-                            listener: Some((l, chain)),
-                            hcm: Some(hcm),
-                        });
-                    }
-                }
-            }
+            let of_chain = |chain: &'s FilterChain<'a>| -> Vec<TableCx<'s, 'a>> {
+                let hcms = chain.filters.iter().filter_map(|f| match &f.kind {
+                    NetworkFilterKind::HttpConnectionManager(hcm) => Some(hcm),
+                    _ => None,
+                });
+                hcms.filter_map(|hcm| match &hcm.routes {
+                    HcmRoutes::Inline(table) => Some(TableCx {
+                        table,
+                        envoy: l.envoy,
+                        text: l.text,
+                        listener: Some((l, chain)),
+                        hcm: Some(hcm),
+                    }),
+                    _ => None,
+                })
+                .collect()
+            };
+            // On every core: a tenant listener's chains are too many to pass over on one.
+            out.extend(par_map(&l.listener.filter_chains, of_chain).into_iter().flatten());
+            out.extend(l.listener.default_filter_chain.iter().flat_map(of_chain));
         }
         for (envoy, input) in self.snapshot.inputs.iter().enumerate() {
             let text = self.locator(input);
@@ -358,8 +363,12 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (envoy, input.source, text, l))
         })
         .collect();
-    let matchings = par_map(&live, |(_, _, _, l)| ListenerMatch::build(l));
-    let routes = crate::model::route::RouteTables::of(snapshot);
+    // The route tables are found by a pass over every chain's filters: on another core while
+    // the listeners' indexes are built.
+    let (matchings, routes) = crate::parallel::join(
+        || par_map(&live, |(_, _, _, l)| ListenerMatch::build(l)),
+        || crate::model::route::RouteTables::of(snapshot),
+    );
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
         .zip(&matchings)

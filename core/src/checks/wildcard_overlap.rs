@@ -39,13 +39,16 @@ impl Check for WildcardOverlap {
                 let catch_all = g
                     .child(parent, &Key::Any)
                     .filter(|&a| g.chains_below(a).iter().any(|&c| l.listener.filter_chains[c].terminates_tls()));
+                // The wildcards are looked up on every core: a hash probe or three per name
+                // into a table of millions, at tenant scale most of this check's work.
+                let owners = par_map(&children, |&n| match g.key(n) {
+                    Some(Key::Name(name)) => g.wildcard_for(parent, name).or(catch_all),
+                    _ => None,
+                });
                 let mut carved: BTreeMap<NodeIndex, Vec<NodeIndex>> = BTreeMap::new();
-                for &n in &children {
-                    if let Some(Key::Name(name)) = g.key(n) {
-                        let wildcard = g.wildcard_for(parent, name);
-                        if let Some(w) = wildcard.or(catch_all) {
-                            carved.entry(w).or_default().push(n);
-                        }
+                for (&n, owner) in children.iter().zip(owners) {
+                    if let Some(w) = owner {
+                        carved.entry(w).or_default().push(n);
                     }
                 }
                 // A shared tenant listener has one finding per tenant: 100k of them are most of

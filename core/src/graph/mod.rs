@@ -35,10 +35,15 @@ pub use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
 use crate::model::{ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
+use crate::parallel::par_map;
 pub use key::{Key, Level};
 
 /// Up to this many children a node's keys are found by scanning its edges.
 const SMALL: usize = 8;
+
+/// How many chains' keys are read at a time ahead of their insertion: few enough that what they
+/// borrow is still in the cache when the chains are inserted.
+const KEY_BLOCK: usize = 2048;
 
 /// A node of the index: a key at a level, or a chain at the leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,13 +194,19 @@ impl<'k> ChainKeys<'k> {
 impl<'l, 'a> MatchGraph<'l, 'a> {
     /// Builds the index as Envoy does, chain by chain in list order.
     pub fn build(listener: &'l Listener<'a>) -> Self {
+        let chains = &listener.filter_chains;
+        // What each chain's match is, read on every core: at tenant scale the chains are
+        // hundreds of megabytes, and one pass over them costs what the insertion below does.
+        let facts = par_map(chains, |c| {
+            let m = c.filter_chain_match.as_ref();
+            (FxBuildHasher.hash_one(rules(m)), tuples(m))
+        });
         // At most one node per level and expanded tuple, plus its leaf: sized once from that
         // bound, the vectors never regrow (reserved pages that stay unused cost no memory).
         // Capped: a hostile cross product must not reserve memory up front it would never fill.
-        let chains = &listener.filter_chains;
-        let estimate = chains
+        let estimate = facts
             .iter()
-            .map(|c| 10 * tuples(c.filter_chain_match.as_ref()))
+            .map(|&(_, t)| 10 * t)
             .fold(1usize, usize::saturating_add)
             .min(chains.len().saturating_mul(64).saturating_add(1024));
         let mut graph = DiGraph::with_capacity(estimate, estimate);
@@ -215,29 +226,42 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             return g;
         }
         // Envoy rejects a chain whose match equals an earlier one before it indexes it.
-        // The first chain per distinct match, by index: the rules are recomputed from the chain
-        // rather than stored (a copy of them is 170 bytes per chain).
-        let chain_rules = |j: usize| rules(listener.filter_chains[j].filter_chain_match.as_ref());
-        let mut first_with_rules: HashTable<usize> = HashTable::with_capacity(chains.len());
-        let mut keys = ChainKeys::default();
+        let hashes: Vec<u64> = facts.iter().map(|&(h, _)| h).collect();
+        let same = same_as_earlier(&hashes, |i, j| {
+            rules(chains[i].filter_chain_match.as_ref()) == rules(chains[j].filter_chain_match.as_ref())
+        });
+        for (i, first) in same {
+            g.excluded[i] = Some(Excluded::SameRulesAs(first));
+        }
+        // The chains are indexed in order, on one core; their keys are read before, a block at
+        // a time on every core (a cache miss or more per server name, at tenant scale the half
+        // of the work), the next block's while this one's are inserted.
         let mut tuple: Vec<Key<'l>> = Vec::with_capacity(9);
-        for (i, chain) in listener.filter_chains.iter().enumerate() {
-            let r = rules(chain.filter_chain_match.as_ref());
-            let hash = FxBuildHasher.hash_one(r);
-            match first_with_rules.entry(hash, |&j| chain_rules(j) == r, |&j| FxBuildHasher.hash_one(chain_rules(j))) {
-                hashbrown::hash_table::Entry::Occupied(o) => {
-                    g.excluded[i] = Some(Excluded::SameRulesAs(*o.get()));
-                    continue;
-                }
-                hashbrown::hash_table::Entry::Vacant(v) => {
-                    v.insert(i);
-                }
-            }
-            if keys.fill(chain.filter_chain_match.as_ref()) {
-                g.insert_level(i, &keys, 0, g.root, &mut tuple);
-            } else {
-                g.excluded[i] = Some(Excluded::Invalid);
-            }
+        let fill = |block: &'l [FilterChain<'a>]| -> Vec<Option<ChainKeys<'l>>> {
+            par_map(block, |c| {
+                let mut keys = ChainKeys::default();
+                keys.fill(c.filter_chain_match.as_ref()).then_some(keys)
+            })
+        };
+        let mut blocks = chains.chunks(KEY_BLOCK).enumerate();
+        let mut next = blocks.next().map(|(b, block)| (b, fill(block)));
+        while let Some((b, keys)) = next {
+            let (_, following) = crate::parallel::join(
+                || {
+                    for (j, keys) in keys.iter().enumerate() {
+                        let i = b * KEY_BLOCK + j;
+                        if g.excluded[i].is_some() {
+                            continue;
+                        }
+                        match keys {
+                            Some(keys) => g.insert_level(i, keys, 0, g.root, &mut tuple),
+                            None => g.excluded[i] = Some(Excluded::Invalid),
+                        }
+                    }
+                },
+                || blocks.next().map(|(b, block)| (b, fill(block))),
+            );
+            next = following;
         }
         g
     }
@@ -498,6 +522,28 @@ fn tuples(m: Option<&FilterChainMatch<'_>>) -> usize {
     ]
     .iter()
     .fold(1usize, |n, &k| n.saturating_mul(k.max(1)))
+}
+
+/// The items equal to an earlier one, each with the first item it equals, in no order: items of
+/// equal `hashes` are compared with `equal` (items `i < j`), in the order of the list. By a sort
+/// of the hashes rather than one hash table: on every core, and without a cache miss per item
+/// into a table of millions.
+fn same_as_earlier(hashes: &[u64], equal: impl Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+    let mut order: Vec<(u64, usize)> = hashes.iter().copied().zip(0..).collect();
+    crate::parallel::par_sort_unstable(&mut order);
+    let mut same = Vec::new();
+    // The first item of each distinct value among those of one hash, by index.
+    let mut firsts: Vec<usize> = Vec::new();
+    for group in order.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() > 1) {
+        firsts.clear();
+        for &(_, j) in group {
+            match firsts.iter().find(|&&i| equal(i, j)) {
+                Some(&i) => same.push((j, i)),
+                None => firsts.push(j),
+            }
+        }
+    }
+    same
 }
 
 /// A FilterChainMatch as Envoy compares them for "same matching rules": the whole message as

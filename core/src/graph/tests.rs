@@ -283,3 +283,13 @@ fn a_prefix_falls_back_to_the_longest_wider_prefix_then_to_unset() {
         assert_eq!(g.fallback_of(parent, &cidr("10.0.0.0/7")), Some(node(&Key::Any)));
     });
 }
+
+#[test]
+fn an_item_is_the_same_as_the_first_earlier_equal_one_not_as_one_of_equal_hash() {
+    // Items 0, 2 and 3 share a hash; 2 differs from 0 in value, 3 equals 0.
+    let values = ["a", "b", "c", "a", "b", "c"];
+    let hashes = [1, 2, 1, 1, 2, 1];
+    let mut same = super::same_as_earlier(&hashes, |i, j| values[i] == values[j]);
+    same.sort_unstable();
+    assert_eq!(same, [(3, 0), (4, 1), (5, 2)]);
+}

@@ -16,6 +16,7 @@ use crate::model::{
     Casing, ClusterList, ClusterName, ErrorState, FilterChain, IgnoreAnnotation, Input, InputKind, Listener,
     ListenerState, NetworkFilterKind, Skipped, SkippedKind,
 };
+use crate::parallel::{par_map, par_map_mut};
 use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
 
 const LISTENER_TYPE: &str = "envoy.config.listener.v3.Listener";
@@ -742,35 +743,18 @@ impl<'a> Walk<'a> {
         let has_hcm = |c: &FilterChain<'_>| {
             c.filters.iter().any(|f| matches!(f.kind, NetworkFilterKind::HttpConnectionManager(_)))
         };
-        // Only a chain with an HCM needs its place spelled out (most chains have none).
-        let pointers: Vec<Option<String>> = l
-            .filter_chains
-            .iter()
-            .chain(l.default_filter_chain.as_ref())
-            .map(|c| has_hcm(c).then(|| l.chain_pointer(c)))
-            .collect();
-        let mut skipped = Vec::new();
-        let not_analysed = if report { &mut self.not_analysed } else { &mut skipped };
-        for (chain, chain_pointer) in l.filter_chains.iter_mut().chain(l.default_filter_chain.as_mut()).zip(pointers) {
-            let Some(chain_pointer) = chain_pointer else { continue };
-            let filters = join_field(&chain_pointer, chain.casing, "filters");
-            for (j, f) in chain.filters.iter_mut().enumerate() {
-                let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind else { continue };
-                h.source = source;
-                h.pointer = join_field(&join_index(&filters, j), f.casing, "typed_config");
-                match &mut h.routes {
-                    HcmRoutes::Inline(t) => place(t, source, join_token(&h.pointer, h.table_key), not_analysed),
-                    HcmRoutes::Scoped => {
-                        let key = if h.table_key == "routeConfig" { "scopedRoutes" } else { "scoped_routes" };
-                        not_analysed.push(NotAnalysed {
-                            source,
-                            pointer: join_token(&h.pointer, key),
-                            what: "scoped_routes",
-                        });
-                    }
-                    HcmRoutes::Rds(_) | HcmRoutes::None => {}
-                }
-            }
+        // Only a chain with an HCM needs its place spelled out (most chains have none). On
+        // every core: a tenant listener's chains are hundreds of megabytes to pass over.
+        let pointers: Vec<Option<String>> = par_map(&l.filter_chains, |c| has_hcm(c).then(|| l.chain_pointer(c)));
+        let default = l.default_filter_chain.as_ref().filter(|c| has_hcm(c)).map(|c| l.chain_pointer(c));
+        let mut found = par_map_mut(&mut l.filter_chains, |i, chain| {
+            pointers[i].as_deref().map(|p| place_chain(chain, p, source)).unwrap_or_default()
+        });
+        if let (Some(chain), Some(p)) = (l.default_filter_chain.as_mut(), default) {
+            found.push(place_chain(chain, &p, source));
+        }
+        if report {
+            self.not_analysed.extend(found.into_iter().flatten());
         }
     }
 
@@ -838,6 +822,27 @@ fn describe_kind(kind: &str, api_version: &str) -> String {
     } else {
         format!("a Kubernetes `{kind}` ({api_version})")
     }
+}
+
+/// Gives the HCMs of a chain (at `chain_pointer`) and their inline route tables their places;
+/// what of them xdsck does not analyse.
+fn place_chain(chain: &mut FilterChain<'_>, chain_pointer: &str, source: SourceId) -> Vec<NotAnalysed> {
+    let mut not_analysed = Vec::new();
+    let filters = join_field(chain_pointer, chain.casing, "filters");
+    for (j, f) in chain.filters.iter_mut().enumerate() {
+        let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind else { continue };
+        h.source = source;
+        h.pointer = join_field(&join_index(&filters, j), f.casing, "typed_config");
+        match &mut h.routes {
+            HcmRoutes::Inline(t) => place(t, source, join_token(&h.pointer, h.table_key), &mut not_analysed),
+            HcmRoutes::Scoped => {
+                let key = if h.table_key == "routeConfig" { "scopedRoutes" } else { "scoped_routes" };
+                not_analysed.push(NotAnalysed { source, pointer: join_token(&h.pointer, key), what: "scoped_routes" });
+            }
+            HcmRoutes::Rds(_) | HcmRoutes::None => {}
+        }
+    }
+    not_analysed
 }
 
 #[cfg(test)]

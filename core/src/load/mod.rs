@@ -595,7 +595,7 @@ mod tests {
 
     /// A listener of `n` chains (over a megabyte: read in parts), with what the schema refuses
     /// or notes sprinkled over them, deep inside typed configs too.
-    fn listener(n: usize, repeat_at: Option<usize>) -> String {
+    fn listener(n: usize, repeat_at: Option<usize>, nested_at: Option<usize>) -> String {
         let chains: Vec<String> = (0..n)
             .map(|i| {
                 let tls = r#""transport_socket": {"name": "tls", "typed_config": {"@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext", "common_tls_context": {"alpn_protocols": ["h2"]}}}"#;
@@ -606,6 +606,7 @@ mod tests {
                 };
                 match i % 11 {
                     _ if Some(i) == repeat_at => format!(r#"{{"name": "c{i}", "name": "again"}}"#),
+                    _ if Some(i) == nested_at => format!(r#"[{{"name": "c{i}"}}, {{"name": "d{i}"}}]"#),
                     _ if i % 997 == 5 => "null".to_owned(),
                     1 => format!(r#"{{"name": "c{i}", "filter_chain_match": {{"destination_port": 70000}}, "filters": [{}]}}"#, proxy("")),
                     2 => format!(r#"{{"name": "c{i}", "filters": [{}], {tls}}}"#, proxy(r#", "idle_timeout": 5"#)),
@@ -640,8 +641,9 @@ mod tests {
 
     #[test]
     fn a_chain_list_read_in_parts_is_the_list_read_in_order() {
-        for repeat_at in [None, Some(3001)] {
-            let json = listener(4000, repeat_at);
+        // The third: a nested list far into the list, after parts were handed out.
+        for (repeat_at, nested_at) in [(None, None), (Some(3001), None), (None, Some(3500))] {
+            let json = listener(4000, repeat_at, nested_at);
             assert!(json.len() > 1 << 20, "{} bytes: not read in parts", json.len());
             let (whole, whole_problems, whole_repeated, unsplit) = read(&json, false);
             let (parts, parts_problems, parts_repeated, split) = read(&json, true);

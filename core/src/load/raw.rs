@@ -702,19 +702,23 @@ pub(crate) fn read_chain_part<'de>(
     items: &mut super::envoy_json::ChainItems<'_, '_, 'de>,
     first: usize,
 ) -> Result<Vec<FilterChain<'de>>, serde_json::Error> {
-    match read_chains(first, |e| e.visit_seq(items))? {
+    let capacity = items.items_left();
+    match read_chains(first, capacity, |e| e.visit_seq(items))? {
         Chains::Read(chains) => Ok(chains),
         Chains::Split(_) => Ok(Vec::new()),
     }
 }
 
 /// Reads the chains `read` hands to the element reader it is given, the first with index
-/// `first` in the list.
+/// `first` in the list; `capacity`: how many there are likely to be, when known.
 fn read_chains<'de, E>(
     first: usize,
+    capacity: usize,
     read: impl FnOnce(Elements<'_, RawFilterChain<'de>>) -> Result<(), E>,
 ) -> Result<Chains<'de>, E> {
-    let mut out = Vec::new();
+    // Sized once where the count is known (a part of a list read in parts): a chain is a few
+    // hundred bytes, and each doubling copies all of them.
+    let mut out = Vec::with_capacity(capacity);
     let mut push = |raw: RawFilterChain<'de>| {
         let index = ChainIndex::Listed(first + out.len());
         out.push(raw.into_model(index));
@@ -737,19 +741,19 @@ impl<'de> Visitor<'de> for ChainsVisitor {
         Ok(Chains::Split(handle as usize))
     }
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        read_chains(0, |e| d.deserialize_any(e))
+        read_chains(0, 0, |e| d.deserialize_any(e))
     }
     fn visit_seq<S: serde::de::SeqAccess<'de>>(self, s: S) -> Result<Self::Value, S::Error> {
-        read_chains(0, |e| e.visit_seq(s))
+        read_chains(0, 0, |e| e.visit_seq(s))
     }
     fn visit_map<M: serde::de::MapAccess<'de>>(self, m: M) -> Result<Self::Value, M::Error> {
-        read_chains(0, |e| e.visit_map(m))
+        read_chains(0, 0, |e| e.visit_map(m))
     }
     fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-        read_chains(0, |e| e.visit_unit())
+        read_chains(0, 0, |e| e.visit_unit())
     }
     fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-        read_chains(0, |e| e.visit_unit())
+        read_chains(0, 0, |e| e.visit_unit())
     }
 }
 
@@ -772,7 +776,7 @@ impl<'a> RawFilterChain<'a> {
             casing: Casing::from_camel(self.camel),
             filter_chain_match: self.filter_chain_match.map(RawFilterChainMatch::into_model),
             filters: exact(self.filters, RawFilter::into_model),
-            transport_socket: self.transport_socket.map(RawTransportSocket::into_model),
+            transport_socket: self.transport_socket.map(|t| Box::new(t.into_model())),
         }
     }
 }

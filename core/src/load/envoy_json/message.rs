@@ -219,37 +219,52 @@ enum Val<'de> {
 /// fields before its `@type`) or put off (a TypedStruct's `value` before its `type_url`).
 struct Source<'de, A> {
     inner: A,
+    inner_done: bool,
+    /// Where the object's first key is in the text, once read: which object this is.
+    first: Option<Option<usize>>,
+    /// What was read ahead or put off; boxed, and made only when needed: every object's reader
+    /// is moved a few times on its way to the typed reader, and few objects need this.
+    spill: Option<Box<Spill<'de>>>,
+}
+
+/// The entries of an object read out of their turn.
+#[derive(Default)]
+struct Spill<'de> {
     ahead: VecDeque<Ahead<'de>>,
     later: VecDeque<Ahead<'de>>,
-    inner_done: bool,
     /// The raw value of the entry whose key was just given out, if it was read ahead.
     pending: Option<Val<'de>>,
     /// The object's first key, read to tell which object this is; its value is still unread.
-    peeked: Option<(Cow<'de, str>, Option<usize>)>,
-    /// Where the object's first key is in the text, once read: which object this is.
-    first: Option<Option<usize>>,
+    peeked: Option<KeyAt<'de>>,
 }
 
 impl<'de, A: MapAccess<'de>> Source<'de, A> {
     fn new(inner: A) -> Self {
-        Source {
-            inner,
-            ahead: VecDeque::new(),
-            later: VecDeque::new(),
-            inner_done: false,
-            pending: None,
-            peeked: None,
-            first: None,
-        }
+        Source { inner, inner_done: false, first: None, spill: None }
+    }
+
+    fn spill(&mut self) -> &mut Spill<'de> {
+        self.spill.get_or_insert_with(Box::default)
+    }
+
+    /// The entries read ahead (none when nothing was).
+    fn ahead(&self) -> impl Iterator<Item = &Ahead<'de>> {
+        self.spill.iter().flat_map(|s| s.ahead.iter())
+    }
+
+    fn take_pending(&mut self) -> Option<Val<'de>> {
+        self.spill.as_mut().and_then(|s| s.pending.take())
     }
 
     fn next_key(&mut self, w: &Walk<'de>) -> Result<Option<KeyAt<'de>>, A::Error> {
-        if let Some(peeked) = self.peeked.take() {
-            return Ok(Some(peeked));
-        }
-        if let Some((k, o, raw)) = self.ahead.pop_front() {
-            self.pending = Some(raw);
-            return Ok(Some((k, o)));
+        if let Some(s) = &mut self.spill {
+            if let Some(peeked) = s.peeked.take() {
+                return Ok(Some(peeked));
+            }
+            if let Some((k, o, raw)) = s.ahead.pop_front() {
+                s.pending = Some(raw);
+                return Ok(Some((k, o)));
+            }
         }
         if !self.inner_done {
             match self.inner.next_key::<KeyStr<'de>>()? {
@@ -261,8 +276,10 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
                 None => self.inner_done = true,
             }
         }
-        if let Some((k, o, raw)) = self.later.pop_front() {
-            self.pending = Some(raw);
+        if let Some(s) = &mut self.spill
+            && let Some((k, o, raw)) = s.later.pop_front()
+        {
+            s.pending = Some(raw);
             return Ok(Some((k, o)));
         }
         Ok(None)
@@ -270,7 +287,7 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
 
     /// The next key of the object itself, not of what was read ahead.
     fn inner_key(&mut self, w: &Walk<'de>) -> Result<Option<KeyAt<'de>>, A::Error> {
-        if let Some(peeked) = self.peeked.take() {
+        if let Some(peeked) = self.spill.as_mut().and_then(|s| s.peeked.take()) {
             return Ok(Some(peeked));
         }
         if self.inner_done {
@@ -290,14 +307,14 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
     }
 
     fn raw_value(&mut self) -> Result<Val<'de>, A::Error> {
-        match self.pending.take() {
+        match self.take_pending() {
             Some(raw) => Ok(raw),
             None => self.inner.next_value::<&'de RawValue>().map(Val::One),
         }
     }
 
     fn value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
-        match self.pending.take() {
+        match self.take_pending() {
             Some(Val::One(raw)) => {
                 let mut de = serde_json::Deserializer::from_str(raw.get());
                 seed.deserialize(&mut de).map_err(de::Error::custom)
@@ -309,7 +326,9 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
 
     /// Reads the object's first key, kept to be given out first, for where it is.
     fn peek(&mut self, w: &Walk<'de>) -> Result<Option<usize>, A::Error> {
-        self.peeked = self.inner_key(w)?;
+        if let Some(peeked) = self.inner_key(w)? {
+            self.spill().peeked = Some(peeked);
+        }
         Ok(self.first.flatten())
     }
 
@@ -317,13 +336,13 @@ impl<'de, A: MapAccess<'de>> Source<'de, A> {
     fn drain(&mut self, w: &Walk<'de>) -> Result<(), A::Error> {
         while let Some((k, o)) = self.inner_key(w)? {
             let raw = self.inner.next_value::<&'de RawValue>()?;
-            self.ahead.push_back((k, o, Val::One(raw)));
+            self.spill().ahead.push_back((k, o, Val::One(raw)));
         }
         Ok(())
     }
 
     fn skip_value(&mut self) -> Result<(), A::Error> {
-        match self.pending.take() {
+        match self.take_pending() {
             Some(_) => Ok(()),
             None => self.inner.next_value::<IgnoredAny>().map(drop),
         }
@@ -457,11 +476,11 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         let w = self.w;
         if self.merged {
             // The object was read ahead whole: `@type` is among its entries, or nowhere.
-            let Some(p) = self.src.ahead.iter().position(|(k, _, _)| k == "@type") else {
+            let Some(p) = self.src.ahead().position(|(k, _, _)| k == "@type") else {
                 self.no_type();
                 return Ok(());
             };
-            let Some((k, o, Val::One(raw))) = self.src.ahead.remove(p) else {
+            let Some((k, o, Val::One(raw))) = self.src.spill().ahead.remove(p) else {
                 return Err(de::Error::custom("a joined @type"));
             };
             let url = serde_json::from_str::<Option<KeyStr<'de>>>(raw.get()).map_err(de::Error::custom)?;
@@ -481,7 +500,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
                 }
                 Some((k, o)) => {
                     let raw = self.src.inner.next_value::<&'de RawValue>()?;
-                    self.src.ahead.push_back((k, o, Val::One(raw)));
+                    self.src.spill().ahead.push_back((k, o, Val::One(raw)));
                 }
             }
         }
@@ -490,7 +509,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
     /// The Any has no `@type`.
     fn no_type(&mut self) {
         let w = self.w;
-        if !self.src.ahead.is_empty() {
+        if self.src.ahead().next().is_some() {
             w.invalid("in legacy mode, missing @type in Any is only allowed for an empty object", self.start);
             self.phase = Phase::Free;
         } else {
@@ -550,7 +569,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         if !w.yaml {
             return Ok(());
         }
-        let entries: Vec<Ahead<'de>> = self.src.ahead.drain(..).collect();
+        let entries: Vec<Ahead<'de>> = self.src.spill().ahead.drain(..).collect();
         let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (n, (k, _, _)) in entries.iter().enumerate() {
             last.insert(k, n);
@@ -578,7 +597,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             kept.extend(entries[n].take());
         }
         kept.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        self.src.ahead = kept.into();
+        self.src.spill().ahead = kept.into();
         Ok(())
     }
 
@@ -587,7 +606,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
     fn join_repeated(&mut self, m: MsgId) {
         let w = self.w;
         let message = w.schema.message(m);
-        let entries: Vec<Ahead<'de>> = self.src.ahead.drain(..).collect();
+        let entries: Vec<Ahead<'de>> = self.src.spill().ahead.drain(..).collect();
         let mut places: Vec<(u16, Vec<usize>)> = Vec::new();
         for (n, (k, _, _)) in entries.iter().enumerate() {
             if let Some((i, _)) = message.field_by_key(k) {
@@ -643,7 +662,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             };
             entries[at[0]] = Some(entry);
         }
-        self.src.ahead = entries.into_iter().flatten().collect();
+        self.src.spill().ahead = entries.into_iter().flatten().collect();
     }
 
     /// The object ended: PGV's rules of what was not given, required oneofs, the extension.
@@ -862,7 +881,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
             if message.wkt == Wkt::TypedStruct && f.number == 2 && self.typed_struct.is_none() && !self.src.inner_done {
                 // The struct is read as its `type_url`'s message: wait for the type.
                 let raw = self.src.raw_value()?;
-                self.src.later.push_back((key, offset, raw));
+                self.src.spill().later.push_back((key, offset, raw));
                 continue;
             }
             if let Some(o) = f.oneof {
@@ -1084,7 +1103,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for K8sMap<'w, 'de, A> {
             if key == "spec" && self.kind.is_none() && !self.src.inner_done {
                 // Which kind of object this is may come after its spec.
                 let raw = self.src.raw_value()?;
-                self.src.later.push_back((key, offset, raw));
+                self.src.spill().later.push_back((key, offset, raw));
                 continue;
             }
             self.pending = Some((key.clone(), offset));

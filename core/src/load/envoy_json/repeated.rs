@@ -134,8 +134,10 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
 /// handle of the list (`visit_u128`), which the loader exchanges for the chains.
 pub(crate) const SPLIT_LIST: &str = "$xdsck::split_list";
 
-/// A list below which reading in parts does not pay for the threads.
-const SPLIT_BYTES: usize = 1 << 20;
+/// The size of a part of a list read in parts, and so the least list so read: below it the
+/// threads do not pay; above, the parts are many enough that no core waits long for another.
+/// Smaller in the unit tests, so that a list of a megabyte is read in many parts.
+const PART_BYTES: usize = if cfg!(test) { 1 << 16 } else { 1 << 20 };
 
 /// Items of a list read ahead as raw texts, handed out in order.
 pub(crate) struct RawItems<'r, 'de>(std::slice::Iter<'r, &'de RawValue>);
@@ -151,54 +153,31 @@ impl<'de> SeqAccess<'de> for RawItems<'_, 'de> {
 /// The items of one part of a listener's `filter_chains`, as its typed reader reads them.
 pub(crate) type ChainItems<'r, 'w, 'de> = RepeatedSeq<'w, 'de, RawItems<'r, 'de>>;
 
+// Only the CLI's build reads lists in parts.
+#[cfg(feature = "parallel")]
+impl ChainItems<'_, '_, '_> {
+    /// How many items are still to be read.
+    pub(crate) fn items_left(&self) -> usize {
+        self.inner.0.len()
+    }
+}
+
 impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
     /// Reads the whole list in parts, one walk per part (forked from this one at the list),
-    /// on every core, when the walk allows it: the items' texts are found first (serde_json's
-    /// skipping, the cost of a bare parse), then each part is checked and read as the list
-    /// would be, its problems taken back in the list's order. The handle of the chains read;
-    /// `None` when the list is to be read here as usual (nothing of it has been read then).
+    /// on every core, when the walk allows it: this thread finds the items' texts (serde_json's
+    /// skipping, the cost of a bare parse) and hands out each part as soon as it has found it,
+    /// to be checked and read as the list would be on another core meanwhile; the parts'
+    /// problems are taken back in the list's order. The handle of the chains read; `None` when
+    /// the list is to be read here as usual (nothing of it has been read then).
     fn split(&mut self) -> Result<Option<usize>, S::Error> {
         let list = &mut self.list;
         let w = list.w;
         let Some(reader) = w.chain_reader().filter(|_| list.json_index == 0 && list.counter.unique.is_none()) else {
             return Ok(None);
         };
-        let mut raws: Vec<&'de RawValue> = Vec::new();
-        loop {
-            w.push_index(raws.len());
-            let got = self.inner.next_element::<&'de RawValue>();
-            w.note_failure(got.is_err());
-            w.pop_index();
-            match got? {
-                Some(raw) => raws.push(raw),
-                None => break,
-            }
-        }
-        list.done = true;
         let (msg, field) = (list.counter.msg, list.counter.field);
-        let bytes: usize = raws.iter().map(|r| r.get().len()).sum();
-        // A nested list's items are counted on into the list's: its parts' first indices are
-        // not known before it is read.
-        let nested = raws.iter().any(|r| r.get().starts_with('['));
-        if nested || bytes < SPLIT_BYTES {
-            let mut seq = RepeatedSeq::new(RawItems(raws.iter()), msg, field, w);
-            let chains = reader(&mut seq, 0).map_err(de::Error::custom)?;
-            return Ok(Some(w.keep_split(chains)));
-        }
-        // A few parts per core, of about equal size, so that no core waits long for another.
-        // On one core (the page) the parts are read one after the other, by the same code.
-        let target = bytes.div_ceil(crate::parallel::threads().max(2) * 4);
-        let mut parts: Vec<(usize, &[&'de RawValue])> = Vec::new();
-        let (mut start, mut size) = (0, 0);
-        for (i, raw) in raws.iter().enumerate() {
-            size += raw.get().len();
-            if size >= target || i + 1 == raws.len() {
-                parts.push((start, &raws[start..=i]));
-                (start, size) = (i + 1, 0);
-            }
-        }
         let fork = w.fork();
-        let read = crate::parallel::par_map(&parts, |&(first, items)| {
+        let read_part = |(first, items): (usize, Vec<&'de RawValue>)| {
             let walk = fork.walk();
             let _scope = crate::load::protojson::ParseScope::new(walk.text);
             let mut seq = RepeatedSeq::new(RawItems(items.iter()), msg, field, &walk);
@@ -207,7 +186,45 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
             seq.list.counter.part = true;
             let chains = reader(&mut seq, first).map_err(|e| e.to_string());
             (chains, walk.found())
-        });
+        };
+        let inner = &mut self.inner;
+        let mut raws: Vec<&'de RawValue> = Vec::new();
+        // A nested list's items are counted on into the list's: its parts' first indices are
+        // not known before it is read. Then what was read in parts is dropped.
+        let mut nested = false;
+        // Where the part being found starts; 0 until the list has reached a part's size.
+        let mut start = 0;
+        let (skipped, read) = crate::parallel::pipeline(
+            |hand| -> Result<(), S::Error> {
+                let mut size = 0;
+                loop {
+                    w.push_index(raws.len());
+                    let got = inner.next_element::<&'de RawValue>();
+                    w.note_failure(got.is_err());
+                    w.pop_index();
+                    let Some(raw) = got? else { break };
+                    nested |= raw.get().starts_with('[');
+                    size += raw.get().len();
+                    raws.push(raw);
+                    if !nested && size >= PART_BYTES {
+                        hand((start, raws[start..].to_vec()));
+                        (start, size) = (raws.len(), 0);
+                    }
+                }
+                if !nested && start > 0 && start < raws.len() {
+                    hand((start, raws[start..].to_vec()));
+                }
+                Ok(())
+            },
+            read_part,
+        );
+        skipped?;
+        list.done = true;
+        if nested || start == 0 {
+            let mut seq = RepeatedSeq::new(RawItems(raws.iter()), msg, field, w);
+            let chains = reader(&mut seq, 0).map_err(de::Error::custom)?;
+            return Ok(Some(w.keep_split(chains)));
+        }
         let mut chains = Vec::with_capacity(raws.len());
         let mut error = None;
         for (part, found) in read {
