@@ -16,9 +16,9 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::net::{IpAddr, SocketAddr};
 
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
@@ -87,8 +87,6 @@ fn under_wildcard(parent: &str, exact: &FxHashSet<Cow<'_, str>>) -> String {
     }
 }
 
-/// The address a client reaches chain `chain` on: its first destination range (a range holds
-/// its own address) or the listener's IP, and its destination port or the listener's.
 /// A chain's server names, as Envoy compares them.
 fn names<'c>(c: &'c FilterChain<'_>) -> Vec<Cow<'c, str>> {
     c.filter_chain_match.iter().flat_map(|m| &m.server_names).map(|n| lower(n)).collect()
@@ -107,6 +105,8 @@ fn parent_of<'n>(n: &Cow<'n, str>) -> Option<Cow<'n, str>> {
     }
 }
 
+/// The address a client reaches chain `chain` on: its first destination range (a range holds
+/// its own address) or the listener's IP, and its destination port or the listener's.
 fn destination(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Option<SocketAddr> {
     let Some(Address::Socket(s)) = &l.listener.address else { return None };
     if s.protocol == Protocol::Udp {
@@ -265,7 +265,8 @@ impl Check for H2CoalescingMisroute {
             // FxHash: a tenant listener has hundreds of thousands of names.
             let mut exact: FxHashSet<Cow<'_, str>> = FxHashSet::default();
             let mut by_parent: FxHashMap<Cow<'_, str>, Vec<Cow<'_, str>>> = FxHashMap::default();
-            for n in chains.iter().flat_map(names).filter(|n| !n.is_empty() && !n.starts_with('*')) {
+            let every_name = chains.iter().flat_map(|c| c.filter_chain_match.iter().flat_map(|m| &m.server_names));
+            for n in every_name.map(|n| lower(n)).filter(|n| !n.is_empty() && !n.starts_with('*')) {
                 if let Some(parent) = parent_of(&n) {
                     by_parent.entry(parent).or_default().push(n.clone());
                 }

@@ -234,8 +234,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             g.excluded[i] = Some(Excluded::SameRulesAs(first));
         }
         // The chains are indexed in order, on one core; their keys are read before, a block at
-        // a time on every core (a cache miss or more per server name, at tenant scale the half
-        // of the work), the next block's while this one's are inserted.
+        // a time on every core (a cache miss or more per server name: at tenant scale half the
+        // work), the next block's while this one's are inserted.
         let mut tuple: Vec<Key<'l>> = Vec::with_capacity(9);
         let fill = |block: &'l [FilterChain<'a>]| -> Vec<Option<ChainKeys<'l>>> {
             par_map(block, |c| {
