@@ -28,6 +28,7 @@ use prost_reflect::{
 use serde_json::{Map, Value as Json};
 
 use super::{LoadError, codes};
+use crate::schema::Wkt;
 use crate::source::{Location, SourceFile, SourceId, Sources};
 
 const DISCOVERY_RESPONSE: &str = "envoy.service.discovery.v3.DiscoveryResponse";
@@ -242,25 +243,9 @@ fn map_key(k: &MapKey) -> String {
     }
 }
 
-/// The well-known types proto3 JSON writes in their own form (all but Any hold no Any).
+/// The well-known types proto3 JSON writes in their own form (all but Any hold no Any); Empty
+/// too, which the schema reads as an ordinary message (its form is `{}`).
 fn is_well_known(desc: &MessageDescriptor) -> bool {
-    matches!(
-        desc.full_name(),
-        "google.protobuf.Duration"
-            | "google.protobuf.Timestamp"
-            | "google.protobuf.FieldMask"
-            | "google.protobuf.Struct"
-            | "google.protobuf.Value"
-            | "google.protobuf.ListValue"
-            | "google.protobuf.Empty"
-            | "google.protobuf.DoubleValue"
-            | "google.protobuf.FloatValue"
-            | "google.protobuf.Int64Value"
-            | "google.protobuf.UInt64Value"
-            | "google.protobuf.Int32Value"
-            | "google.protobuf.UInt32Value"
-            | "google.protobuf.BoolValue"
-            | "google.protobuf.StringValue"
-            | "google.protobuf.BytesValue"
-    )
+    let name = desc.full_name();
+    !matches!(Wkt::of(name), Wkt::None | Wkt::Any | Wkt::TypedStruct) || name == "google.protobuf.Empty"
 }

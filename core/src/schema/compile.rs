@@ -326,33 +326,10 @@ fn compile_message(
         envoy_requires: Box::default(),
         fields: fields.into(),
         oneofs: oneofs.into(),
-        wkt: wkt_of(m.full_name()),
+        wkt: Wkt::of(m.full_name()),
         map_entry: m.is_map_entry(),
         pgv_disabled,
         absent_checks,
         keys,
-    }
-}
-
-fn wkt_of(full_name: &str) -> Wkt {
-    match full_name {
-        "google.protobuf.Any" => Wkt::Any,
-        "google.protobuf.Struct" => Wkt::Struct,
-        "google.protobuf.Value" => Wkt::Value,
-        "google.protobuf.ListValue" => Wkt::ListValue,
-        "google.protobuf.Duration" => Wkt::Duration,
-        "google.protobuf.Timestamp" => Wkt::Timestamp,
-        "google.protobuf.FieldMask" => Wkt::FieldMask,
-        "google.protobuf.DoubleValue"
-        | "google.protobuf.FloatValue"
-        | "google.protobuf.Int64Value"
-        | "google.protobuf.UInt64Value"
-        | "google.protobuf.Int32Value"
-        | "google.protobuf.UInt32Value"
-        | "google.protobuf.BoolValue"
-        | "google.protobuf.StringValue"
-        | "google.protobuf.BytesValue" => Wkt::Wrapper,
-        "xds.type.v3.TypedStruct" | "udpa.type.v1.TypedStruct" => Wkt::TypedStruct,
-        _ => Wkt::None,
     }
 }
