@@ -8,6 +8,7 @@ minified (one line of JSON, what `json.dump`, `json.Marshal` and `jq -c` write) 
     python3 scripts/compare-envoy.py --small 1000 --large 10000 --shapes minified
     python3 scripts/compare-envoy.py --data /tmp/xdsck-inputs   # generate once, reuse after
     python3 scripts/compare-envoy.py --routes    # each TLS chain's HCM with an inline route table
+    python3 scripts/compare-envoy.py --baseline /tmp/base/target/release   # another build beside this one
 
 Every number comes from one invocation on this machine (xdsck and the floor: the fastest of
 `--runs`, default 3; Envoy: one run); the inputs are Envoy bootstraps made by
@@ -16,6 +17,12 @@ xdsck read. With `--routes` every tenant's TLS-terminating chain carries an inli
 (a virtual host per server name, five routes each) and the bootstrap the clusters they name,
 so `check` does its route analysis too. Envoy runs only on the small input: at 100k tenants it takes many minutes.
 Binaries are taken from `$CARGO_TARGET_DIR/release` (default `target/release`).
+
+`--baseline DIR` times a second build's `xdsck` (DIR holds it, as built from another checkout:
+`git worktree add /tmp/base REV && cargo build --release -p xdsck --manifest-path
+/tmp/base/Cargo.toml`) in the same run, each of its runs next to one of this build's, and prints
+each ratio as `baseline -> this`: both divided by the same Envoy run and the same floor, so the
+comparison does not move with Envoy's own time (which varies by a quarter from run to run).
 """
 
 import argparse
@@ -62,8 +69,12 @@ def main():
     ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: minified, pretty")
     ap.add_argument("--routes", action="store_true", help="inline route tables per TLS chain (and their clusters)")
     ap.add_argument("--data", help="directory for the generated inputs, kept and reused (default: a temporary one)")
+    ap.add_argument("--baseline", help="directory of another build's xdsck binary, timed beside this build's")
     args = ap.parse_args()
     shapes = [s for s in args.shapes.split(",") if s]
+    baseline = os.path.join(args.baseline, "xdsck") if args.baseline else None
+    if baseline and not os.access(baseline, os.X_OK):
+        sys.exit(f"compare-envoy: --baseline: no executable {baseline}")
     if not shapes or any(s not in SHAPES for s in shapes):
         sys.exit(f"compare-envoy: --shapes takes {', '.join(SHAPES)}")
 
@@ -71,7 +82,7 @@ def main():
     envoy = subprocess.run([os.path.join(ROOT, "scripts", "install-envoy.sh")], capture_output=True, text=True, check=True).stdout.strip()
 
     with tempfile.TemporaryDirectory(prefix="xdsck-compare-") as tmp:
-        data = args.data or tmp
+        data = os.path.abspath(args.data) if args.data else tmp
         os.makedirs(data, exist_ok=True)
         files = {}
         for shape in shapes:
@@ -84,49 +95,71 @@ def main():
                     subprocess.run([os.path.join(RELEASE, "xdsck-gen"), "--tenants", str(tenants), "--format", "bootstrap-json", *flags, "--out", path], check=True)
                 files[(shape, size)] = (tenants, path, os.path.getsize(path))
 
+        # Run from the temporary directory: no checkout's xdsck.toml applies (a baseline build
+        # may not know its settings), so every build reads the defaults.
+        os.chdir(tmp)
         # `--format json` to a file, as the goals say: all findings written out.
         out = os.path.join(tmp, "report.json")
-        xdsck = lambda p: ([os.path.join(RELEASE, "xdsck"), "check", p, "--format", "json", "--fail-on", "never"], out)
+        check = lambda binary: lambda p: ([binary, "check", p, "--format", "json", "--fail-on", "never"], out)
+        xdsck = check(os.path.join(RELEASE, "xdsck"))
         floor = lambda p: ([os.path.join(RELEASE, "xdsck-floor"), p], None)
+        tools = [("xdsck", xdsck), ("floor", floor)]
         results = {}
         # The fastest of a few runs: what the code costs, not what else the machine was doing.
         # Envoy runs once (a quarter of a minute); one run only flatters xdsck's ratio less.
-        # Shapes alternate within each measurement, so both see the same machine.
-        best = lambda cmd: min((run(*cmd) for _ in range(max(1, args.runs))), key=lambda r: r[0])
+        # Shapes alternate within each measurement, so both see the same machine; a baseline's
+        # runs alternate with this build's.
         for size in ("small", "large"):
-            for tool, cmd in (("xdsck", xdsck), ("floor", floor)):
-                for shape in shapes:
-                    results[(shape, size, tool)] = best(cmd(files[(shape, size)][1]))
+            for shape in shapes:
+                path = files[(shape, size)][1]
+                pairs = [("xdsck", xdsck)] + ([("baseline", check(baseline))] if baseline else [])
+                runs = {tool: [] for tool, _ in pairs}
+                for _ in range(max(1, args.runs)):
+                    for tool, cmd in pairs:
+                        runs[tool].append(run(*cmd(path)))
+                for tool, r in runs.items():
+                    results[(shape, size, tool)] = min(r, key=lambda x: x[0])
+            for shape in shapes:
+                path = files[(shape, size)][1]
+                results[(shape, size, "floor")] = min((run(*floor(path)) for _ in range(max(1, args.runs))), key=lambda r: r[0])
         for shape in shapes:
             path = files[(shape, "small")][1]
             results[(shape, "small", "envoy")] = run([envoy, "--mode", "validate", "--disable-hot-restart", "-l", "error", "-c", path])
 
-    names = {"envoy": "envoy --mode validate", "xdsck": "xdsck check", "floor": "serde_json IgnoredAny"}
+    names = {
+        "envoy": "envoy --mode validate",
+        "baseline": "xdsck check (baseline)",
+        "xdsck": "xdsck check",
+        "floor": "serde_json IgnoredAny",
+    }
     print(f"{'input':<38} {'tool':<22} {'seconds':>9} {'peak MB':>9}")
     for size in ("small", "large"):
         for shape in shapes:
             tenants, path, bytes_ = files[(shape, size)]
             label = f"{tenants} tenants {shape} ({bytes_ / 1e6:.0f} MB)"
-            for tool in ("envoy", "xdsck", "floor"):
+            for tool in ("envoy", "baseline", "xdsck", "floor"):
                 if (shape, size, tool) in results:
                     t, rss = results[(shape, size, tool)]
                     print(f"{label:<38} {names[tool]:<22} {t:>9.2f} {rss / 1e6:>9.0f}")
 
     print()
-    print(f"{'ratio':<44} " + " ".join(f"{s:>9}" for s in shapes) + "  target")
+    # Each ratio of one xdsck build `x`, from the results `r` and file sizes `f` of one shape.
     rows = [
-        (f"envoy / xdsck at {args.small} tenants", lambda r, f: r["small", "envoy"][0] / r["small", "xdsck"][0], ">= 200", lambda v: v >= 200),
-        (f"xdsck / bare parse at {args.large} tenants", lambda r, f: r["large", "xdsck"][0] / r["large", "floor"][0], "<= 1.5", lambda v: v <= 1.5),
-        (f"xdsck time {args.large} / {args.small}", lambda r, f: r["large", "xdsck"][0] / r["small", "xdsck"][0], "<= 12", lambda v: v <= 12),
-        (f"xdsck peak RSS / file size at {args.large}", lambda r, f: r["large", "xdsck"][1] / f["large"][2], "<= 2", lambda v: v <= 2),
+        (f"envoy / xdsck at {args.small} tenants", lambda r, f, x: r["small", "envoy"][0] / r["small", x][0], ">= 200", lambda v: v >= 200),
+        (f"xdsck / bare parse at {args.large} tenants", lambda r, f, x: r["large", x][0] / r["large", "floor"][0], "<= 1.5", lambda v: v <= 1.5),
+        (f"xdsck time {args.large} / {args.small}", lambda r, f, x: r["large", x][0] / r["small", x][0], "<= 12", lambda v: v <= 12),
+        (f"xdsck peak RSS / file size at {args.large}", lambda r, f, x: r["large", x][1] / f["large"][2], "<= 2", lambda v: v <= 2),
     ]
+    width = 20 if baseline else 9
+    print(f"{'ratio':<44} " + " ".join(f"{s:>{width}}" for s in shapes) + "  target")
     for label, ratio, target, ok in rows:
         cells = []
         for shape in shapes:
             r = {k[1:]: v for k, v in results.items() if k[0] == shape}
             f = {k[1]: v for k, v in files.items() if k[0] == shape}
-            v = ratio(r, f)
-            cells.append(f"{v:>8.2f}{' ' if ok(v) else '!'}")
+            v = ratio(r, f, "xdsck")
+            cell = f"{ratio(r, f, 'baseline'):.2f} -> {v:.2f}" if baseline else f"{v:.2f}"
+            cells.append(f"{cell:>{width - 1}}{' ' if ok(v) else '!'}")
         print(f"{label:<44} " + " ".join(cells) + f"  {target}")
     print("(! = target missed)")
 

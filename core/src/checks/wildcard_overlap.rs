@@ -3,6 +3,7 @@
 //! passthrough exact names, which Cilium ≥ 1.19.6 marks as a ProtocolConflict.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use crate::checks::{Check, Context, ListenerCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
@@ -71,24 +72,28 @@ fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) 
     };
     // The chains below each name, found once (a walk down the remaining levels each).
     let below: Vec<Vec<usize>> = names.iter().map(|&n| g.chains_below(n)).collect();
-    let listed: Vec<String> = names
-        .iter()
-        .zip(&below)
-        .take(10)
-        .map(|(&n, below)| {
-            let below: Vec<String> = below.iter().map(|&c| format!("'{}'", chains[c].display_name())).collect();
-            format!("{} ({})", g.key(n).map(ToString::to_string).unwrap_or_default(), below.join(", "))
-        })
-        .collect();
-    let more = names.len().saturating_sub(listed.len());
+    // Written into one string: at tenant scale there is one such finding per tenant.
     let mut message = format!(
-        "{} exact name{} carved out of {wild_key}: {}",
+        "{} exact name{} carved out of {wild_key}: ",
         names.len(),
-        if names.len() == 1 { " is" } else { "s are" },
-        listed.join(", ")
+        if names.len() == 1 { " is" } else { "s are" }
     );
+    for (k, (&n, below)) in names.iter().zip(&below).take(10).enumerate() {
+        if k > 0 {
+            message.push_str(", ");
+        }
+        if let Some(key) = g.key(n) {
+            let _ = write!(message, "{key}");
+        }
+        message.push_str(" (");
+        for (j, &c) in below.iter().enumerate() {
+            let _ = write!(message, "{}'{}'", if j > 0 { ", " } else { "" }, chains[c].display_name());
+        }
+        message.push(')');
+    }
+    let more = names.len().saturating_sub(10);
     if more > 0 {
-        message.push_str(&format!(" and {more} more"));
+        let _ = write!(message, " and {more} more");
     }
     let first = wild_chains.first().map(|&c| &chains[c]);
     let mut d = Diagnostic::new(&RULE, message)
@@ -104,15 +109,20 @@ fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) 
     let passthrough: Vec<usize> =
         below.into_iter().flatten().filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy()).collect();
     if terminates && !passthrough.is_empty() {
-        let names: Vec<String> = passthrough.iter().map(|&c| format!("'{}'", chains[c].display_name())).collect();
-        let verb = if names.len() == 1 { "passes" } else { "pass" };
-        let names = match names.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-            _ => names.concat(),
-        };
-        d = d.note(format!(
-            "the wildcard terminates TLS and {names} {verb} TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule"
-        ));
+        let mut note = String::from("the wildcard terminates TLS and ");
+        for (k, &c) in passthrough.iter().enumerate() {
+            let sep = match k {
+                0 => "",
+                _ if k + 1 == passthrough.len() => " and ",
+                _ => ", ",
+            };
+            let _ = write!(note, "{sep}'{}'", chains[c].display_name());
+        }
+        note.push_str(if passthrough.len() == 1 { " passes" } else { " pass" });
+        note.push_str(
+            " TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",
+        );
+        d = d.note(note);
         if let Some(&c) = passthrough.first() {
             d = d.related("a passthrough chain for a name under the wildcard", l.chain_location(&chains[c]));
         }

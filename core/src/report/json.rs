@@ -166,9 +166,16 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
 
 /// One finding as pretty JSON at the depth of an element of the top-level `findings` list.
 fn element(f: &Finding<'_>) -> std::io::Result<String> {
-    let flat = serde_json::to_string_pretty(f)?;
-    // JSON strings hold no raw newline, so every newline is one the formatter wrote.
-    Ok(format!("    {}", flat.replace('\n', "\n    ")))
+    // Serialized two lists deep, the finding is indented as an element of `findings` is; the
+    // lists' own brackets are cut off (`[\n  [\n` before it, `\n  ]\n]` after). This is the
+    // formatter's own indentation, with no second pass over the text to indent it.
+    let mut nested = serde_json::to_string_pretty(&[[f]])?;
+    const OPEN: &str = "[\n  [\n";
+    const CLOSE: &str = "\n  ]\n]";
+    debug_assert!(nested.starts_with(OPEN) && nested.ends_with(CLOSE));
+    nested.truncate(nested.len() - CLOSE.len());
+    nested.drain(..OPEN.len());
+    Ok(nested)
 }
 
 fn output<'r>(report: &'r Report, sources: &'r Sources, findings: Vec<Finding<'r>>) -> Output<'r> {
