@@ -18,9 +18,10 @@ xdsck read. With `--routes` every tenant's TLS-terminating chain carries an inli
 so `check` does its route analysis too. Envoy runs only on the small input: at 100k tenants it takes many minutes.
 Binaries are taken from `$CARGO_TARGET_DIR/release` (default `target/release`).
 
-`--baseline DIR` times a second build's `xdsck` (DIR holds it, as built from another checkout:
-`git worktree add /tmp/base REV && cargo build --release -p xdsck --manifest-path
-/tmp/base/Cargo.toml`) in the same run, each of its runs next to one of this build's, and prints
+`--baseline DIR` times a second build's `xdsck` (DIR holds it, as built from another checkout
+into a target directory of its own: `git worktree add /tmp/base REV && cd /tmp/base &&
+CARGO_TARGET_DIR=/tmp/base/target cargo build --release -p xdsck`, then `--baseline
+/tmp/base/target/release`) in the same run, each of its runs next to one of this build's, and prints
 each ratio as `baseline -> this`: both divided by the same Envoy run and the same floor, so the
 comparison does not move with Envoy's own time (which varies by a quarter from run to run).
 """
@@ -103,7 +104,6 @@ def main():
         check = lambda binary: lambda p: ([binary, "check", p, "--format", "json", "--fail-on", "never"], out)
         xdsck = check(os.path.join(RELEASE, "xdsck"))
         floor = lambda p: ([os.path.join(RELEASE, "xdsck-floor"), p], None)
-        tools = [("xdsck", xdsck), ("floor", floor)]
         results = {}
         # The fastest of a few runs: what the code costs, not what else the machine was doing.
         # Envoy runs once (a quarter of a minute); one run only flatters xdsck's ratio less.
