@@ -8,7 +8,7 @@ minified (one line of JSON, what `json.dump`, `json.Marshal` and `jq -c` write) 
     python3 scripts/compare-envoy.py --small 1000 --large 10000 --shapes minified
     python3 scripts/compare-envoy.py --data /tmp/xdsck-inputs   # generate once, reuse after
     python3 scripts/compare-envoy.py --routes    # each TLS chain's HCM with an inline route table
-    python3 scripts/compare-envoy.py --baseline /tmp/base/target/release   # another build beside this one
+    python3 scripts/compare-envoy.py --baseline /tmp/base-build/release   # another build beside this one
 
 Every number comes from one invocation on this machine (xdsck and the floor: the fastest of
 `--runs`, default 3; Envoy: one run); the inputs are Envoy bootstraps made by
@@ -19,9 +19,9 @@ so `check` does its route analysis too. Envoy runs only on the small input: at 1
 Binaries are taken from `$CARGO_TARGET_DIR/release` (default `target/release`).
 
 `--baseline DIR` times a second build's `xdsck` (DIR holds it, as built from another checkout
-into a target directory of its own: `git worktree add /tmp/base REV && cd /tmp/base &&
-CARGO_TARGET_DIR=/tmp/base/target cargo build --release -p xdsck`, then `--baseline
-/tmp/base/target/release`) in the same run, each of its runs next to one of this build's, and prints
+into a build directory of its own: `git worktree add /tmp/base REV && cd /tmp/base &&
+CARGO_TARGET_DIR=/tmp/base-build cargo build --release -p xdsck`, then `--baseline
+/tmp/base-build/release`) in the same run, each of its runs next to one of this build's, and prints
 each ratio as `baseline -> this`: both divided by the same Envoy run and the same floor, so the
 comparison does not move with Envoy's own time (which varies by a quarter from run to run).
 """
@@ -104,6 +104,8 @@ def main():
         check = lambda binary: lambda p: ([binary, "check", p, "--format", "json", "--fail-on", "never"], out)
         xdsck = check(os.path.join(RELEASE, "xdsck"))
         floor = lambda p: ([os.path.join(RELEASE, "xdsck-floor"), p], None)
+        pairs = [("xdsck", xdsck)] + ([("baseline", check(baseline))] if baseline else [])
+        fastest = lambda runs: min(runs, key=lambda r: r[0])
         results = {}
         # The fastest of a few runs: what the code costs, not what else the machine was doing.
         # Envoy runs once (a quarter of a minute); one run only flatters xdsck's ratio less.
@@ -112,16 +114,15 @@ def main():
         for size in ("small", "large"):
             for shape in shapes:
                 path = files[(shape, size)][1]
-                pairs = [("xdsck", xdsck)] + ([("baseline", check(baseline))] if baseline else [])
                 runs = {tool: [] for tool, _ in pairs}
                 for _ in range(max(1, args.runs)):
                     for tool, cmd in pairs:
                         runs[tool].append(run(*cmd(path)))
                 for tool, r in runs.items():
-                    results[(shape, size, tool)] = min(r, key=lambda x: x[0])
+                    results[(shape, size, tool)] = fastest(r)
             for shape in shapes:
                 path = files[(shape, size)][1]
-                results[(shape, size, "floor")] = min((run(*floor(path)) for _ in range(max(1, args.runs))), key=lambda r: r[0])
+                results[(shape, size, "floor")] = fastest([run(*floor(path)) for _ in range(max(1, args.runs))])
         for shape in shapes:
             path = files[(shape, "small")][1]
             results[(shape, "small", "envoy")] = run([envoy, "--mode", "validate", "--disable-hot-restart", "-l", "error", "-c", path])

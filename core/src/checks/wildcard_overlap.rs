@@ -22,6 +22,9 @@ declare_rule! {
 
 pub(crate) struct WildcardOverlap;
 
+/// How many exact names a finding's message lists; the rest are counted.
+const LISTED: usize = 10;
+
 impl Check for WildcardOverlap {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
@@ -78,7 +81,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) 
         names.len(),
         if names.len() == 1 { " is" } else { "s are" }
     );
-    for (k, (&n, below)) in names.iter().zip(&below).take(10).enumerate() {
+    for (k, (&n, below)) in names.iter().zip(&below).take(LISTED).enumerate() {
         if k > 0 {
             message.push_str(", ");
         }
@@ -91,7 +94,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) 
         }
         message.push(')');
     }
-    let more = names.len().saturating_sub(10);
+    let more = names.len().saturating_sub(LISTED);
     if more > 0 {
         let _ = write!(message, " and {more} more");
     }

@@ -184,6 +184,7 @@ pub fn join_field(base: &str, casing: Casing, snake: &str) -> String {
 
 /// `base` with a list index more.
 pub fn join_index(base: &str, index: usize) -> String {
+    // A slash and the digits of any list a configuration holds.
     let mut p = String::with_capacity(base.len() + 8);
     p.push_str(base);
     let _ = write!(p, "/{index}");
