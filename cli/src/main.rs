@@ -22,7 +22,7 @@ use xdsck_core::{Severity, Sources};
 use args::{CheckArgs, Cli, Color, Command, FailOn, ReportArgs, RulesFormat};
 
 // Loading allocates and frees many small values on both cores: with jemalloc a whole run takes
-// about a tenth less wall time than with glibc's malloc, for the same peak (docs/architecture.md).
+// about a tenth less wall time than with glibc's malloc, the same peak at 100k (docs/architecture.md).
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
