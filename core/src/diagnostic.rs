@@ -1,6 +1,7 @@
 //! What xdsck says: findings about a configuration, and problems reading an input. Both are
 //! [`Diagnostic`]s so every renderer handles them alike.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -216,8 +217,9 @@ pub(crate) use declare_rule;
 /// A secondary place: "first defined here", "the wildcard chain".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Related {
-    /// What this place is to the finding, e.g. "the first listener with this name".
-    pub message: String,
+    /// What this place is to the finding, e.g. "the first listener with this name". Mostly
+    /// a rule's fixed words: not copied into every one of 100k findings.
+    pub message: Cow<'static, str>,
     /// Where it is.
     pub location: Location,
 }
@@ -247,8 +249,9 @@ pub struct Diagnostic {
     pub related: Vec<Related>,
     /// A concrete connection that shows the problem (`dst_ip`, `dst_port`, `sni`, ...).
     pub example: BTreeMap<&'static str, serde_json::Value>,
-    /// Extra lines shown under the message: what Envoy actually does, how to fix it.
-    pub notes: Vec<String>,
+    /// Extra lines shown under the message: what Envoy actually does, how to fix it. Mostly a
+    /// rule's fixed words: not copied into every one of 100k findings.
+    pub notes: Vec<Cow<'static, str>>,
 }
 
 impl Diagnostic {
@@ -302,13 +305,13 @@ impl Diagnostic {
     }
 
     /// Adds a secondary place.
-    pub fn related(mut self, message: impl Into<String>, location: Location) -> Self {
+    pub fn related(mut self, message: impl Into<Cow<'static, str>>, location: Location) -> Self {
         self.related.push(Related { message: message.into(), location });
         self
     }
 
     /// Adds a line shown under the message.
-    pub fn note(mut self, note: impl Into<String>) -> Self {
+    pub fn note(mut self, note: impl Into<Cow<'static, str>>) -> Self {
         self.notes.push(note.into());
         self
     }

@@ -41,39 +41,71 @@ pub(crate) fn join<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B) -> (A, B)
 }
 
 /// Runs `produce` on this thread, which hands out pieces of work as it finds them (with the
-/// function it is given); each piece is done by `work` on another core meanwhile. What
-/// `produce` returns, and the work's results in the order the pieces were handed out.
+/// function it is given); each piece is done by `work` on another core meanwhile. Then `take`
+/// is given the results on this thread, in the order the pieces were handed out, each as soon
+/// as it and those before it are done: what the caller does with them (a tenant listener's
+/// 40k chains joined into one list) overlaps the last pieces' work instead of following it on
+/// one core. What `produce` returns.
 #[cfg(feature = "parallel")]
 pub(crate) fn pipeline<W: Send, R: Send, P>(
     produce: impl FnOnce(&mut dyn FnMut(W)) -> P,
     work: impl Fn(W) -> R + Sync,
-) -> (P, Vec<R>) {
+    mut take: impl FnMut(R),
+) -> P {
     let (tx, rx) = std::sync::mpsc::channel();
     let work = &work;
-    // In place: `produce` may hold what cannot leave this thread (a walk of the text).
-    let produced = rayon::in_place_scope(|s| {
+    // In place: `produce` and `take` may hold what cannot leave this thread (a walk of the text).
+    rayon::in_place_scope(move |s| {
         let mut handed = 0usize;
-        produce(&mut |piece| {
+        let produced = produce(&mut |piece| {
             let (tx, i) = (tx.clone(), handed);
             handed += 1;
             s.spawn(move |_| {
                 // The receiver outlives the scope: a send cannot fail.
                 let _ = tx.send((i, work(piece)));
             });
-        })
-    });
-    drop(tx);
-    let mut done: Vec<(usize, R)> = rx.into_iter().collect();
-    done.sort_unstable_by_key(|&(i, _)| i);
-    (produced, done.into_iter().map(|(_, r)| r).collect())
+        });
+        // Every piece holds a clone of the sender: the results end when the last piece is done.
+        drop(tx);
+        let mut done: Vec<Option<R>> = std::iter::repeat_with(|| None).take(handed).collect();
+        let mut next = 0;
+        for (i, result) in rx {
+            done[i] = Some(result);
+            while let Some(result) = done.get_mut(next).and_then(Option::take) {
+                take(result);
+                next += 1;
+            }
+        }
+        produced
+    })
 }
 
-/// `produce`, each piece of work done as it is handed out.
+/// `produce`, each piece of work done as it is handed out; then `take` given the results.
 #[cfg(not(feature = "parallel"))]
-pub(crate) fn pipeline<W, R, P>(produce: impl FnOnce(&mut dyn FnMut(W)) -> P, work: impl Fn(W) -> R) -> (P, Vec<R>) {
+pub(crate) fn pipeline<W, R, P>(
+    produce: impl FnOnce(&mut dyn FnMut(W)) -> P,
+    work: impl Fn(W) -> R,
+    take: impl FnMut(R),
+) -> P {
     let mut done = Vec::new();
     let produced = produce(&mut |piece| done.push(work(piece)));
-    (produced, done)
+    done.into_iter().for_each(take);
+    produced
+}
+
+/// Drops every list, the items of a long one on every core too: a tenant-scale model is
+/// millions of small allocations, and freeing them on one core at the end of a run was a
+/// one-core phase of a few percent of it.
+#[cfg(feature = "parallel")]
+pub(crate) fn drop_all<T: Send>(lists: Vec<Vec<T>>) {
+    use rayon::prelude::*;
+    lists.into_par_iter().for_each(|list| list.into_par_iter().for_each(drop));
+}
+
+/// Drops every list.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn drop_all<T>(lists: Vec<Vec<T>>) {
+    drop(lists);
 }
 
 /// `items.sort_unstable()`, on every core.

@@ -40,7 +40,7 @@ impl LoadError {
     /// The same problem as a diagnostic, for the renderers.
     pub fn to_diagnostic(&self) -> Diagnostic {
         let mut d = Diagnostic::new(self.rule, self.message.clone()).at(self.location.clone());
-        d.notes = self.notes.clone();
+        d.notes = self.notes.iter().cloned().map(Into::into).collect();
         d
     }
 }

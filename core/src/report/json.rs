@@ -65,7 +65,7 @@ struct Finding<'r> {
     related: Vec<JsonRelated<'r>>,
     /// `null` when the finding has no example connection.
     example: Option<&'r BTreeMap<&'static str, serde_json::Value>>,
-    notes: &'r [String],
+    notes: &'r [std::borrow::Cow<'static, str>],
 }
 
 #[derive(Serialize)]

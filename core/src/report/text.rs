@@ -163,7 +163,7 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d
         .location
         .iter()
         .map(|l| (l, None, true))
-        .chain(d.related.iter().map(|r| (&r.location, Some(r.message.as_str()), false)));
+        .chain(d.related.iter().map(|r| (&r.location, Some(&*r.message), false)));
     for (loc, label, primary) in places {
         match loc.offset {
             Some(offset) => {
@@ -197,7 +197,7 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d
     if let Some(e) = &d.envoy_error {
         notes.push(format!("Envoy rejects it with: {e}"));
     }
-    notes.extend(d.notes.iter().cloned());
+    notes.extend(d.notes.iter().map(|n| n.to_string()));
     notes.extend(unplaced_notes);
     elements.extend(notes.into_iter().map(|n| Element::from(Level::NOTE.message(n))));
     if !d.example.is_empty() {

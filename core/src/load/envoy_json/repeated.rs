@@ -197,7 +197,12 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
         let mut nested = false;
         // Where the part being found starts; 0 until the list has reached a part's size.
         let mut start = 0;
-        let (skipped, read) = crate::parallel::pipeline(
+        // The list's length once the skip has found all of it (and no list in it): only then
+        // are the parts' chains and problems taken.
+        let whole = std::cell::Cell::new(None);
+        let mut chains = Vec::new();
+        let mut error = None;
+        let skipped = crate::parallel::pipeline(
             |hand| -> Result<(), S::Error> {
                 let mut size = 0;
                 loop {
@@ -217,9 +222,28 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
                 if !nested && start > 0 && start < raws.len() {
                     hand((start, raws[start..].to_vec()));
                 }
+                if !nested {
+                    whole.set(Some(raws.len()));
+                }
                 Ok(())
             },
             read_part,
+            |(part, found)| {
+                let Some(len) = whole.get() else { return };
+                w.absorb(found);
+                match part {
+                    Ok(c) => {
+                        // Sized once, for the whole list: no copy as it grows.
+                        if chains.capacity() == 0 {
+                            chains.reserve_exact(len);
+                        }
+                        chains.extend(c);
+                    }
+                    Err(e) => {
+                        error.get_or_insert(e);
+                    }
+                }
+            },
         );
         skipped?;
         list.done = true;
@@ -227,17 +251,6 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
             let mut seq = RepeatedSeq::new(RawItems(raws.iter()), msg, field, w);
             let chains = reader(&mut seq, 0).map_err(de::Error::custom)?;
             return Ok(Some(w.keep_split(chains)));
-        }
-        let mut chains = Vec::with_capacity(raws.len());
-        let mut error = None;
-        for (part, found) in read {
-            w.absorb(found);
-            match part {
-                Ok(c) => chains.extend(c),
-                Err(e) => {
-                    error.get_or_insert(e);
-                }
-            }
         }
         if let Some(e) = error {
             return Err(de::Error::custom(e));
