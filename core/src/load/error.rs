@@ -1,5 +1,7 @@
 //! Why an input could not be loaded, and where.
 
+use std::borrow::Cow;
+
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::source::Location;
 
@@ -16,7 +18,7 @@ pub struct LoadError {
     /// Where in the input: the file and the offset of the value at fault.
     pub location: Location,
     /// Hints printed under the message (what was expected, how to fix it).
-    pub notes: Vec<String>,
+    pub notes: Vec<Cow<'static, str>>,
 }
 
 impl LoadError {
@@ -26,7 +28,7 @@ impl LoadError {
     }
 
     /// Adds a hint below the message: the CLI says how to raise a size limit this way.
-    pub fn note(mut self, note: impl Into<String>) -> Self {
+    pub fn note(mut self, note: impl Into<Cow<'static, str>>) -> Self {
         self.notes.push(note.into());
         self
     }
@@ -40,7 +42,7 @@ impl LoadError {
     /// The same problem as a diagnostic, for the renderers.
     pub fn to_diagnostic(&self) -> Diagnostic {
         let mut d = Diagnostic::new(self.rule, self.message.clone()).at(self.location.clone());
-        d.notes = self.notes.iter().cloned().map(Into::into).collect();
+        d.notes = self.notes.clone();
         d
     }
 }

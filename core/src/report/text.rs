@@ -1,6 +1,7 @@
 //! `--format text`: findings that read like a compiler's errors (annotate-snippets, the crate
 //! rustc uses), then one line per input and a tally.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use annotate_snippets::{Annotation, AnnotationKind, Element, Group, Level, Origin, Renderer, Snippet};
@@ -193,12 +194,12 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d
         elements.extend(snippet(&cluster, sources.get(source), is_yaml));
     }
 
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<Cow<'_, str>> = Vec::new();
     if let Some(e) = &d.envoy_error {
-        notes.push(format!("Envoy rejects it with: {e}"));
+        notes.push(format!("Envoy rejects it with: {e}").into());
     }
-    notes.extend(d.notes.iter().map(|n| n.to_string()));
-    notes.extend(unplaced_notes);
+    notes.extend(d.notes.iter().map(|n| Cow::Borrowed(&**n)));
+    notes.extend(unplaced_notes.into_iter().map(Cow::Owned));
     elements.extend(notes.into_iter().map(|n| Element::from(Level::NOTE.message(n))));
     if !d.example.is_empty() {
         let example: Vec<String> = d
