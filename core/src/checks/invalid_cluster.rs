@@ -131,10 +131,11 @@ impl Check for InvalidCluster {
                 }
                 for r in &c.status_ranges {
                     let Some((message, envoy)) = status_range(r, &c.name) else { continue };
-                    let offset = text.locate_pointer(&r.pointer).or_else(|| text.locate_pointer(&c.pointer));
+                    let pointer = format!("{}{}", c.pointer, r.pointer);
+                    let offset = text.locate_pointer(&pointer).or_else(|| text.locate_pointer(&c.pointer));
                     out.push(
                         Diagnostic::new(&RULE, message)
-                            .at(Location::new(input.source, r.pointer.clone(), offset))
+                            .at(Location::new(input.source, pointer, offset))
                             .envoy_error(envoy),
                     );
                 }

@@ -337,7 +337,8 @@ impl<'a> Walk<'a> {
                     list.partial |= cds;
                     let base = join_field(&sr, inner, "clusters");
                     for (i, c) in clusters.into_iter().enumerate() {
-                        let build = c.into_build(join_index(&base, i).into());
+                        let mut build = c.0;
+                        build.pointer = join_index(&base, i).into();
                         list.names.push(ClusterName { name: build.name.clone(), is_static: true });
                         self.cluster_builds.push(build);
                     }
@@ -540,7 +541,9 @@ impl<'a> Walk<'a> {
     fn cluster(&mut self, r: RawObject<'a>, pointer: String) {
         let list = self.clusters.get_or_insert_with(ClusterList::default);
         list.names.push(ClusterName { name: cow(r.name.clone()), is_static: false });
-        self.cluster_builds.push(r.into_cluster_parts().into_build(pointer.into()));
+        let mut build = r.into_cluster_parts().into_build();
+        build.pointer = pointer.into();
+        self.cluster_builds.push(build);
     }
 
     /// A resource of a type xdsck does not check, named so that it is not dropped unseen.

@@ -303,7 +303,7 @@ proto_message! {
 proto_message! {
     pub(crate) struct RawStaticResources<'a> as "a Bootstrap.StaticResources object" {
         listeners: Repeated<RawObject<'a>> = "listeners",
-        clusters: Repeated<RawCluster<'a>> = "clusters",
+        clusters: Repeated<BuiltCluster<'a>> = "clusters",
         secrets: Repeated<RawNamed<'a>> = "secrets",
     }
 }
@@ -397,8 +397,27 @@ proto_message! {
     }
 }
 
+/// A bootstrap's cluster, built as soon as it is read: a raw cluster with its endpoint lists is
+/// several times the size of its build, and 30k of them held until the bootstrap is classified
+/// were the peak of loading a tenant bootstrap with route tables.
+#[derive(Debug)]
+pub(crate) struct BuiltCluster<'a>(pub(crate) ClusterBuild<'a>);
+
+// What a list's `null` item is read as: the build of an empty cluster, as before it was built.
+impl Default for BuiltCluster<'_> {
+    fn default() -> Self {
+        BuiltCluster(RawCluster::default().into_build())
+    }
+}
+
+impl<'de> Deserialize<'de> for BuiltCluster<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        RawCluster::deserialize(d).map(|c| BuiltCluster(c.into_build()))
+    }
+}
+
 impl<'a> RawCluster<'a> {
-    pub(crate) fn into_build(self, pointer: Pointer) -> ClusterBuild<'a> {
+    fn into_build(self) -> ClusterBuild<'a> {
         ClusterParts {
             name: cow(self.name),
             camel: self.camel,
@@ -410,7 +429,7 @@ impl<'a> RawCluster<'a> {
             transport_socket: self.transport_socket,
             health_checks: self.health_checks,
         }
-        .into_build(pointer)
+        .into_build()
     }
 }
 
@@ -428,7 +447,9 @@ pub(crate) struct ClusterParts<'a> {
 }
 
 impl<'a> ClusterParts<'a> {
-    pub(crate) fn into_build(self, pointer: Pointer) -> ClusterBuild<'a> {
+    /// The build, every pointer in it below the cluster's: where the cluster is is the
+    /// caller's to say ([`ClusterBuild::pointer`]), which a list's reader does not know.
+    pub(crate) fn into_build(self) -> ClusterBuild<'a> {
         let casing = Casing::from_camel(self.camel);
         let discovery =
             if self.cluster_type { None } else { Discovery::from_number(self.discovery_type.map_or(0, |t| t.0)) };
@@ -436,31 +457,28 @@ impl<'a> ClusterParts<'a> {
         let mut localities = Vec::new();
         if let Some(la) = self.load_assignment {
             let list =
-                join_field(&join_field(&pointer, casing, "load_assignment"), Casing::from_camel(la.camel), "endpoints");
-            for (i, locality) in la.endpoints.map(|l| l.0).unwrap_or_default().into_iter().enumerate() {
+                join_field(&join_field("", casing, "load_assignment"), Casing::from_camel(la.camel), "endpoints");
+            let mut i = 0;
+            localities = exact(la.endpoints, |locality| {
                 let lbs = join_field(&join_index(&list, i), Casing::from_camel(locality.camel), "lb_endpoints");
-                let endpoints = locality
-                    .lb_endpoints
-                    .map(|l| l.0)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .enumerate()
-                    .map(|(j, e)| {
-                        let address = e.endpoint.and_then(|e| e.address);
-                        Endpoint {
-                            pointer: join_index(&lbs, j).into(),
-                            address_given: address.is_some(),
-                            address: address.and_then(RawAddress::into_model),
-                        }
-                    })
-                    .collect();
-                localities.push(endpoints);
-            }
+                i += 1;
+                let mut j = 0;
+                exact(locality.lb_endpoints, |e| {
+                    let address = e.endpoint.and_then(|e| e.address);
+                    let pointer = join_index(&lbs, j).into();
+                    j += 1;
+                    Endpoint {
+                        pointer,
+                        address_given: address.is_some(),
+                        address: address.and_then(RawAddress::into_model),
+                    }
+                })
+            });
         }
-        let status_ranges = status_ranges(&pointer, casing, self.health_checks);
+        let status_ranges = status_ranges("", casing, self.health_checks);
         ClusterBuild {
             name: self.name,
-            pointer,
+            pointer: Pointer::root(),
             discovery,
             lb_policy: if self.load_balancing_policy { None } else { Some(self.lb_policy.map_or(0, |p| p.0 as i32)) },
             load_assignment,

@@ -14,7 +14,7 @@ use crate::source::Pointer;
 pub struct ClusterBuild<'a> {
     /// `name`.
     pub name: Cow<'a, str>,
-    /// JSON pointer of the Cluster message.
+    /// JSON pointer of the Cluster message; every other pointer of the build is below it.
     pub pointer: Pointer,
     /// `type`, the service discovery type (`None`: a `cluster_type` extension).
     pub discovery: Option<Discovery>,
@@ -35,7 +35,7 @@ pub struct ClusterBuild<'a> {
 /// One `Int64Range` of an HTTP health check's statuses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusRange {
-    /// JSON pointer of the range.
+    /// JSON pointer of the range, below the cluster's.
     pub pointer: String,
     /// `retriable_statuses` (else `expected_statuses`).
     pub retriable: bool,
@@ -77,7 +77,7 @@ impl Discovery {
 /// One `LbEndpoint`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint<'a> {
-    /// JSON pointer of the LbEndpoint.
+    /// JSON pointer of the LbEndpoint, below the cluster's.
     pub pointer: Pointer,
     /// `endpoint.address`, when given (`endpoint_name` endpoints have none either).
     pub address: Option<Address<'a>>,
