@@ -260,7 +260,7 @@ impl Diagnostic {
         Self {
             rule,
             severity: rule.severity,
-            message: message.into(),
+            message: exact(message.into()),
             envoy_error: None,
             listener: None,
             proxy: None,
@@ -300,19 +300,23 @@ impl Diagnostic {
 
     /// Adds a chain the finding is about.
     pub fn chain(mut self, name: impl Into<String>) -> Self {
-        self.filter_chains.push(name.into());
+        push_short(&mut self.filter_chains, name.into());
         self
     }
 
     /// Adds a secondary place.
     pub fn related(mut self, message: impl Into<Cow<'static, str>>, location: Location) -> Self {
-        self.related.push(Related { message: message.into(), location });
+        push_short(&mut self.related, Related { message: message.into(), location });
         self
     }
 
     /// Adds a line shown under the message.
     pub fn note(mut self, note: impl Into<Cow<'static, str>>) -> Self {
-        self.notes.push(note.into());
+        let note = match note.into() {
+            Cow::Owned(s) => Cow::Owned(exact(s)),
+            fixed => fixed,
+        };
+        push_short(&mut self.notes, note);
         self
     }
 
@@ -369,6 +373,23 @@ impl Diagnostic {
             &self.filter_chains,
         )
     }
+}
+
+/// A finding's text as long as it is: one built with `write!` holds up to twice its length, and
+/// a tenant-scale run holds 100k findings until they are written.
+fn exact(mut text: String) -> String {
+    text.shrink_to_fit();
+    text
+}
+
+/// Adds to one of a finding's lists (chains, places, notes), which mostly hold one or two: the
+/// first four slots are made one at a time (a list's first push makes room for four, and 100k
+/// findings held their lists' empty slots until written), then it grows as any list does.
+fn push_short<T>(list: &mut Vec<T>, item: T) {
+    if list.len() == list.capacity() && list.len() < 4 {
+        list.reserve_exact(1);
+    }
+    list.push(item);
 }
 
 /// The part of a pointer below the last filter chain it goes through (`""` when it goes

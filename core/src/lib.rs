@@ -136,7 +136,7 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
             }
         },
     );
-    report.findings.extend(found.findings);
+    checks::append(&mut report.findings, found.findings);
     report.notes.extend(found.notes);
     suppress(&mut report, &snapshot, sources, &options.settings);
     free(snapshot);

@@ -15,6 +15,23 @@ pub(crate) fn par_map<'t, T, R>(items: &'t [T], f: impl Fn(&'t T) -> R) -> Vec<R
     items.iter().map(f).collect()
 }
 
+/// `items.iter().flat_map(f).collect()`, on every core: for many items with few results each,
+/// no list per item (rayon joins each thread's run of results into the one list).
+#[cfg(feature = "parallel")]
+pub(crate) fn par_flat_map<'t, T: Sync, I: IntoIterator<Item: Send>>(
+    items: &'t [T],
+    f: impl Fn(&'t T) -> I + Sync + Send,
+) -> Vec<I::Item> {
+    use rayon::prelude::*;
+    items.par_iter().flat_map_iter(f).collect()
+}
+
+/// `items.iter().flat_map(f).collect()`.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn par_flat_map<'t, T, I: IntoIterator>(items: &'t [T], f: impl Fn(&'t T) -> I) -> Vec<I::Item> {
+    items.iter().flat_map(f).collect()
+}
+
 /// `items.iter_mut().enumerate().map(|(i, x)| f(i, x)).collect()`, on every core.
 #[cfg(feature = "parallel")]
 pub(crate) fn par_map_mut<T: Send, R: Send>(items: &mut [T], f: impl Fn(usize, &mut T) -> R + Sync + Send) -> Vec<R> {

@@ -53,7 +53,9 @@ struct Known<'s> {
 }
 
 impl<'s> Known<'s> {
-    fn of(snapshot: &'s Snapshot<'_>) -> Self {
+    /// The run's cluster lists; with `names`, what they hold too (without, every set is empty:
+    /// enough to tell which tables the run can check, without hashing 100k names again).
+    fn of(snapshot: &'s Snapshot<'_>, names: bool) -> Self {
         let mut k = Known {
             all: HashMap::new(),
             complete: HashSet::new(),
@@ -68,6 +70,9 @@ impl<'s> Known<'s> {
             }
             let statics = k.statics.entry(i).or_default();
             let all = k.all.entry(envoy).or_default();
+            if !names {
+                continue;
+            }
             for c in &list.names {
                 all.insert(&c.name);
                 if c.is_static {
@@ -138,7 +143,7 @@ fn diagnostic(t: &TableCx<'_, '_>, at: &[String], what: Use, cluster: &str, whos
 
 impl Check for UnknownCluster {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
-        let known = Known::of(cx.snapshot);
+        let known = Known::of(cx.snapshot, true);
         let kinds: HashMap<SourceId, InputKind> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
         let kind_of = |s: SourceId| kinds.get(&s).copied();
         for t in cx.route_tables() {
@@ -210,7 +215,7 @@ fn mirrors(
 /// weighted cluster or a mirror) with no cluster list to compare it with, or one in a
 /// CiliumEnvoyConfig. Empty when every such cluster was checked or there is none.
 pub(crate) fn not_checked(cx: &Context<'_, '_>) -> Vec<&'static str> {
-    let known = Known::of(cx.snapshot);
+    let known = Known::of(cx.snapshot, false);
     let kinds: HashMap<SourceId, InputKind> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
     let (mut unlisted, mut cilium) = (false, false);
     for t in cx.route_tables() {

@@ -336,11 +336,18 @@ impl<'a> Walk<'a> {
                     let list = self.clusters.get_or_insert_with(ClusterList::default);
                     list.partial |= cds;
                     let base = join_field(&sr, inner, "clusters");
-                    for (i, c) in clusters.into_iter().enumerate() {
-                        let mut build = c.0;
-                        build.pointer = join_index(&base, i).into();
-                        list.names.push(ClusterName { name: build.name.clone(), is_static: true });
-                        self.cluster_builds.push(build);
+                    // In place, and moved whole: a tenant bootstrap's 100k clusters are 40 MB of
+                    // builds, which a copy into a growing list held twice over.
+                    let mut builds: Vec<ClusterBuild<'a>> = clusters
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, c)| ClusterBuild { pointer: join_index(&base, i).into(), ..c.0 })
+                        .collect();
+                    list.names.extend(builds.iter().map(|b| ClusterName { name: b.name.clone(), is_static: true }));
+                    if self.cluster_builds.is_empty() {
+                        self.cluster_builds = builds;
+                    } else {
+                        self.cluster_builds.append(&mut builds);
                     }
                 }
             }
