@@ -181,8 +181,8 @@ fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
     .collect();
     let case_sensitive = boolean(&m.case_sensitive).unwrap_or(true);
     let (connect, policy) = (m.connect_matcher.is_some(), m.path_match_policy.is_some());
-    let headers = take(m.headers).map(|l| l.0).unwrap_or_default();
-    let query_parameters = take(m.query_parameters).map(|l| l.0).unwrap_or_default();
+    let headers = take(m.headers).map(|l| l.0).unwrap_or_default().into_boxed_slice();
+    let query_parameters = take(m.query_parameters).map(|l| l.0).unwrap_or_default().into_boxed_slice();
     let path = if let Some(p) = string(m.prefix) {
         PathSpec::Prefix(p)
     } else if let Some(p) = string(m.path) {
@@ -385,7 +385,7 @@ static_resources:
         assert_eq!(vh.routes[0].action, Action::Cluster("c".into()));
         assert_eq!(vh.routes[1].display_name(), "last");
         assert_eq!(vh.routes[1].matcher.path, PathSpec::SafeRegex("/v[0-9]".into()));
-        assert_eq!(vh.routes[1].matcher.unevaluated, ["runtime_fraction"]);
+        assert_eq!(*vh.routes[1].matcher.unevaluated, ["runtime_fraction"]);
         assert_eq!(vh.routes[1].action, Action::DirectResponse { status: 200, body: Some("hi".into()) });
     }
 
@@ -471,7 +471,7 @@ filter_chains:
         assert_eq!(r.pointer(), format!("{}/routes/0", vh.pointer()));
         assert_eq!(r.matcher.path, PathSpec::Path("/p".into()));
         assert!(!r.matcher.case_sensitive, "Envoy's JSON parser reads \"no\" as false (Abseil's SimpleAtob)");
-        assert_eq!(r.matcher.unevaluated, ["grpc"]);
+        assert_eq!(*r.matcher.unevaluated, ["grpc"]);
         assert_eq!(r.matcher.headers[0].kind, HeaderMatch::Other("invert_match".into()));
         assert_eq!(r.matcher.headers[1].kind, HeaderMatch::Other("rangeMatch".into()));
         // `9` is no cluster (Envoy rejects the input, XDS119): it reads as an empty message.

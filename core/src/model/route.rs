@@ -235,13 +235,14 @@ pub struct RouteMatch<'a> {
     pub path: PathSpec<'a>,
     /// `case_sensitive` (default true); applies to prefix, path and path_separated_prefix.
     pub case_sensitive: bool,
-    /// `headers`: every one must hold.
-    pub headers: Vec<HeaderMatcher<'a>>,
+    /// `headers`: every one must hold. The three lists are boxed slices, mostly empty: a
+    /// tenant-scale input has a million routes, and a `Vec` is half as large again.
+    pub headers: Box<[HeaderMatcher<'a>]>,
     /// `query_parameters`: every one must hold.
-    pub query_parameters: Vec<QueryParameterMatcher<'a>>,
+    pub query_parameters: Box<[QueryParameterMatcher<'a>]>,
     /// Predicates xdsck does not evaluate, by field name (`runtime_fraction`, `grpc`,
     /// `tls_context`, `dynamic_metadata`, `filter_state`, `cookies`).
-    pub unevaluated: Vec<&'static str>,
+    pub unevaluated: Box<[&'static str]>,
 }
 
 impl Default for RouteMatch<'_> {
@@ -249,9 +250,9 @@ impl Default for RouteMatch<'_> {
         Self {
             path: PathSpec::Missing,
             case_sensitive: true,
-            headers: Vec::new(),
-            query_parameters: Vec::new(),
-            unevaluated: Vec::new(),
+            headers: Box::default(),
+            query_parameters: Box::default(),
+            unevaluated: Box::default(),
         }
     }
 }
