@@ -260,7 +260,7 @@ impl Diagnostic {
         Self {
             rule,
             severity: rule.severity,
-            message: exact(message.into()),
+            message: fitted(message.into()),
             envoy_error: None,
             listener: None,
             proxy: None,
@@ -313,7 +313,7 @@ impl Diagnostic {
     /// Adds a line shown under the message.
     pub fn note(mut self, note: impl Into<Cow<'static, str>>) -> Self {
         let note = match note.into() {
-            Cow::Owned(s) => Cow::Owned(exact(s)),
+            Cow::Owned(s) => Cow::Owned(fitted(s)),
             fixed => fixed,
         };
         push_short(&mut self.notes, note);
@@ -375,9 +375,9 @@ impl Diagnostic {
     }
 }
 
-/// A finding's text as long as it is: one built with `write!` holds up to twice its length, and
-/// a tenant-scale run holds 100k findings until they are written.
-fn exact(mut text: String) -> String {
+/// A finding's text with no spare room: one built with `write!` holds up to twice its length,
+/// and a tenant-scale run holds 100k findings until they are written.
+fn fitted(mut text: String) -> String {
     text.shrink_to_fit();
     text
 }
