@@ -129,9 +129,13 @@ pub struct AttachArgs {
     /// `grpc://host:port`, `grpcs://host:port`, or a bare socket path.
     #[arg(value_name = "ADDRESS")]
     pub address: String,
-    /// xDS only: per-type LDS (Cilium's default "split" mode) or ADS.
+    /// xDS only: a stream per type, LDS, RDS and CDS (Cilium's default "split" mode), or one
+    /// ADS stream for the three.
     #[arg(long = "type", value_enum, default_value_t = XdsType::Lds)]
     pub xds_type: XdsType,
+    /// xDS only: the incremental protocol (Delta xDS, as Istio's istiod defaults to), over ADS.
+    #[arg(long)]
+    pub delta: bool,
     /// xDS only: the node id presented. Cilium serves node IP 127.0.0.1 only.
     #[arg(long, default_value = "host~127.0.0.1~no-id~localdomain")]
     pub node_id: String,
@@ -148,7 +152,9 @@ pub struct AttachArgs {
     pub interval: f64,
     #[command(flatten)]
     pub report: ReportArgs,
-    /// Seconds to wait for a connection and for the first answer (admin: for each piece of it).
+    /// Seconds to wait for a connection and for the first answer (admin: for each piece of it);
+    /// xDS: then as long again for the route tables the listeners name and the clusters, after
+    /// which the check runs with what came and says what did not.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
     /// grpcs:// only: PEM file of the CA to trust (default: the system's roots).
@@ -167,10 +173,12 @@ pub struct AttachArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum XdsType {
-    /// The Listener Discovery Service alone (`ListenerDiscoveryService/StreamListeners`).
+    /// A stream per type: `ListenerDiscoveryService/StreamListeners`, then
+    /// `RouteDiscoveryService` and `ClusterDiscoveryService` where the server serves them.
     Lds,
-    /// The Aggregated Discovery Service (`AggregatedDiscoveryService/StreamAggregatedResources`),
-    /// asking for listeners.
+    /// The Aggregated Discovery Service (`AggregatedDiscoveryService/StreamAggregatedResources`,
+    /// or `DeltaAggregatedResources` with --delta), asking for listeners, the route tables they
+    /// name and every cluster.
     Ads,
 }
 

@@ -12,7 +12,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use xdsck_core::report::{self, Report};
 use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
-use xdsck_xds_client::protocol::{Backoff, LISTENER_TYPE_URL, Response};
+use xdsck_xds_client::observe::View;
+use xdsck_xds_client::protocol::Backoff;
 use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
 
 use crate::args::{AttachArgs, Format, XdsType};
@@ -52,7 +53,11 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
         _ if tls_flags => bail!("--tls-ca, --tls-cert, --tls-key and --tls-server-name apply to grpcs:// only"),
         _ => {}
     }
+    if args.delta && args.xds_type != XdsType::Ads {
+        bail!("--delta speaks the incremental protocol over ADS: add --type ads");
+    }
     let options = xds::Options {
+        delta: args.delta,
         api: match args.xds_type {
             XdsType::Lds => xds::Api::Lds,
             XdsType::Ads => xds::Api::Ads,
@@ -104,7 +109,13 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
                     Err(Error::TooLarge { size, at_least, limit, .. }) => {
                         Snapshot::too_large(&args.address, size, at_least, limit, "the DiscoveryResponse (encoded)")
                     }
-                    r => Snapshot::from_xds(&args.address, &r?, reporting)?,
+                    r => {
+                        let fetched = r?;
+                        for p in &fetched.problems {
+                            warn(&format!("{}: {p} (ACKed)", args.address));
+                        }
+                        Snapshot::from_xds(&args.address, &fetched.view, reporting)?
+                    }
                 };
                 one_shot(args, &snapshot)
             }
@@ -157,31 +168,39 @@ impl Snapshot {
         Snapshot { sources, report, version: None, took: Duration::ZERO }
     }
 
-    fn from_xds(address: &str, response: &Response, reporting: &Reporting) -> Result<Snapshot> {
+    /// The set as received: one input per type (the listeners named after the address, the
+    /// route tables and clusters after it with `#rds`, `#cds`), read as the JSON each response
+    /// transcodes to, as one Envoy's.
+    fn from_xds(address: &str, view: &View, reporting: &Reporting) -> Result<Snapshot> {
         let start = Instant::now();
-        for p in &response.problems {
-            warn(&format!("{address}: {p} (ACKed, not checked)"));
+        if !view.unanswered.is_empty() {
+            warn(&format!(
+                "{address}: no answer for route tables {}: checked without them",
+                view.unanswered.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+            ));
         }
         let mut sources = Sources::new();
-        // The response is read as the JSON it transcodes to: the findings' snippets show it.
-        let resources: Vec<_> = response
-            .resources
-            .iter()
-            .map(|a| xdsck_core::load::proto::Resource { type_url: &a.type_url, value: &a.value })
-            .collect();
-        let failed = match xdsck_core::load::proto::add_response(
-            &mut sources,
-            address,
-            &response.version_info,
-            &response.type_url,
-            &resources,
-        ) {
-            Ok(_) => Vec::new(),
-            Err(e) => vec![e.to_diagnostic()],
-        };
+        let mut failed = Vec::new();
+        for held in view.types() {
+            let name = match held.type_url.as_str() {
+                xdsck_xds_client::protocol::ROUTE_TYPE_URL => format!("{address}#rds"),
+                xdsck_xds_client::protocol::CLUSTER_TYPE_URL => format!("{address}#cds"),
+                _ => address.to_owned(),
+            };
+            let resources: Vec<_> = held
+                .resources
+                .iter()
+                .map(|r| xdsck_core::load::proto::Resource { type_url: &r.any.type_url, value: &r.any.value })
+                .collect();
+            if let Err(e) =
+                xdsck_core::load::proto::add_response(&mut sources, &name, &held.version, &held.type_url, &resources)
+            {
+                failed.push(e.to_diagnostic());
+            }
+        }
         let mut report = xdsck_core::analyze_except(&sources, &one_proxy(reporting.options(usize::MAX)), failed);
         reporting.finish(&mut report)?;
-        Ok(Snapshot { sources, report, version: Some(response.version_info.clone()), took: start.elapsed() })
+        Ok(Snapshot { sources, report, version: Some(view.version()), took: start.elapsed() })
     }
 
     fn listeners(&self) -> usize {
@@ -340,19 +359,19 @@ async fn watch_xds(
             // the current config's.
             _ = tick.tick() => if let Some(m) = &metrics && connected && watch.updates > 0 { m.confirm(); },
             event = rx.recv() => match event {
-                Some(xds::Event::Response(r)) if r.type_url == LISTENER_TYPE_URL => {
+                Some(xds::Event::Update(view)) => {
                     if let Some(s) = spinner.take() { s.stop(); }
                     // Off the runtime's thread: the metrics endpoint keeps answering while a
                     // large config is checked.
                     let (address, reporting) = (args.address.clone(), reporting.clone());
                     let snapshot =
-                        tokio::task::spawn_blocking(move || Snapshot::from_xds(&address, &r, &reporting)).await??;
+                        tokio::task::spawn_blocking(move || Snapshot::from_xds(&address, &view, &reporting)).await??;
                     watch.update(&snapshot)?;
                 }
-                // Another type (ADS): ignored, and reported once per type by the state machine.
-                Some(xds::Event::Response(r)) => {
-                    for p in &r.problems {
-                        warn(&format!("{}: {p} (ACKed, not checked)", args.address));
+                // Reported once per kind by the state machine.
+                Some(xds::Event::Problems(problems)) => {
+                    for p in &problems {
+                        warn(&format!("{}: {p} (ACKed)", args.address));
                     }
                 }
                 Some(xds::Event::Connected) => {

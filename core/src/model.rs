@@ -124,6 +124,10 @@ pub struct Input<'a> {
     /// CiliumEnvoyConfig's, a config_dump's route configs); inline tables are part of their
     /// listeners' chains.
     pub route_tables: Vec<route::RouteTable<'a>>,
+    /// Whether the input is an RDS answer (a SotW DiscoveryResponse of RouteConfigurations, as
+    /// `attach` saves the one it received): it holds every table the Envoy asked for, so an RDS
+    /// name of the same Envoy that no input has was asked and not answered.
+    pub route_answers: bool,
     /// Parts of the route configuration xdsck does not analyse (`scoped_routes`, `vhds`, a
     /// virtual host's `matcher`), each reported.
     pub not_analysed: Vec<route::NotAnalysed>,

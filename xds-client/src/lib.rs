@@ -3,9 +3,11 @@
 //! Two ways in, both read-only:
 //! * the admin API's `/config_dump` over HTTP/1.1, on TCP (`http://127.0.0.1:9901`) or on a Unix
 //!   socket (`unix:///var/run/cilium/envoy/sockets/admin.sock`, as Cilium runs it) — [`admin`];
-//! * an xDS observer subscribing to Listeners over gRPC (`grpc://`, `grpcs://`,
-//!   `grpc+unix://`), per-type LDS or ADS, which ACKs everything and never NACKs — [`xds`], with
-//!   the protocol itself in the sans-io [`protocol`].
+//! * an xDS observer over gRPC (`grpc://`, `grpcs://`, `grpc+unix://`) subscribing to the
+//!   Listeners, the route tables they name and the Clusters — per-type streams or ADS, state of
+//!   the world or incremental (delta, on ADS) — which ACKs everything and never NACKs — [`xds`],
+//!   with the protocols in the sans-io [`protocol`] and what is held, and when it is whole, in
+//!   the sans-io [`observe`].
 //!
 //! A bare socket path is probed: an HTTP/1.1 answer means admin, anything else gRPC.
 //! No checks happen here; the caller hands the bytes or the resources to xdsck-core.
@@ -20,6 +22,7 @@
 
 pub mod admin;
 mod error;
+pub mod observe;
 pub mod protocol;
 pub mod xds;
 

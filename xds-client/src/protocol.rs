@@ -1,4 +1,5 @@
-//! The state-of-the-world xDS protocol as a plain state machine: no sockets, no clock.
+//! The xDS protocols as plain state machines, no sockets, no clock: state of the world
+//! ([`SotwState`]) and incremental ([`DeltaState`]).
 //!
 //! xdsck is an extra, read-only subscriber next to the real Envoy. It must never change what the
 //! control plane believes about its proxies, so it ACKs every response — also one it cannot
@@ -10,11 +11,20 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use envoy_types::pb::envoy::config::core::v3::Node;
-use envoy_types::pb::envoy::service::discovery::v3::{DiscoveryRequest, DiscoveryResponse};
+use envoy_types::pb::envoy::service::discovery::v3::{
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+};
 use envoy_types::pb::google::protobuf::Any;
 
 /// `type.googleapis.com/envoy.config.listener.v3.Listener`.
 pub const LISTENER_TYPE_URL: &str = "type.googleapis.com/envoy.config.listener.v3.Listener";
+/// `type.googleapis.com/envoy.config.route.v3.RouteConfiguration`.
+pub const ROUTE_TYPE_URL: &str = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+/// `type.googleapis.com/envoy.config.cluster.v3.Cluster`.
+pub const CLUSTER_TYPE_URL: &str = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+
+/// The name a delta subscription gives to mean every resource of the type.
+const WILDCARD: &str = "*";
 
 /// The node id Cilium's Envoy presents; Cilium keys every resource by the IP inside it.
 pub const DEFAULT_NODE_ID: &str = "host~127.0.0.1~no-id~localdomain";
@@ -77,6 +87,32 @@ impl SotwState {
         self.subscriptions.get(type_url)
     }
 
+    /// Changes a named subscription (the RDS names the listeners ask for): the request that says
+    /// so — the whole new list, with the last version and nonce of the type, as Envoy sends it —
+    /// or `None` when the list is the same. A new subscription's first request has no nonce.
+    pub fn resubscribe(&mut self, type_url: &str, resource_names: Vec<String>) -> Option<DiscoveryRequest> {
+        let new = !self.subscriptions.contains_key(type_url);
+        let sub = self.subscriptions.entry(type_url.to_owned()).or_default();
+        if !new && sub.resource_names == resource_names {
+            return None;
+        }
+        sub.resource_names = resource_names;
+        Some(DiscoveryRequest {
+            version_info: sub.version_info.clone(),
+            node: Some(self.node.clone()),
+            resource_names: sub.resource_names.clone(),
+            type_url: type_url.to_owned(),
+            response_nonce: sub.nonce.clone(),
+            ..DiscoveryRequest::default()
+        })
+    }
+
+    /// Forgets a type's subscription (a per-type server that does not serve it): a new stream
+    /// does not ask for it again.
+    pub fn unsubscribe(&mut self, type_url: &str) {
+        self.subscriptions.remove(type_url);
+    }
+
     /// The first requests of a new stream, one per subscribed type. A reconnect presents the
     /// version it last ACKed with no nonce: the server may resend or skip, both are fine.
     pub fn start_stream(&mut self) -> Vec<DiscoveryRequest> {
@@ -103,12 +139,19 @@ impl SotwState {
     /// A response of a type not subscribed to is ACKed too, reported the first time only, and
     /// leaves no state behind: a new stream does not subscribe to it.
     pub fn on_response(&mut self, response: DiscoveryResponse) -> Response {
+        self.on_response_of(response, None)
+    }
+
+    /// [`Self::on_response`] for a response that came on a per-type stream of `stream_type`,
+    /// which a response without `type_url` belongs to.
+    pub fn on_response_of(&mut self, response: DiscoveryResponse, stream_type: Option<&str>) -> Response {
         let mut problems = Vec::new();
-        // A per-type stream may omit type_url in responses; the only subscription is meant then.
-        let type_url = if response.type_url.is_empty() && self.subscriptions.len() == 1 {
-            self.subscriptions.keys().next().cloned().unwrap_or_default()
-        } else {
-            response.type_url.clone()
+        // A per-type stream may omit type_url in responses; its type is meant then.
+        let type_url = match stream_type {
+            _ if !response.type_url.is_empty() => response.type_url.clone(),
+            Some(t) => t.to_owned(),
+            None if self.subscriptions.len() == 1 => self.subscriptions.keys().next().cloned().unwrap_or_default(),
+            None => response.type_url.clone(),
         };
         let resource_names = match self.subscriptions.get_mut(&type_url) {
             Some(sub) => {
@@ -131,7 +174,7 @@ impl SotwState {
                 sub.resource_names.clone()
             }
             None => {
-                problems.extend(self.note_unasked(&type_url));
+                problems.extend(note_unasked(&mut self.unasked, &mut self.unasked_overflow, &type_url));
                 Vec::new()
             }
         };
@@ -154,29 +197,196 @@ impl SotwState {
         }
     }
 
-    /// The report of a type not asked for, the first time it is seen.
-    fn note_unasked(&mut self, type_url: &str) -> Option<String> {
-        if self.unasked.contains(type_url) {
-            return None;
-        }
-        if self.unasked.len() < MAX_REPORTED_TYPES {
-            self.unasked.insert(type_url.to_owned());
-            return Some(format!("the server sent resources of type {type_url:?}, which xdsck did not ask for"));
-        }
-        if std::mem::replace(&mut self.unasked_overflow, true) {
-            return None;
-        }
-        Some(format!(
-            "the server sent resources of more than {MAX_REPORTED_TYPES} types xdsck did not ask for \
-             (the latest: {type_url:?}); the others are not reported"
-        ))
-    }
-
     /// The stream ended: the next one starts afresh (versions are kept).
     pub fn on_disconnect(&mut self) {
         for sub in self.subscriptions.values_mut() {
             sub.nonce.clear();
         }
+    }
+}
+
+/// The report of a type not asked for, the first time it is seen; at most
+/// [`MAX_REPORTED_TYPES`] of them, then one line for the rest.
+fn note_unasked(unasked: &mut BTreeSet<String>, overflow: &mut bool, type_url: &str) -> Option<String> {
+    if unasked.contains(type_url) {
+        return None;
+    }
+    if unasked.len() < MAX_REPORTED_TYPES {
+        unasked.insert(type_url.to_owned());
+        return Some(format!("the server sent resources of type {type_url:?}, which xdsck did not ask for"));
+    }
+    if std::mem::replace(overflow, true) {
+        return None;
+    }
+    Some(format!(
+        "the server sent resources of more than {MAX_REPORTED_TYPES} types xdsck did not ask for \
+         (the latest: {type_url:?}); the others are not reported"
+    ))
+}
+
+/// One resource as the incremental protocol names it: its name, its version, its body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Named {
+    pub name: String,
+    pub version: String,
+    pub any: Any,
+}
+
+/// One type of an incremental subscription: what is asked and what is held.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeltaSubscription {
+    /// Every resource of the type (`*`), or only `names`.
+    pub wildcard: bool,
+    pub names: BTreeSet<String>,
+    /// What the server has sent and not removed, by name.
+    pub resources: BTreeMap<String, Named>,
+    /// `system_version_info` of the last response (servers may leave it empty).
+    pub system_version: String,
+    pub responses: u64,
+}
+
+/// A delta response as the state machine hands it to the caller, with the ACK to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeltaResponse {
+    pub type_url: String,
+    pub system_version: String,
+    /// Names of resources new to the subscription, replaced, and removed by this response.
+    pub added: Vec<String>,
+    pub updated: Vec<String>,
+    pub removed: Vec<String>,
+    pub problems: Vec<String>,
+    /// Same type and nonce, no error: an ACK.
+    pub ack: DeltaDiscoveryRequest,
+}
+
+/// The incremental (delta) protocol of one stream (ADS): per type the names subscribed to and
+/// the resources held, which a new stream presents as `initial_resource_versions` so the server
+/// sends only what changed meanwhile. Like [`SotwState`] it ACKs everything and never NACKs.
+#[derive(Debug, Clone)]
+pub struct DeltaState {
+    node: Node,
+    subscriptions: BTreeMap<String, DeltaSubscription>,
+    unasked: BTreeSet<String>,
+    unasked_overflow: bool,
+}
+
+impl DeltaState {
+    pub fn new(node_id: &str) -> Self {
+        let node = Node { id: node_id.to_owned(), cluster: "xdsck".to_owned(), ..Node::default() };
+        Self { node, subscriptions: BTreeMap::new(), unasked: BTreeSet::new(), unasked_overflow: false }
+    }
+
+    /// Subscribes to every resource of a type.
+    pub fn subscribe_all(&mut self, type_url: &str) {
+        self.subscriptions.entry(type_url.to_owned()).or_default().wildcard = true;
+    }
+
+    pub fn subscription(&self, type_url: &str) -> Option<&DeltaSubscription> {
+        self.subscriptions.get(type_url)
+    }
+
+    /// Asks for exactly `names` of a type: the request that subscribes the new ones and
+    /// unsubscribes the others (whose resources are dropped), or `None` when nothing changes.
+    pub fn resubscribe(&mut self, type_url: &str, names: BTreeSet<String>) -> Option<DeltaDiscoveryRequest> {
+        let sub = self.subscriptions.entry(type_url.to_owned()).or_default();
+        let subscribe: Vec<String> = names.difference(&sub.names).cloned().collect();
+        let unsubscribe: Vec<String> = sub.names.difference(&names).cloned().collect();
+        if subscribe.is_empty() && unsubscribe.is_empty() {
+            return None;
+        }
+        for gone in &unsubscribe {
+            sub.resources.remove(gone);
+        }
+        sub.names = names;
+        Some(DeltaDiscoveryRequest {
+            node: Some(self.node.clone()),
+            type_url: type_url.to_owned(),
+            resource_names_subscribe: subscribe,
+            resource_names_unsubscribe: unsubscribe,
+            ..DeltaDiscoveryRequest::default()
+        })
+    }
+
+    /// The first requests of a new stream, one per type: what is subscribed to, and the
+    /// versions held, so that the server sends only what changed.
+    pub fn start_stream(&self) -> Vec<DeltaDiscoveryRequest> {
+        self.subscriptions
+            .iter()
+            .filter(|(_, sub)| sub.wildcard || !sub.names.is_empty())
+            .map(|(type_url, sub)| {
+                let mut names: Vec<String> = sub.names.iter().cloned().collect();
+                if sub.wildcard {
+                    names.insert(0, WILDCARD.to_owned());
+                }
+                DeltaDiscoveryRequest {
+                    node: Some(self.node.clone()),
+                    type_url: type_url.clone(),
+                    resource_names_subscribe: names,
+                    initial_resource_versions: sub
+                        .resources
+                        .iter()
+                        .map(|(name, r)| (name.clone(), r.version.clone()))
+                        .collect(),
+                    ..DeltaDiscoveryRequest::default()
+                }
+            })
+            .collect()
+    }
+
+    /// A response arrived: apply it and return what changed with its ACK. Never a NACK.
+    pub fn on_response(&mut self, response: DeltaDiscoveryResponse) -> DeltaResponse {
+        let mut problems = Vec::new();
+        let type_url = response.type_url;
+        let (mut added, mut updated, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+        match self.subscriptions.get_mut(&type_url) {
+            Some(sub) => {
+                sub.responses += 1;
+                sub.system_version = response.system_version_info.clone();
+                let mut off_type = 0;
+                let mut unnamed = 0;
+                for r in response.resources {
+                    let Some(any) = r.resource else {
+                        // A name with no body: a server saying it has no such resource.
+                        if sub.resources.remove(&r.name).is_some() {
+                            removed.push(r.name);
+                        }
+                        continue;
+                    };
+                    if any.type_url != type_url {
+                        off_type += 1;
+                    }
+                    if r.name.is_empty() {
+                        unnamed += 1;
+                        continue;
+                    }
+                    let named = Named { name: r.name.clone(), version: r.version, any };
+                    match sub.resources.insert(r.name.clone(), named) {
+                        Some(_) => updated.push(r.name),
+                        None => added.push(r.name),
+                    }
+                }
+                for name in response.removed_resources {
+                    if sub.resources.remove(&name).is_some() {
+                        removed.push(name);
+                    }
+                }
+                if off_type > 0 {
+                    problems.push(format!("{off_type} resources have another type than the response's {type_url:?}"));
+                }
+                if unnamed > 0 {
+                    problems.push(format!("{unnamed} resources have no name, and are not kept"));
+                }
+            }
+            None => problems.extend(note_unasked(&mut self.unasked, &mut self.unasked_overflow, &type_url)),
+        }
+        let ack = DeltaDiscoveryRequest {
+            node: Some(self.node.clone()),
+            type_url: type_url.clone(),
+            response_nonce: response.nonce,
+            error_detail: None,
+            ..DeltaDiscoveryRequest::default()
+        };
+        DeltaResponse { type_url, system_version: response.system_version_info, added, updated, removed, problems, ack }
     }
 }
 

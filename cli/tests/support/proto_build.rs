@@ -21,13 +21,29 @@ fn pool() -> &'static DescriptorPool {
 
 /// A Listener resource as an Any; the error is prost-reflect's for JSON that is not a Listener.
 pub fn try_listener_any(l: &Value) -> Result<Any, String> {
-    let desc = pool().get_message_by_name("envoy.config.listener.v3.Listener").unwrap();
+    try_any("envoy.config.listener.v3.Listener", l)
+}
+
+/// A resource of Envoy's message `message` (full name) as an Any, from its proto3 JSON.
+pub fn try_any(message: &str, l: &Value) -> Result<Any, String> {
+    let desc = pool().get_message_by_name(message).ok_or_else(|| format!("no message {message}"))?;
     let mut l = l.clone();
     if let Value::Object(o) = &mut l {
         o.remove("@type");
     }
     let m = DynamicMessage::deserialize_with_options(desc, l, &DeserializeOptions::new()).map_err(|e| e.to_string())?;
-    Ok(Any { type_url: LISTENER_TYPE.to_owned(), value: m.encode_to_vec() })
+    Ok(Any { type_url: format!("type.googleapis.com/{message}"), value: m.encode_to_vec() })
+}
+
+/// A RouteConfiguration resource as an Any.
+pub fn route_any(r: &Value) -> Any {
+    try_any("envoy.config.route.v3.RouteConfiguration", r)
+        .unwrap_or_else(|e| panic!("not a RouteConfiguration: {e}: {r}"))
+}
+
+/// A Cluster resource as an Any.
+pub fn cluster_any(c: &Value) -> Any {
+    try_any("envoy.config.cluster.v3.Cluster", c).unwrap_or_else(|e| panic!("not a Cluster: {e}: {c}"))
 }
 
 /// A Listener resource as an Any, for listeners the test wrote.

@@ -1,5 +1,6 @@
 //! An in-process xDS server (envoy-types' generated tonic services) for the attach tests: it
-//! serves Listener resources over per-type LDS and ADS, state of the world, on TCP or a Unix
+//! serves Listeners, RouteConfigurations (by the names asked) and Clusters over per-type LDS,
+//! RDS and CDS and over ADS, state of the world and incremental (delta, ADS), on TCP or a Unix
 //! socket; the served set can change, the server can be restarted (streams cut mid-way), made to
 //! stall, to close streams, to send garbage, to flood a stream with responses of a type nobody
 //! asked for, or (through [`CutRelay`]) to lose the connection in the middle of a message. It
@@ -10,22 +11,31 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use envoy_types::pb::envoy::service::cluster::v3::cluster_discovery_service_server::{
+    ClusterDiscoveryService, ClusterDiscoveryServiceServer,
+};
 use envoy_types::pb::envoy::service::discovery::v3::aggregated_discovery_service_server::{
     AggregatedDiscoveryService, AggregatedDiscoveryServiceServer,
 };
 use envoy_types::pb::envoy::service::discovery::v3::{
-    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse, Resource,
 };
 use envoy_types::pb::envoy::service::listener::v3::listener_discovery_service_server::{
     ListenerDiscoveryService, ListenerDiscoveryServiceServer,
 };
+use envoy_types::pb::envoy::service::route::v3::route_discovery_service_server::{
+    RouteDiscoveryService, RouteDiscoveryServiceServer,
+};
 use envoy_types::pb::google::protobuf::Any;
+use std::collections::{BTreeMap, BTreeSet};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 pub use super::proto_build::LISTENER_TYPE;
+pub const ROUTE_TYPE: &str = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+pub const CLUSTER_TYPE: &str = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
 
 /// What the server does on a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +52,12 @@ pub enum Mode {
 #[derive(Debug, Clone, Default)]
 pub struct State {
     pub version: String,
+    /// The listeners.
     pub resources: Vec<Any>,
+    /// RouteConfigurations, served by the names asked for.
+    pub routes: Vec<Any>,
+    /// Clusters (an empty list is served when there are none, as a control plane does).
+    pub clusters: Vec<Any>,
     /// Sent before the listeners on each new stream: a response of a type nobody asked for.
     pub extra_type_first: Option<String>,
     /// Sent before the listeners on each new stream (after `extra_type_first`).
@@ -65,6 +80,7 @@ pub struct Flood {
 struct Shared {
     state: watch::Sender<State>,
     requests: Mutex<Vec<DiscoveryRequest>>,
+    delta_requests: Mutex<Vec<DeltaDiscoveryRequest>>,
     mode: Mutex<Mode>,
     nonce: Mutex<u64>,
     /// Bumped by `stop`: every open stream ends with UNAVAILABLE (aborting the accept loop
@@ -93,6 +109,7 @@ async fn send_reading(
     requests: &mut Streaming<DiscoveryRequest>,
     shared: &Shared,
     read: &mut bool,
+    queued: &mut Vec<DiscoveryRequest>,
 ) -> bool {
     let permit = loop {
         tokio::select! {
@@ -101,7 +118,10 @@ async fn send_reading(
                 Err(_) => return false,
             },
             m = requests.message(), if *read => match m {
-                Ok(Some(r)) => shared.requests.lock().unwrap().push(r),
+                Ok(Some(r)) => {
+                    shared.requests.lock().unwrap().push(r.clone());
+                    queued.push(r);
+                }
                 // Half-closed: nothing more to read, the responses may still go.
                 Ok(None) => *read = false,
                 Err(_) => return false,
@@ -113,7 +133,10 @@ async fn send_reading(
 }
 
 impl Svc {
-    fn stream(&self, mut requests: Streaming<DiscoveryRequest>) -> RespStream {
+    /// A state-of-the-world stream: ADS, or a per-type one. What `extra_type_first` and
+    /// `flood` ask for goes out on ADS and LDS streams only, and nonces count per stream, so a
+    /// test can tell what came before what.
+    fn stream(&self, mut requests: Streaming<DiscoveryRequest>, ads: bool) -> RespStream {
         let shared = self.0.clone();
         let (tx, rx) = mpsc::channel(16);
         let mode = *shared.mode.lock().unwrap();
@@ -122,10 +145,13 @@ impl Svc {
             let mut generation = shared.generation.subscribe();
             generation.borrow_and_update();
             // The first request opens the subscription.
-            match requests.message().await {
-                Ok(Some(r)) => shared.requests.lock().unwrap().push(r),
+            let first = match requests.message().await {
+                Ok(Some(r)) => {
+                    shared.requests.lock().unwrap().push(r.clone());
+                    r
+                }
                 _ => return,
-            }
+            };
             match mode {
                 Mode::Close => return,
                 Mode::Stall => loop {
@@ -139,13 +165,11 @@ impl Svc {
                 },
                 Mode::Serve => {}
             }
-            let next_nonce = || {
-                let mut n = shared.nonce.lock().unwrap();
-                *n += 1;
-                format!("nonce-{n}")
-            };
+            let counter = std::sync::atomic::AtomicU64::new(0);
+            let next_nonce = || format!("nonce-{}", counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+            let extras = ads || first.type_url == LISTENER_TYPE;
             let mut snapshot = state.borrow_and_update().clone();
-            if let Some(t) = &snapshot.extra_type_first {
+            if let Some(t) = snapshot.extra_type_first.as_ref().filter(|_| extras) {
                 let r = DiscoveryResponse {
                     version_info: "x1".into(),
                     type_url: t.clone(),
@@ -157,7 +181,9 @@ impl Svc {
                     return;
                 }
             }
-            if let Some(f) = snapshot.flood.take() {
+            // Requests read while the flood went out, answered after it.
+            let mut queued = vec![first];
+            if let Some(f) = snapshot.flood.take().filter(|_| extras) {
                 let mut read = f.read_requests;
                 for _ in 0..f.count {
                     let r = DiscoveryResponse {
@@ -167,29 +193,111 @@ impl Svc {
                         resources: vec![Any { type_url: f.type_url.clone(), value: vec![7; f.resource_bytes] }],
                         ..Default::default()
                     };
-                    if !send_reading(&tx, r, &mut requests, &shared, &mut read).await {
+                    if !send_reading(&tx, r, &mut requests, &shared, &mut read, &mut queued).await {
                         return;
                     }
                 }
             }
-            let mut current = Some(snapshot);
+            // Per type: the names asked for (empty: all) on this stream.
+            let mut subscribed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            queued.reverse();
             loop {
-                if let Some(s) = current.take() {
-                    // Moved, not copied: states of 100 MB are served.
+                let request = match queued.pop() {
+                    Some(r) => Some(r),
+                    None => tokio::select! {
+                        m = requests.message() => match m {
+                            Ok(Some(r)) => {
+                                shared.requests.lock().unwrap().push(r.clone());
+                                Some(r)
+                            }
+                            _ => return,
+                        },
+                        _ = generation.changed() => {
+                            let _ = tx.send(Err(Status::unavailable("the server stopped"))).await;
+                            return;
+                        }
+                        c = state.changed() => {
+                            if c.is_err() { return; }
+                            snapshot = state.borrow_and_update().clone();
+                            None
+                        }
+                    },
+                };
+                // A request answers with its type when it subscribes or changes the names; an
+                // ACK or a NACK (the same names again) is only recorded. A new state goes to
+                // every type subscribed.
+                let send: Vec<String> = match request {
+                    Some(r) => {
+                        let type_url = if r.type_url.is_empty() { LISTENER_TYPE.to_owned() } else { r.type_url };
+                        if subscribed.get(&type_url) == Some(&r.resource_names) {
+                            continue;
+                        }
+                        subscribed.insert(type_url.clone(), r.resource_names);
+                        vec![type_url]
+                    }
+                    None => subscribed.keys().cloned().collect(),
+                };
+                for type_url in send {
+                    let names = &subscribed[&type_url];
+                    let resources = match type_url.as_str() {
+                        LISTENER_TYPE => snapshot.resources.clone(),
+                        ROUTE_TYPE => named(&snapshot.routes, names),
+                        CLUSTER_TYPE => snapshot.clusters.clone(),
+                        _ => continue,
+                    };
                     let r = DiscoveryResponse {
-                        version_info: s.version,
-                        type_url: LISTENER_TYPE.into(),
+                        version_info: snapshot.version.clone(),
+                        type_url,
                         nonce: next_nonce(),
-                        resources: s.resources,
+                        resources,
                         ..Default::default()
                     };
                     if tx.send(Ok(r)).await.is_err() {
                         return;
                     }
                 }
-                tokio::select! {
+            }
+        });
+        Box::pin(ReceiverStream::new(rx))
+    }
+
+    fn delta(&self, mut requests: Streaming<DeltaDiscoveryRequest>) -> DeltaStream {
+        let shared = self.0.clone();
+        let (tx, rx) = mpsc::channel(16);
+        tokio::spawn(async move {
+            let mut state = shared.state.subscribe();
+            let mut generation = shared.generation.subscribe();
+            generation.borrow_and_update();
+            let mut snapshot = state.borrow_and_update().clone();
+            // Per type: wildcard or the names, and what the client holds (name → version).
+            let mut subs: BTreeMap<String, (bool, BTreeSet<String>)> = BTreeMap::new();
+            let mut held: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+            loop {
+                let send: Vec<(String, bool)> = tokio::select! {
                     m = requests.message() => match m {
-                        Ok(Some(r)) => shared.requests.lock().unwrap().push(r),
+                        Ok(Some(r)) => {
+                            shared.delta_requests.lock().unwrap().push(r.clone());
+                            if !r.response_nonce.is_empty() && r.resource_names_subscribe.is_empty()
+                                && r.resource_names_unsubscribe.is_empty() {
+                                // An ACK or a NACK.
+                                continue;
+                            }
+                            let first = !subs.contains_key(&r.type_url);
+                            let sub = subs.entry(r.type_url.clone()).or_default();
+                            if first && r.resource_names_subscribe.is_empty() {
+                                sub.0 = true;
+                            }
+                            for n in r.resource_names_subscribe {
+                                if n == "*" { sub.0 = true } else { sub.1.insert(n); }
+                            }
+                            let h = held.entry(r.type_url.clone()).or_default();
+                            for n in r.resource_names_unsubscribe {
+                                if n == "*" { sub.0 = false } else { sub.1.remove(&n); }
+                                h.remove(&n);
+                            }
+                            h.extend(r.initial_resource_versions);
+                            vec![(r.type_url, first)]
+                        }
                         _ => return,
                     },
                     _ = generation.changed() => {
@@ -198,13 +306,89 @@ impl Svc {
                     }
                     c = state.changed() => {
                         if c.is_err() { return; }
-                        current = Some(state.borrow_and_update().clone());
+                        snapshot = state.borrow_and_update().clone();
+                        subs.keys().map(|t| (t.clone(), false)).collect()
+                    }
+                };
+                for (type_url, always) in send {
+                    let (wildcard, names) = &subs[&type_url];
+                    let all = match type_url.as_str() {
+                        LISTENER_TYPE => &snapshot.resources,
+                        ROUTE_TYPE => &snapshot.routes,
+                        CLUSTER_TYPE => &snapshot.clusters,
+                        _ => continue,
+                    };
+                    let current: BTreeMap<String, &Any> =
+                        all.iter().map(|a| (name_of(a), a)).filter(|(n, _)| *wildcard || names.contains(n)).collect();
+                    let h = held.entry(type_url.clone()).or_default();
+                    let mut resources = Vec::new();
+                    for (name, any) in &current {
+                        let version = digest(&any.value);
+                        if h.get(name) != Some(&version) {
+                            h.insert(name.clone(), version.clone());
+                            resources.push(Resource {
+                                name: name.clone(),
+                                version,
+                                resource: Some((*any).clone()),
+                                ..Default::default()
+                            });
+                        }
+                    }
+                    let removed: Vec<String> = h.keys().filter(|n| !current.contains_key(*n)).cloned().collect();
+                    for n in &removed {
+                        h.remove(n);
+                    }
+                    if resources.is_empty() && removed.is_empty() && !always {
+                        continue;
+                    }
+                    let nonce = {
+                        let mut n = shared.nonce.lock().unwrap();
+                        *n += 1;
+                        format!("nonce-{n}")
+                    };
+                    let r = DeltaDiscoveryResponse {
+                        system_version_info: snapshot.version.clone(),
+                        type_url,
+                        nonce,
+                        resources,
+                        removed_resources: removed,
+                        ..Default::default()
+                    };
+                    if tx.send(Ok(r)).await.is_err() {
+                        return;
                     }
                 }
             }
         });
         Box::pin(ReceiverStream::new(rx))
     }
+}
+
+/// Listener, RouteConfiguration and Cluster all name themselves in field 1.
+#[derive(Clone, PartialEq, prost::Message)]
+struct NameOnly {
+    #[prost(string, tag = "1")]
+    name: String,
+}
+
+fn name_of(a: &Any) -> String {
+    <NameOnly as prost::Message>::decode(a.value.as_slice()).map(|n| n.name).unwrap_or_default()
+}
+
+/// The resources with these names (all of them when none is named).
+fn named(all: &[Any], names: &[String]) -> Vec<Any> {
+    all.iter().filter(|a| names.is_empty() || names.contains(&name_of(a))).cloned().collect()
+}
+
+/// A resource's version in the delta protocol: a digest of its bytes (FNV-1a), so an unchanged
+/// resource is not sent again.
+fn digest(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 #[tonic::async_trait]
@@ -216,7 +400,7 @@ impl ListenerDiscoveryService for Svc {
         &self,
         request: Request<Streaming<DiscoveryRequest>>,
     ) -> Result<Response<RespStream>, Status> {
-        Ok(Response::new(self.stream(request.into_inner())))
+        Ok(Response::new(self.stream(request.into_inner(), false)))
     }
 
     async fn delta_listeners(
@@ -240,14 +424,62 @@ impl AggregatedDiscoveryService for Svc {
         &self,
         request: Request<Streaming<DiscoveryRequest>>,
     ) -> Result<Response<RespStream>, Status> {
-        Ok(Response::new(self.stream(request.into_inner())))
+        Ok(Response::new(self.stream(request.into_inner(), true)))
     }
 
     async fn delta_aggregated_resources(
         &self,
+        request: Request<Streaming<DeltaDiscoveryRequest>>,
+    ) -> Result<Response<DeltaStream>, Status> {
+        Ok(Response::new(self.delta(request.into_inner())))
+    }
+}
+
+#[tonic::async_trait]
+impl RouteDiscoveryService for Svc {
+    type StreamRoutesStream = RespStream;
+    type DeltaRoutesStream = DeltaStream;
+
+    async fn stream_routes(
+        &self,
+        request: Request<Streaming<DiscoveryRequest>>,
+    ) -> Result<Response<RespStream>, Status> {
+        Ok(Response::new(self.stream(request.into_inner(), false)))
+    }
+
+    async fn delta_routes(
+        &self,
         _: Request<Streaming<DeltaDiscoveryRequest>>,
     ) -> Result<Response<DeltaStream>, Status> {
-        Err(Status::unimplemented("delta xDS is not served here"))
+        Err(Status::unimplemented("per-type delta xDS is not served here"))
+    }
+
+    async fn fetch_routes(&self, _: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
+        Err(Status::unimplemented("fetch is not served here"))
+    }
+}
+
+#[tonic::async_trait]
+impl ClusterDiscoveryService for Svc {
+    type StreamClustersStream = RespStream;
+    type DeltaClustersStream = DeltaStream;
+
+    async fn stream_clusters(
+        &self,
+        request: Request<Streaming<DiscoveryRequest>>,
+    ) -> Result<Response<RespStream>, Status> {
+        Ok(Response::new(self.stream(request.into_inner(), false)))
+    }
+
+    async fn delta_clusters(
+        &self,
+        _: Request<Streaming<DeltaDiscoveryRequest>>,
+    ) -> Result<Response<DeltaStream>, Status> {
+        Err(Status::unimplemented("per-type delta xDS is not served here"))
+    }
+
+    async fn fetch_clusters(&self, _: Request<DiscoveryRequest>) -> Result<Response<DiscoveryResponse>, Status> {
+        Err(Status::unimplemented("fetch is not served here"))
     }
 }
 
@@ -265,6 +497,7 @@ impl XdsServer {
         let shared = Arc::new(Shared {
             state: watch::Sender::new(state),
             requests: Mutex::new(Vec::new()),
+            delta_requests: Mutex::new(Vec::new()),
             mode: Mutex::new(Mode::Serve),
             nonce: Mutex::new(0),
             generation: watch::Sender::new(0),
@@ -278,6 +511,8 @@ impl XdsServer {
         let svc = Svc(self.shared.clone());
         let router = tonic::transport::Server::builder()
             .add_service(ListenerDiscoveryServiceServer::new(svc.clone()))
+            .add_service(RouteDiscoveryServiceServer::new(svc.clone()))
+            .add_service(ClusterDiscoveryServiceServer::new(svc.clone()))
             .add_service(AggregatedDiscoveryServiceServer::new(svc));
         let task = match &self.bind {
             Bind::Tcp(addr) => {
@@ -325,6 +560,11 @@ impl XdsServer {
     /// Every request received so far.
     pub fn requests(&self) -> Vec<DiscoveryRequest> {
         self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// Every incremental (delta) request received so far.
+    pub fn delta_requests(&self) -> Vec<DeltaDiscoveryRequest> {
+        self.shared.delta_requests.lock().unwrap().clone()
     }
 
     /// Stops serving at once: open streams are cut, the address stops answering.

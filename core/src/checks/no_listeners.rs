@@ -37,9 +37,14 @@ impl Check for NoListeners {
         for input in &cx.snapshot.inputs {
             // Route tables alone (an RDS response) are checked by the route checks.
             let has_routes = !input.route_tables.is_empty();
+            // A CDS or RDS answer, even an empty one, is what it should be: the clusters or
+            // tables the run's other inputs use.
+            let other_type = matches!(input.kind, InputKind::DiscoveryResponse | InputKind::DeltaDiscoveryResponse)
+                && (input.clusters.is_some() || input.route_answers);
             // Kubernetes objects of other kinds: each is a skipped-document info already.
             let kubernetes = input.kind == InputKind::Kubernetes;
-            if input.listeners.is_empty() && input.error_states.is_empty() && !has_routes && !kubernetes {
+            if input.listeners.is_empty() && input.error_states.is_empty() && !has_routes && !kubernetes && !other_type
+            {
                 // The whole input is the place: its top node, past any comments (a proxy's:
                 // its part of the file).
                 let text = cx.locator(input);

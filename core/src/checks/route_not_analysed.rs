@@ -1,9 +1,11 @@
 //! `route-not-analysed`: route configuration xdsck reads but does not analyse (`scoped_routes`,
 //! VHDS, a virtual host's `matcher` tree), named where it is, so that no finding is never read
-//! as "all clear" for it.
+//! as "all clear" for it; and, where the run holds an Envoy's RDS answer, the RDS tables it
+//! asked for and did not get.
 
 use crate::checks::{Check, Context};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::model::route::HcmRoutes;
 use crate::source::Location;
 
 declare_rule! {
@@ -38,6 +40,23 @@ impl Check for RouteNotAnalysed {
             };
             let at = Location::new(n.source, n.pointer.clone(), text.locate_pointer(&n.pointer));
             out.push(Diagnostic::new(&RULE, message).at(at).note(note));
+        }
+        for hcm in &cx.routes.unanswered {
+            let HcmRoutes::Rds(name) = &hcm.routes else { continue };
+            let text = cx.locator_of(hcm.source);
+            // At the name, as the HCM spells it; at the HCM when neither spelling is found.
+            let at = ["/rds/route_config_name", "/rds/routeConfigName"]
+                .iter()
+                .map(|f| format!("{}{f}", hcm.pointer))
+                .find_map(|p| text.locate_pointer(&p).map(|o| Location::new(hcm.source, p, Some(o))))
+                .unwrap_or_else(|| Location::new(hcm.source, hcm.pointer.clone(), text.locate_pointer(&hcm.pointer)));
+            let message = format!(
+                "this http_connection_manager takes its routes from RDS table '{name}', which the run's RDS answer does not hold"
+            );
+            out.push(Diagnostic::new(&RULE, message).at(at).note(
+                "the table was asked for and not answered (by the deadline, when attached): its routes are not checked, \
+                 and Envoy serves this listener only once it arrives (or, after its initial fetch timeout, with no routes)",
+            ));
         }
     }
 }

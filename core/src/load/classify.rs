@@ -170,6 +170,7 @@ struct Walk<'a> {
     skipped: Vec<Skipped>,
     clusters: Option<ClusterList<'a>>,
     route_tables: Vec<RouteTable<'a>>,
+    route_answers: bool,
     not_analysed: Vec<NotAnalysed>,
     cluster_builds: Vec<ClusterBuild<'a>>,
     bootstrap: Option<BootstrapBuild<'a>>,
@@ -228,6 +229,7 @@ impl<'a> Walk<'a> {
             skipped: Vec::new(),
             clusters: None,
             route_tables: Vec::new(),
+            route_answers: false,
             not_analysed: Vec::new(),
             cluster_builds: Vec::new(),
             bootstrap: None,
@@ -243,6 +245,7 @@ impl<'a> Walk<'a> {
             skipped: self.skipped,
             clusters: self.clusters,
             route_tables: self.route_tables,
+            route_answers: self.route_answers,
             not_analysed: self.not_analysed,
             translation: text.translation(),
             problems: Vec::new(),
@@ -385,6 +388,8 @@ impl<'a> Walk<'a> {
             if obj.type_url.as_ref().is_some_and(|t| is_type(&t.0, CLUSTER_TYPE)) {
                 self.clusters.get_or_insert_with(ClusterList::default).partial |= delta;
             }
+            // A SotW RDS response answers every name asked; a delta one only what changed.
+            self.route_answers |= !delta && obj.type_url.as_ref().is_some_and(|t| is_type(&t.0, ROUTE_TYPE));
             let base = join_field(&pointer, casing, "resources");
             for (i, r) in obj.resources.unwrap_or_default().into_iter().enumerate() {
                 self.resource(r, join_index(&base, i), listener_type, false);

@@ -412,6 +412,9 @@ pub struct RouteTables<'r, 'a> {
     /// What the reader saw but xdsck does not analyse: each becomes a finding, so a partly read
     /// input never passes as clean.
     pub not_analysed: Vec<&'r NotAnalysed>,
+    /// The HCMs whose RDS table the run should hold and does not: their Envoy's RDS answer is
+    /// an input ([`crate::model::Input::route_answers`]) and no input has a table of the name.
+    pub unanswered: Vec<&'r Hcm<'a>>,
     /// Where the RDS tables are by the Envoy that holds them ([`Self::envoy`]) and name: the
     /// first of each name.
     by_name: rustc_hash::FxHashMap<(usize, &'r str), usize>,
@@ -423,13 +426,24 @@ impl<'r, 'a> RouteTables<'r, 'a> {
     /// The route tables and HCMs of every input of `snapshot`.
     pub fn of(snapshot: &'r crate::model::Snapshot<'a>) -> Self {
         let mut out = RouteTables { one_envoy: snapshot.one_envoy, ..RouteTables::default() };
+        // The RDS HCMs of the Envoys that hold an RDS answer, by Envoy: checked once every
+        // table is in.
+        let answered: rustc_hash::FxHashSet<usize> = (snapshot.inputs.iter().enumerate())
+            .filter(|(_, i)| i.route_answers)
+            .map(|(envoy, _)| out.envoy(envoy))
+            .collect();
+        let mut asked = Vec::new();
         for (envoy, input) in snapshot.inputs.iter().enumerate() {
             let failed = input.error_states.iter().filter_map(|e| e.failed_configuration.as_ref());
+            let answers = answered.contains(&out.envoy(envoy));
             for l in input.listeners.iter().chain(failed) {
                 for chain in l.filter_chains.iter().chain(&l.default_filter_chain) {
                     for f in &chain.filters {
                         if let crate::model::NetworkFilterKind::HttpConnectionManager(hcm) = &f.kind {
                             out.push_hcm(hcm);
+                            if answers && matches!(hcm.routes, HcmRoutes::Rds(_)) {
+                                asked.push((envoy, &**hcm));
+                            }
                         }
                     }
                 }
@@ -439,6 +453,8 @@ impl<'r, 'a> RouteTables<'r, 'a> {
             }
             out.not_analysed.extend(&input.not_analysed);
         }
+        out.unanswered =
+            asked.into_iter().filter(|&(envoy, hcm)| out.table_of(envoy, hcm).is_none()).map(|(_, h)| h).collect();
         out
     }
 
