@@ -136,6 +136,12 @@ pub struct AttachArgs {
     /// xDS only: the incremental protocol (Delta xDS, as Istio's istiod defaults to), over ADS.
     #[arg(long)]
     pub delta: bool,
+    /// Write what was received into DIR (created if missing), for a bug report: `xds.json`, the
+    /// list of DiscoveryResponses (listeners, the route tables they name, clusters) as JSON, or
+    /// `config_dump.json` from an admin API. `xdsck check DIR` gives the same findings. With
+    /// --watch, rewritten at each update.
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<PathBuf>,
     /// xDS only: the node id presented. Cilium serves node IP 127.0.0.1 only.
     #[arg(long, default_value = "host~127.0.0.1~no-id~localdomain")]
     pub node_id: String,

@@ -139,8 +139,13 @@ struct Snapshot {
     report: Report,
     /// The resource version (xDS) or `None` (admin: each dump carries its listeners' own).
     version: Option<String>,
+    /// Every resource received or listed, by type and name: its version and, over xDS, a
+    /// digest of its bytes (a resource can change without a new version).
+    resources: BTreeMap<Key, Held>,
     /// How long loading and checking took.
     took: Duration,
+    /// The file `--save` writes the input to: what it is.
+    save_as: &'static str,
 }
 
 impl Snapshot {
@@ -151,7 +156,11 @@ impl Snapshot {
         crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes, false);
         let mut report = xdsck_core::analyze_except(&sources, &one_proxy(reporting.options(max_bytes)), failed);
         reporting.finish(&mut report)?;
-        Ok(Snapshot { sources, report, version: None, took: start.elapsed() })
+        let resources = (sources.iter())
+            .flat_map(|(_, f)| xdsck_core::load::dump_resources::dump_resources(f.text()))
+            .map(|r| ((r.type_name.to_owned(), r.name), (r.version, 0)))
+            .collect();
+        Ok(Snapshot { sources, report, version: None, resources, took: start.elapsed(), save_as: "config_dump.json" })
     }
 
     /// An answer over `--max-bytes`: the `XDS009` finding `check` gives an input over the limit.
@@ -165,12 +174,19 @@ impl Snapshot {
                 format!("{what} was refused from its announced length, unread")
             });
         let report = xdsck_core::analyze_except(&sources, &xdsck_core::Options::default(), vec![error.to_diagnostic()]);
-        Snapshot { sources, report, version: None, took: Duration::ZERO }
+        Snapshot {
+            sources,
+            report,
+            version: None,
+            resources: BTreeMap::new(),
+            took: Duration::ZERO,
+            save_as: "config_dump.json",
+        }
     }
 
-    /// The set as received: one input per type (the listeners named after the address, the
-    /// route tables and clusters after it with `#rds`, `#cds`), read as the JSON each response
-    /// transcodes to, as one Envoy's.
+    /// The set as received: one input named after the address, the list of the responses
+    /// (listeners, the route tables they name, clusters) as the JSON they transcode to, which
+    /// is one Envoy's; `--save` writes that text.
     fn from_xds(address: &str, view: &View, reporting: &Reporting) -> Result<Snapshot> {
         let start = Instant::now();
         if !view.unanswered.is_empty() {
@@ -180,27 +196,65 @@ impl Snapshot {
             ));
         }
         let mut sources = Sources::new();
-        let mut failed = Vec::new();
-        for held in view.types() {
-            let name = match held.type_url.as_str() {
-                xdsck_xds_client::protocol::ROUTE_TYPE_URL => format!("{address}#rds"),
-                xdsck_xds_client::protocol::CLUSTER_TYPE_URL => format!("{address}#cds"),
-                _ => address.to_owned(),
-            };
-            let resources: Vec<_> = held
-                .resources
-                .iter()
-                .map(|r| xdsck_core::load::proto::Resource { type_url: &r.any.type_url, value: &r.any.value })
-                .collect();
-            if let Err(e) =
-                xdsck_core::load::proto::add_response(&mut sources, &name, &held.version, &held.type_url, &resources)
-            {
-                failed.push(e.to_diagnostic());
-            }
-        }
+        let resources: Vec<Vec<_>> = view
+            .types()
+            .map(|held| {
+                (held.resources.iter())
+                    .map(|r| xdsck_core::load::proto::Resource { type_url: &r.any.type_url, value: &r.any.value })
+                    .collect()
+            })
+            .collect();
+        let parts: Vec<_> = view
+            .types()
+            .zip(&resources)
+            .map(|(held, resources)| xdsck_core::load::proto::ResponseParts {
+                version_info: &held.version,
+                type_url: &held.type_url,
+                resources,
+            })
+            .collect();
+        let failed = match xdsck_core::load::proto::add_responses(&mut sources, address, &parts) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![e.to_diagnostic()],
+        };
         let mut report = xdsck_core::analyze_except(&sources, &one_proxy(reporting.options(usize::MAX)), failed);
         reporting.finish(&mut report)?;
-        Ok(Snapshot { sources, report, version: Some(view.version()), took: start.elapsed() })
+        let mut resources = BTreeMap::new();
+        for held in view.types() {
+            let type_name = held.type_url.rsplit('.').next().unwrap_or_default();
+            for r in &held.resources {
+                let digest = {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::hash::DefaultHasher::new();
+                    r.any.value.hash(&mut h);
+                    h.finish()
+                };
+                resources.insert((type_name.to_owned(), r.name.clone()), (r.version.clone(), digest));
+            }
+        }
+        Ok(Snapshot {
+            sources,
+            report,
+            version: Some(view.version()),
+            resources,
+            took: start.elapsed(),
+            save_as: "xds.json",
+        })
+    }
+
+    /// Writes the input as received into `dir` (through a temporary file and a rename, so a
+    /// reader never sees half of it). Nothing when nothing was read (an answer over the limit).
+    fn save(&self, dir: &std::path::Path) -> Result<()> {
+        let Some((_, file)) = self.sources.iter().next().filter(|(_, f)| !f.text().is_empty()) else {
+            warn(&format!("--save: nothing was read to write into {}", dir.display()));
+            return Ok(());
+        };
+        std::fs::create_dir_all(dir).with_context(|| format!("--save: cannot create {}", dir.display()))?;
+        let path = dir.join(self.save_as);
+        let partial = dir.join(format!(".{}.partial", self.save_as));
+        std::fs::write(&partial, file.text()).with_context(|| format!("--save: cannot write {}", partial.display()))?;
+        std::fs::rename(&partial, &path).with_context(|| format!("--save: cannot write {}", path.display()))?;
+        Ok(())
     }
 
     fn listeners(&self) -> usize {
@@ -222,6 +276,9 @@ impl Snapshot {
 }
 
 fn one_shot(args: &AttachArgs, s: &Snapshot) -> Result<u8> {
+    if let Some(dir) = &args.save {
+        s.save(dir)?;
+    }
     write_report(&args.report, &s.report, &s.sources)
 }
 
@@ -233,28 +290,52 @@ pub(crate) fn warn(message: &str) {
 // ---------------------------------------------------------------------------------------------
 // --watch
 
-/// What the previous update reported, by finding.
+/// What the previous update reported: its findings by fingerprint, its resources.
 struct Watch<'a> {
     args: &'a AttachArgs,
-    previous: BTreeMap<String, (Value, String)>,
-    /// The version and listener count last printed.
-    printed: Option<(String, usize)>,
+    /// Each finding by its fingerprint and rank among those with the same one (a rule can say
+    /// the same thing twice at one place), so that a finding that only moved (another line,
+    /// another order) is not new.
+    previous: BTreeMap<(String, usize), (Value, String)>,
+    /// `None` until the first update, which is printed whole: the state.
+    resources: Option<BTreeMap<Key, Held>>,
     updates: u64,
     last_code: Option<u8>,
     metrics: Option<Arc<Metrics>>,
 }
 
+/// A resource's identity: its type (`Listener`, `RouteConfiguration`, `Cluster`) and name.
+type Key = (String, String);
+/// What is compared of it: its version, and over xDS a digest of its bytes (0 from a dump).
+type Held = (String, u64);
+
+/// A resource as a change names it.
+fn resource_value((type_name, name): &Key, (version, _): &Held) -> Value {
+    json!({"type": type_name, "name": name, "version": version})
+}
+
+fn resource_line(sign: char, (type_name, name): &Key, (version, _): &Held) -> String {
+    if version.is_empty() {
+        format!("{sign} {type_name} '{name}'\n")
+    } else {
+        format!("{sign} {type_name} '{name}' version {version}\n")
+    }
+}
+
 impl<'a> Watch<'a> {
     fn new(args: &'a AttachArgs, metrics: Option<Arc<Metrics>>) -> Self {
-        Self { args, previous: BTreeMap::new(), printed: None, updates: 0, last_code: None, metrics }
+        Self { args, previous: BTreeMap::new(), resources: None, updates: 0, last_code: None, metrics }
     }
 
-    /// Records the update for the metrics, and prints what changed since the previous one;
-    /// nothing when nothing did (same version, same listeners, same findings). Envoy prints the
-    /// maps of a dump in no fixed order, so a dump can differ from the last one and still say
-    /// nothing new.
+    /// Records the update for the metrics, and prints it: whole the first time (the state),
+    /// then only what changed — resources added, removed or updated, findings new and fixed —
+    /// and nothing when nothing did. Envoy prints the maps of a dump in no fixed order, so a
+    /// dump can differ from the last one and still say nothing new.
     fn update(&mut self, s: &Snapshot) -> Result<()> {
         self.updates += 1;
+        if let Some(dir) = &self.args.save {
+            s.save(dir)?;
+        }
         if let Some(m) = &self.metrics {
             m.record(&s.report, s.took);
         }
@@ -262,69 +343,82 @@ impl<'a> Watch<'a> {
         let objects = report::json::finding_values(&s.report, &s.sources);
         let mut current = BTreeMap::new();
         for (d, obj) in s.report.findings.iter().zip(objects) {
-            current.insert(key(d), (obj, line(d)));
+            let fingerprint = d.fingerprint();
+            let rank = current.range((fingerprint.clone(), 0)..=(fingerprint.clone(), usize::MAX)).count();
+            current.insert((fingerprint, rank), (obj, line(d)));
         }
-        let appeared: Vec<&(Value, String)> =
+        let new: Vec<&(Value, String)> =
             current.iter().filter(|(k, _)| !self.previous.contains_key(*k)).map(|(_, v)| v).collect();
-        let disappeared: Vec<&(Value, String)> =
+        let fixed: Vec<&(Value, String)> =
             self.previous.iter().filter(|(k, _)| !current.contains_key(*k)).map(|(_, v)| v).collect();
-        let version = s.version();
-        let state = (version.clone(), s.listeners());
-        if appeared.is_empty() && disappeared.is_empty() && self.printed.as_ref() == Some(&state) {
-            self.previous = current;
+        let empty = BTreeMap::new();
+        let first = self.resources.is_none();
+        let before = self.resources.as_ref().unwrap_or(&empty);
+        let added: Vec<_> = s.resources.iter().filter(|(k, _)| !before.contains_key(*k)).collect();
+        let removed: Vec<_> = before.iter().filter(|(k, _)| !s.resources.contains_key(*k)).collect();
+        // Over xDS a resource is updated when its bytes change (a state-of-the-world response
+        // gives every resource its version, changed or not); from a dump, when its version does.
+        let changed = |old: &Held, new: &Held| match new.1 {
+            0 => old.0 != new.0,
+            digest => old.1 != digest,
+        };
+        let updated: Vec<_> =
+            s.resources.iter().filter(|(k, v)| before.get(*k).is_some_and(|old| changed(old, v))).collect();
+        if !first && new.is_empty() && fixed.is_empty() && added.is_empty() && removed.is_empty() && updated.is_empty()
+        {
             return Ok(());
         }
         let time = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+        let version = s.version();
         let out = match self.args.report.format {
             Format::Json => {
+                let list =
+                    |v: &[(&Key, &Held)]| -> Vec<Value> { v.iter().map(|(k, r)| resource_value(k, r)).collect() };
                 let obj = json!({
                     "time": time,
                     "version": version,
-                    "listeners": s.listeners(),
-                    "appeared": appeared.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
-                    "disappeared": disappeared.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
+                    "resources": {"added": list(&added), "removed": list(&removed), "updated": list(&updated)},
+                    "findings": {
+                        "new": new.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
+                        "fixed": fixed.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(),
+                    },
                     "summary": report::json::summary_value(&s.report),
                 });
                 format!("{obj}\n")
             }
             _ => {
                 let mut out = format!(
-                    "{time} version {version}: {} listeners, {} findings (+{} -{})\n",
+                    "{time} version {version}: {} listeners, {} findings; resources +{} -{} ~{}, findings +{} -{}\n",
                     s.listeners(),
                     current.len(),
-                    appeared.len(),
-                    disappeared.len()
+                    added.len(),
+                    removed.len(),
+                    updated.len(),
+                    new.len(),
+                    fixed.len()
                 );
-                for (_, l) in &appeared {
+                for (sign, list) in [('+', &added), ('-', &removed), ('~', &updated)] {
+                    for (k, r) in list.iter() {
+                        out.push_str(&resource_line(sign, k, r));
+                    }
+                }
+                for (_, l) in &new {
                     out.push_str(&format!("+ {l}\n"));
                 }
-                for (_, l) in &disappeared {
+                for (_, l) in &fixed {
                     out.push_str(&format!("- {l}\n"));
                 }
                 out
             }
         };
         self.previous = current;
-        self.printed = Some(state);
+        self.resources = Some(s.resources.clone());
         print(&out)
     }
 
     fn exit(&self) -> u8 {
         self.last_code.unwrap_or(FAILED)
     }
-}
-
-/// Identity of a finding across updates.
-fn key(d: &Diagnostic) -> String {
-    let pointer = d.location.as_ref().map(|l| l.pointer.as_str()).unwrap_or_default();
-    format!(
-        "{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
-        d.code(),
-        d.severity,
-        d.listener.as_deref().unwrap_or_default(),
-        pointer,
-        d.message
-    )
 }
 
 fn line(d: &Diagnostic) -> String {

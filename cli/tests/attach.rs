@@ -50,13 +50,20 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Findings without what names the input or places it in a text (source, line, column): those
-/// differ between a file and an attach address, and a protobuf has no lines.
+/// differ between a file and an attach address, and a protobuf has no lines. Over xDS, attach
+/// reads the list of the responses it received, the listeners' first: its pointers are those of
+/// the listeners' response alone with `/0` before them.
 fn findings(report: &Value) -> Value {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(o) => {
                 for k in ["source", "line", "column"] {
                     o.remove(k);
+                }
+                if let Some(Value::String(p)) = o.get_mut("pointer")
+                    && let Some(rest) = p.strip_prefix("/0/resources")
+                {
+                    *p = format!("/resources{rest}");
                 }
                 o.values_mut().for_each(strip);
             }
@@ -491,6 +498,14 @@ fn next_json(rx: &mpsc::Receiver<String>) -> Value {
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
 }
 
+/// The names of the resources of a type a watch line says were added.
+fn added(v: &Value, type_name: &str) -> Vec<String> {
+    (v["resources"]["added"].as_array().unwrap().iter())
+        .filter(|r| r["type"] == type_name)
+        .map(|r| r["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn codes(v: &Value) -> Vec<String> {
     let mut c: Vec<String> =
         v.as_array().unwrap().iter().map(|f| format!("{} {}", f["code"].as_str().unwrap(), f["listener"])).collect();
@@ -516,16 +531,16 @@ fn watch_follows_changes_across_a_server_restart() {
 
     let first = next_json(&rx);
     assert_eq!(first["version"], "1");
-    assert!(!first["appeared"].as_array().unwrap().is_empty(), "{first}");
-    assert!(first["disappeared"].as_array().unwrap().is_empty());
-    let warned = codes(&first["appeared"]);
+    assert!(!first["findings"]["new"].as_array().unwrap().is_empty(), "{first}");
+    assert!(first["findings"]["fixed"].as_array().unwrap().is_empty());
+    let warned = codes(&first["findings"]["new"]);
 
     // A changed listener set: the duplicate appears, the edge's warning goes.
     server.set(state("2", &[edge(10443, false), duplicate(8443)]));
     let second = next_json(&rx);
     assert_eq!(second["version"], "2", "{second}");
-    assert_eq!(codes(&second["disappeared"]), warned, "{second}");
-    assert!(codes(&second["appeared"]).iter().any(|c| c.contains("\"dup\"")), "{second}");
+    assert_eq!(codes(&second["findings"]["fixed"]), warned, "{second}");
+    assert!(codes(&second["findings"]["new"]).iter().any(|c| c.contains("\"dup\"")), "{second}");
 
     // The server restarts (streams cut) with yet another set: the watcher reconnects.
     server.set_mode(Mode::Serve);
@@ -537,8 +552,8 @@ fn watch_follows_changes_across_a_server_restart() {
     });
     let third = next_json(&rx);
     assert_eq!(third["version"], "3", "{third}");
-    assert_eq!(codes(&third["appeared"]), warned);
-    assert!(codes(&third["disappeared"]).iter().any(|c| c.contains("\"dup\"")));
+    assert_eq!(codes(&third["findings"]["new"]), warned);
+    assert!(codes(&third["findings"]["fixed"]).iter().any(|c| c.contains("\"dup\"")));
     assert_only_acks(&server, &["1", "2", "3"]);
 
     let _ = child.0.kill();
@@ -571,7 +586,7 @@ fn faults_are_reported_and_never_nacked() {
     let findings = v["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{v}");
     assert_eq!(findings[0]["code"], "XDS006", "{v}");
-    assert_eq!(findings[0]["location"]["pointer"], "/resources/1");
+    assert_eq!(findings[0]["location"]["pointer"], "/0/resources/1");
     assert!(findings[0]["message"].as_str().unwrap().contains("does not decode"), "{v}");
     assert!(stderr(&out).contains("cilium.NetworkPolicy"), "{}", stderr(&out));
     assert_only_acks(&server, &["7"]);
@@ -939,8 +954,8 @@ fn admin_watch_reports_each_fault_keeps_the_last_snapshot_and_recovers() {
         &[&server.url(), "--interval", "0.1", "--timeout", "1", "--max-bytes", "2000000"],
     );
     let first = next_json(&out);
-    assert_eq!(first["listeners"], 1, "{first}");
-    assert!(!first["appeared"].as_array().unwrap().is_empty(), "{first}");
+    assert_eq!(added(&first, "Listener"), ["edge-0"], "{first}");
+    assert!(!first["findings"]["new"].as_array().unwrap().is_empty(), "{first}");
 
     // Over the limit, cut, stalled: each a warning; the snapshot stands (no update line).
     let big = Arc::new(padded_dump(1, 10 * MB));
@@ -962,8 +977,8 @@ fn admin_watch_reports_each_fault_keeps_the_last_snapshot_and_recovers() {
     // Served again, with another listener set: the next update.
     server.set(Answer::Length(Arc::new(padded_dump(3, 1000))));
     let next = next_json(&out);
-    assert_eq!(next["listeners"], 3, "{next}");
-    assert!(!next["appeared"].as_array().unwrap().is_empty(), "{next}");
+    assert_eq!(added(&next, "Listener"), ["edge-1", "edge-2"], "{next}");
+    assert!(!next["findings"]["new"].as_array().unwrap().is_empty(), "{next}");
     drop(child);
 }
 
@@ -1073,7 +1088,7 @@ fn watch_reports_each_xds_fault_and_recovers() {
     server.set_mode(Mode::Serve);
     let first = next_json(&out);
     assert_eq!(first["version"], "1", "{first}");
-    let warned = codes(&first["appeared"]);
+    let warned = codes(&first["findings"]["new"]);
 
     // A new stream that starts with 10k responses of a type nobody asked for, and a listener
     // that does not decode: one line about the type, the garbage as the one finding (Envoy
@@ -1097,8 +1112,8 @@ fn watch_reports_each_xds_fault_and_recovers() {
     let (second, before) = wait_line(&out, "for version 2", |l| l.contains("\"version\":\"2\""));
     assert!(before.is_empty(), "{before:?}");
     let second: Value = serde_json::from_str(&second).unwrap();
-    assert_eq!(codes(&second["appeared"]), vec!["XDS006 null".to_owned()], "{second}");
-    assert_eq!(codes(&second["disappeared"]), warned, "{second}");
+    assert_eq!(codes(&second["findings"]["new"]), vec!["XDS006 null".to_owned()], "{second}");
+    assert_eq!(codes(&second["findings"]["fixed"]), warned, "{second}");
     // The next stream floods again.
     st.version = "3".into();
     restart_with(&mut server, st);
@@ -1114,10 +1129,10 @@ fn watch_reports_each_xds_fault_and_recovers() {
     server.set(state("5", &[edge(10443, true), duplicate(8443)]));
     let (fifth, _) = wait_line(&out, "for version 5", |l| l.contains("\"version\":\"5\""));
     let fifth: Value = serde_json::from_str(&fifth).unwrap();
-    assert!(codes(&fifth["appeared"]).iter().any(|c| c.contains("\"dup\"")), "{fifth}");
-    assert_eq!(codes(&fifth["disappeared"]), vec!["XDS006 null".to_owned()], "{fifth}");
+    assert!(codes(&fifth["findings"]["new"]).iter().any(|c| c.contains("\"dup\"")), "{fifth}");
+    assert_eq!(codes(&fifth["findings"]["fixed"]), vec!["XDS006 null".to_owned()], "{fifth}");
     // The edge listener is back (versions 2 and 3 were unreadable as a whole).
-    assert!(warned.iter().all(|c| codes(&fifth["appeared"]).contains(c)), "{fifth}");
+    assert!(warned.iter().all(|c| codes(&fifth["findings"]["new"]).contains(c)), "{fifth}");
 
     drop(child);
     log.extend(err.iter());
@@ -1219,14 +1234,20 @@ fn attach_follows_the_listeners_route_tables_and_the_clusters_sotw_and_delta() {
         Bind::Unix(dir.path().join("xds.sock")),
         full_state("1", &listeners, &routes, &clusters),
     ));
-    for flags in [&["--type", "ads"][..], &["--type", "lds"], &["--type", "ads", "--delta"]] {
+    for (i, flags) in [&["--type", "ads"][..], &["--type", "lds"], &["--type", "ads", "--delta"]].iter().enumerate() {
         let url = server.url();
-        let mut args = vec!["attach", "--no-config", url.as_str()];
-        args.extend(flags);
+        let saved = dir.path().join(format!("saved-{i}"));
+        let mut args = vec!["attach", "--no-config", url.as_str(), "--save", saved.to_str().unwrap()];
+        args.extend(*flags);
         args.extend(["--format", "json"]);
         let out = xdsck(&args);
         assert_eq!(code(&out), 1, "{flags:?}: {}", stderr(&out));
-        assert_eq!(said(&json_out(&out)), want, "{flags:?}");
+        let got = json_out(&out);
+        assert_eq!(said(&got), want, "{flags:?}");
+        // What was received, saved, gives `check` the same findings at the same places.
+        let again = json_out(&xdsck(&["check", "--no-config", saved.to_str().unwrap(), "--format", "json"]));
+        assert_eq!(findings(&again), findings(&got), "{flags:?}");
+        assert!(saved.join("xds.json").is_file());
     }
     // xdsck asked RDS for the name the listener gives, and only ever ACKed.
     assert!(
@@ -1252,5 +1273,203 @@ fn attach_follows_the_listeners_route_tables_and_the_clusters_sotw_and_delta() {
         let out = xdsck(&args);
         assert_eq!(said(&json_out(&out)), want, "{flags:?}");
         assert!(stderr(&out).contains("no answer for route tables 'api'"), "{}", stderr(&out));
+    }
+}
+
+/// The lines a watch prints within `quiet` after the last one.
+fn more_lines(rx: &mpsc::Receiver<String>, quiet: Duration) -> Vec<String> {
+    rx.try_iter().chain(std::iter::from_fn(|| rx.recv_timeout(quiet).ok())).collect()
+}
+
+fn resource_names(v: &Value, what: &str) -> Vec<String> {
+    let mut names: Vec<String> = (v["resources"][what].as_array().unwrap().iter())
+        .map(|r| format!("{} {}", r["type"].as_str().unwrap(), r["name"].as_str().unwrap()))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn watch_over_xds_prints_the_state_then_exactly_what_changed() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let listeners = [rds_listener("http", 8080, "web")];
+    let good = [web_routes(false)];
+    let clusters = [api_cluster(), json!({"name": "gone", "type": "STATIC", "connect_timeout": "1s"})];
+    let server = rt.block_on(XdsServer::start(
+        Bind::Unix(dir.path().join("xds.sock")),
+        full_state("1", &listeners, &good, &clusters),
+    ));
+    for (i, flags) in [&["--type", "ads"][..], &["--type", "ads", "--delta"], &["--type", "lds"]].iter().enumerate() {
+        server.set(full_state("1", &listeners, &good, &clusters));
+        let url = server.url();
+        let mut args = vec![url.as_str(), "--format", "json", "--metrics", "127.0.0.1:0"];
+        args.extend(*flags);
+        let (child, out, err) = attach_watch(&["--no-config"], &args);
+        let quiet = Duration::from_millis(1500);
+        // The state: every resource added, no finding.
+        let first = next_json(&out);
+        assert_eq!(first["version"], "1", "{flags:?} {first}");
+        assert_eq!(
+            resource_names(&first, "added"),
+            ["Cluster api", "Cluster gone", "Listener http", "RouteConfiguration web"],
+            "{flags:?} {first}"
+        );
+        assert!(first["findings"]["new"].as_array().unwrap().is_empty(), "{flags:?} {first}");
+        assert!(more_lines(&out, quiet).is_empty(), "{flags:?}");
+        let metrics_at = {
+            let (line, _) = wait_line(&err, "naming the metrics address", |l| l.contains("serving metrics on"));
+            line.rsplit("http://").next().unwrap().split('/').next().unwrap().to_owned()
+        };
+
+        // Version 2: the table gives a domain twice. One line: the table updated, the error new.
+        server.set(full_state("2", &listeners, &[web_routes(true)], &clusters));
+        let second = next_json(&out);
+        assert_eq!(second["version"], "2", "{flags:?} {second}");
+        assert_eq!(resource_names(&second, "updated"), ["RouteConfiguration web"], "{flags:?} {second}");
+        assert!(resource_names(&second, "added").is_empty() && resource_names(&second, "removed").is_empty());
+        assert_eq!(codes(&second["findings"]["new"]).len(), 1, "{flags:?} {second}");
+        assert!(second["findings"]["new"][0]["code"] == "XDS114", "{flags:?} {second}");
+        assert!(more_lines(&out, quiet).is_empty(), "{flags:?}");
+
+        // Version 3: cluster `gone` removed: the route to it is an error.
+        server.set(full_state("3", &listeners, &[web_routes(true)], &clusters[..1]));
+        let third = next_json(&out);
+        assert_eq!(resource_names(&third, "removed"), ["Cluster gone"], "{flags:?} {third}");
+        assert!(resource_names(&third, "updated").is_empty(), "{flags:?} {third}");
+        assert_eq!(third["findings"]["new"][0]["code"], "XDS117", "{flags:?} {third}");
+        assert!(third["findings"]["fixed"].as_array().unwrap().is_empty(), "{flags:?} {third}");
+        // The agent's metrics count the route and cluster findings.
+        let metrics = http_get(&metrics_at, "/metrics").unwrap();
+        for code in ["XDS114", "XDS117"] {
+            assert!(
+                metrics.lines().any(|l| l.starts_with("xdsck_findings{") && l.contains(code)),
+                "{flags:?}: {metrics}"
+            );
+        }
+
+        // Version 4 changes nothing but the version: nothing is printed.
+        server.set(full_state("4", &listeners, &[web_routes(true)], &clusters[..1]));
+        assert!(more_lines(&out, quiet).is_empty(), "{flags:?}");
+
+        // Version 5: the table fixed. Both errors go: the domain, and the route to `gone`.
+        server.set(full_state("5", &listeners, &good, &clusters[..1]));
+        let fifth = next_json(&out);
+        assert_eq!(fifth["version"], "5", "{flags:?} {fifth}");
+        assert_eq!(resource_names(&fifth, "updated"), ["RouteConfiguration web"], "{flags:?} {fifth}");
+        let mut fixed: Vec<String> = (fifth["findings"]["fixed"].as_array().unwrap().iter())
+            .map(|f| f["code"].as_str().unwrap().to_owned())
+            .collect();
+        fixed.sort();
+        // `gone` is still named by the fixed table: its XDS117 stays.
+        assert_eq!(fixed, ["XDS114"], "{flags:?} {fifth}");
+        assert!(more_lines(&out, quiet).is_empty(), "{flags:?}");
+        drop(child);
+        let log: Vec<String> = err.try_iter().collect();
+        assert!(log.iter().all(|l| !l.contains("panicked")), "{i}: {log:#?}");
+    }
+    assert_only_acks(&server, &["1", "2", "3", "4", "5"]);
+}
+
+/// A bootstrap whose listeners, route tables and clusters all come over one ADS stream from the
+/// test server, state of the world or incremental.
+fn envoy_ads_bootstrap(admin_port: u16, xds_port: u16, delta: bool) -> Value {
+    json!({
+        "node": {"id": "envoy-under-test", "cluster": "xdsck-test"},
+        "admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": admin_port}}},
+        "dynamic_resources": {
+            "ads_config": {"api_type": if delta { "DELTA_GRPC" } else { "GRPC" }, "transport_api_version": "V3",
+                "grpc_services": [{"envoy_grpc": {"cluster_name": "xds"}}]},
+            "lds_config": {"ads": {}, "resource_api_version": "V3"},
+            "cds_config": {"ads": {}, "resource_api_version": "V3"}},
+        "static_resources": {"clusters": [{
+            "name": "xds", "type": "STATIC", "connect_timeout": "1s",
+            "typed_extension_protocol_options": {"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                "explicit_http_config": {"http2_protocol_options": {}}}},
+            "load_assignment": {"cluster_name": "xds", "endpoints": [{"lb_endpoints": [{"endpoint": {"address":
+                {"socket_address": {"address": "127.0.0.1", "port_value": xds_port}}}}]}]}
+        }]}
+    })
+}
+
+/// A real Envoy is the ADS client of the server xdsck observes, SotW and Delta: it takes the
+/// listener, the table it names and the clusters; the next version gives a domain twice, which
+/// Envoy NACKs with the words xdsck's error carries; xdsck, attached to the same server, only ever
+/// ACKs.
+#[test]
+fn envoy_and_attach_agree_on_route_tables_over_ads_sotw_and_delta() {
+    let bin = envoy::binary();
+    let rt = runtime();
+    for delta in [false, true] {
+        let (ports, held) = envoy::free_ports(2, &[Ipv4Addr::LOCALHOST]);
+        let listeners = [rds_listener("http", ports[0], "web")];
+        let clusters = [api_cluster(), json!({"name": "gone", "type": "STATIC", "connect_timeout": "1s"})];
+        let server = rt.block_on(XdsServer::start(
+            Bind::Tcp("127.0.0.1:0".parse().unwrap()),
+            full_state("1", &listeners, &[web_routes(false)], &clusters),
+        ));
+        let Bind::Tcp(xds_addr) = server.addr().clone() else { unreachable!() };
+        let dir = tempfile::tempdir().unwrap();
+        let boot = envoy_ads_bootstrap(ports[1], xds_addr.port(), delta);
+        std::fs::write(dir.path().join("bootstrap.json"), serde_json::to_vec(&boot).unwrap()).unwrap();
+        drop(held);
+        let log = std::fs::File::create(dir.path().join("envoy.log")).unwrap();
+        let child = Command::new(&bin)
+            .args(["--disable-hot-restart", "--concurrency", "1", "-l", "warning", "-c"])
+            .arg(dir.path().join("bootstrap.json"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let _envoy = Kill(child);
+        let logs = || std::fs::read_to_string(dir.path().join("envoy.log")).unwrap_or_default();
+        let admin = format!("127.0.0.1:{}", ports[1]);
+        // The listener becomes active once its RDS table came: Envoy took all three types.
+        wait_for_listeners(&["http"], || http_get(&admin, "/config_dump"), logs);
+
+        // Version 2: the table gives a domain twice. Envoy refuses the table (a NACK).
+        server.set(full_state("2", &listeners, &[web_routes(true)], &clusters));
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let nack = loop {
+            let sotw = server.requests().into_iter().filter(|r| r.type_url == support::xds_server::ROUTE_TYPE);
+            let incremental =
+                server.delta_requests().into_iter().filter(|r| r.type_url == support::xds_server::ROUTE_TYPE);
+            let found = sotw.filter_map(|r| r.error_detail).chain(incremental.filter_map(|r| r.error_detail)).next();
+            if let Some(status) = found {
+                break status.message;
+            }
+            assert!(Instant::now() < deadline, "delta {delta}: Envoy did not NACK the table:\n{}", logs());
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut args =
+            vec!["attach", "--no-config", "--node-id", "xdsck-observer", "--type", "ads", "--format", "json"];
+        let url = server.url();
+        args.push(&url);
+        if delta {
+            args.push("--delta");
+        }
+        let out = xdsck(&args);
+        assert_eq!(code(&out), 1, "delta {delta}: {}", stderr(&out));
+        let got = json_out(&out);
+        let errors: Vec<&Value> =
+            got["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").collect();
+        assert_eq!(errors.len(), 1, "delta {delta}: {got}");
+        assert_eq!(errors[0]["code"], "XDS114", "delta {delta}: {got}");
+        let words = errors[0]["envoy_error"].as_str().unwrap();
+        assert!(nack.contains(words), "delta {delta}: Envoy said {nack:?}, xdsck {words:?}");
+
+        // xdsck's own requests (its node id) are subscriptions and ACKs, never a NACK.
+        let ours =
+            |id: Option<&envoy_types::pb::envoy::config::core::v3::Node>| id.is_some_and(|n| n.id == "xdsck-observer");
+        let sotw: Vec<_> = server.requests().into_iter().filter(|r| ours(r.node.as_ref())).collect();
+        let incremental: Vec<_> = server.delta_requests().into_iter().filter(|r| ours(r.node.as_ref())).collect();
+        assert!(sotw.iter().all(|r| r.error_detail.is_none()) && incremental.iter().all(|r| r.error_detail.is_none()));
+        let acks = if delta {
+            incremental.iter().filter(|r| !r.response_nonce.is_empty()).count()
+        } else {
+            sotw.iter().filter(|r| !r.response_nonce.is_empty()).count()
+        };
+        assert!(acks >= 3, "delta {delta}: xdsck ACKed the listeners, the table and the clusters: {acks}");
     }
 }

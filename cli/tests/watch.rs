@@ -45,7 +45,12 @@ fn watch_prints_only_changes_with_the_time_and_the_dumps_versions() {
     // The dump's live (active) listeners carry version_info "1" — not a poll counter; the
     // warming one's "2" is not served yet.
     assert_eq!(first["version"], "1", "{first}");
-    assert_eq!(first["appeared"].as_array().unwrap().len(), 4);
+    // The first line is the state: every finding new, every resource added.
+    assert_eq!(first["findings"]["new"].as_array().unwrap().len(), 4);
+    assert!(first["findings"]["fixed"].as_array().unwrap().is_empty());
+    let listeners: Vec<&Value> =
+        first["resources"]["added"].as_array().unwrap().iter().filter(|r| r["type"] == "Listener").collect();
+    assert_eq!(listeners.len(), 8, "{first}");
 
     // New bytes (another last_updated), same versions and findings: polled, not printed.
     server.set(Answer::Length(Arc::new(
@@ -62,8 +67,12 @@ fn watch_prints_only_changes_with_the_time_and_the_dumps_versions() {
     server.set(Answer::Length(Arc::new(updated.into_bytes())));
     let next_update: Value = serde_json::from_str(&next(&out)).unwrap();
     assert_eq!(next_update["version"], "1,3", "{next_update}");
-    assert!(next_update["appeared"].as_array().unwrap().is_empty());
-    assert!(next_update["disappeared"].as_array().unwrap().is_empty());
+    assert!(next_update["findings"]["new"].as_array().unwrap().is_empty());
+    assert!(next_update["findings"]["fixed"].as_array().unwrap().is_empty());
+    let updated = next_update["resources"]["updated"].as_array().unwrap();
+    assert_eq!(updated.len(), 1, "{next_update}");
+    assert_eq!((updated[0]["type"].as_str(), updated[0]["version"].as_str()), (Some("Listener"), Some("3")));
+    assert!(next_update["resources"]["added"].as_array().unwrap().is_empty());
     assert!(err.try_recv().is_err(), "no warnings");
 }
 
@@ -78,7 +87,8 @@ fn the_text_line_starts_with_the_time() {
     let line = next(&out);
     let (time, rest) = line.split_once(' ').unwrap();
     assert_timestamp(time);
-    assert!(rest.starts_with("version 1: 5 listeners, 4 findings (+4 -0)"), "{line}");
+    assert!(rest.starts_with("version 1: 5 listeners, 4 findings; resources +"), "{line}");
+    assert!(rest.ends_with("-0 ~0, findings +4 -0"), "{line}");
 }
 
 /// The delays of the first `n` "retrying in X s" warnings.

@@ -93,12 +93,18 @@ pub struct Store {
     pub wanted_routes: BTreeSet<String>,
     /// Types the server does not serve (a per-type server without RDS or CDS): not waited for.
     pub unserved: BTreeSet<String>,
+    /// The version of the latest response that gave one: the configuration's version (a delta
+    /// server sends only the types that changed, with the new version).
+    pub version: String,
 }
 
 impl Store {
     /// Records a type's new state. For listeners, returns the RDS names they ask for when these
     /// changed: the route subscription to make.
     pub fn set(&mut self, held: Held) -> Option<BTreeSet<String>> {
+        if !held.version.is_empty() {
+            self.version.clone_from(&held.version);
+        }
         let held = Arc::new(held);
         match held.type_url.as_str() {
             LISTENER_TYPE_URL => {
@@ -148,7 +154,8 @@ impl Store {
             Some(r) => Some(r.clone()),
             None => Some(Arc::new(Held { type_url: ROUTE_TYPE_URL.to_owned(), ..Held::default() })),
         };
-        Some(View { listeners, routes, clusters: self.clusters.clone(), unanswered: self.unanswered() })
+        let version = self.version.clone();
+        Some(View { listeners, routes, clusters: self.clusters.clone(), unanswered: self.unanswered(), version })
     }
 }
 
@@ -160,6 +167,8 @@ pub struct View {
     pub clusters: Option<Arc<Held>>,
     /// RDS names the listeners ask for that no answer held when the view was taken.
     pub unanswered: Vec<String>,
+    /// The version of the latest response that gave one ([`Store::version`]).
+    version: String,
 }
 
 impl View {
@@ -168,11 +177,11 @@ impl View {
         std::iter::once(&*self.listeners).chain(self.routes.as_deref()).chain(self.clusters.as_deref())
     }
 
-    /// The configuration's version: the listeners' (`none` when the server gives none). The
-    /// types arrive one by one, each with its own version; each resource's is in
+    /// The configuration's version: the latest response's (`none` when the server gives
+    /// none). The types arrive one by one, each with its own; each resource's is in
     /// [`Held::resources`].
     pub fn version(&self) -> String {
-        if self.listeners.version.is_empty() { "none".to_owned() } else { self.listeners.version.clone() }
+        if self.version.is_empty() { "none".to_owned() } else { self.version.clone() }
     }
 }
 
@@ -248,7 +257,7 @@ mod tests {
         assert!(s.unanswered().is_empty() && !s.ready(), "the clusters have not come");
         s.set(Held::whole(CLUSTER_TYPE_URL, "1", vec![]));
         assert!(s.ready());
-        assert_eq!(s.view().unwrap().version(), "1");
+        assert_eq!(s.view().unwrap().version(), "1", "the latest response's: the clusters'");
         // The same listeners again: no new subscription.
         assert_eq!(s.set(Held::whole(LISTENER_TYPE_URL, "3", vec![listener("a", &["api", "web"], None)])), None);
         // Without RDS names there is no route table to check.

@@ -571,6 +571,96 @@ mod tests {
         assert_eq!(reqs[0].response_nonce, "");
     }
 
+    fn delta(type_url: &str, nonce: &str, add: &[(&str, &str)], remove: &[&str]) -> DeltaDiscoveryResponse {
+        use envoy_types::pb::envoy::service::discovery::v3::Resource;
+        DeltaDiscoveryResponse {
+            system_version_info: format!("v-{nonce}"),
+            type_url: type_url.into(),
+            nonce: nonce.into(),
+            resources: add
+                .iter()
+                .map(|(name, version)| Resource {
+                    name: (*name).into(),
+                    version: (*version).into(),
+                    resource: Some(Any { type_url: type_url.into(), value: version.as_bytes().to_vec() }),
+                    ..Resource::default()
+                })
+                .collect(),
+            removed_resources: remove.iter().map(|s| (*s).to_owned()).collect(),
+            ..DeltaDiscoveryResponse::default()
+        }
+    }
+
+    #[test]
+    fn delta_holds_what_was_added_updated_and_removed_and_acks_each_response() {
+        let mut d = DeltaState::new("n");
+        d.subscribe_all(LISTENER_TYPE_URL);
+        let first = d.start_stream();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].resource_names_subscribe, ["*"]);
+        assert!(first[0].initial_resource_versions.is_empty() && first[0].node.is_some());
+        let r = d.on_response(delta(LISTENER_TYPE_URL, "1", &[("a", "1"), ("b", "1")], &[]));
+        assert_eq!(
+            (r.added.as_slice(), r.updated.len(), r.removed.len()),
+            (&["a".to_owned(), "b".to_owned()][..], 0, 0)
+        );
+        assert_eq!((r.ack.response_nonce.as_str(), r.ack.type_url.as_str()), ("1", LISTENER_TYPE_URL));
+        assert!(r.ack.error_detail.is_none() && r.ack.resource_names_subscribe.is_empty());
+        let r = d.on_response(delta(LISTENER_TYPE_URL, "2", &[("a", "2")], &["b", "never-had"]));
+        assert_eq!((r.updated, r.removed), (vec!["a".to_owned()], vec!["b".to_owned()]));
+        let held = &d.subscription(LISTENER_TYPE_URL).unwrap().resources;
+        assert_eq!(held.keys().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(held["a"].version, "2");
+        // A new stream presents what is held, so the server sends only what changed.
+        let again = d.start_stream();
+        assert_eq!(again[0].initial_resource_versions.get("a").map(String::as_str), Some("2"));
+        assert_eq!(again[0].resource_names_subscribe, ["*"]);
+        // A type not asked for: ACKed, reported once, not held.
+        let other = "type.googleapis.com/cilium.NetworkPolicy";
+        assert_eq!(d.on_response(delta(other, "3", &[("p", "1")], &[])).problems.len(), 1);
+        let r = d.on_response(delta(other, "4", &[("p", "1")], &[]));
+        assert!(r.problems.is_empty() && r.ack.response_nonce == "4" && r.ack.error_detail.is_none());
+        assert!(d.subscription(other).is_none());
+    }
+
+    #[test]
+    fn delta_names_are_subscribed_and_unsubscribed_by_difference() {
+        let mut d = DeltaState::new("n");
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<BTreeSet<_>>();
+        let r = d.resubscribe(ROUTE_TYPE_URL, names(&["web", "api"])).unwrap();
+        assert_eq!(r.resource_names_subscribe, ["api", "web"]);
+        assert!(r.resource_names_unsubscribe.is_empty());
+        d.on_response(delta(ROUTE_TYPE_URL, "1", &[("web", "1"), ("api", "1")], &[]));
+        assert!(d.resubscribe(ROUTE_TYPE_URL, names(&["api", "web"])).is_none(), "the same names: no request");
+        let r = d.resubscribe(ROUTE_TYPE_URL, names(&["web", "admin"])).unwrap();
+        assert_eq!(
+            (r.resource_names_subscribe, r.resource_names_unsubscribe),
+            (vec!["admin".into()], vec!["api".into()])
+        );
+        // What is no longer asked for is no longer held.
+        let held = &d.subscription(ROUTE_TYPE_URL).unwrap().resources;
+        assert_eq!(held.keys().collect::<Vec<_>>(), ["web"]);
+        // A new stream asks for the names (no wildcard) with the versions held.
+        let start = d.start_stream();
+        assert_eq!(start[0].resource_names_subscribe, ["admin", "web"]);
+        assert_eq!(start[0].initial_resource_versions.len(), 1);
+    }
+
+    #[test]
+    fn sotw_resubscribe_sends_the_whole_list_with_the_last_nonce() {
+        let mut s = SotwState::new("n");
+        let first = s.resubscribe(ROUTE_TYPE_URL, vec!["web".into()]).expect("a new subscription");
+        assert!(first.response_nonce.is_empty() && first.resource_names == ["web"]);
+        s.on_response(response("1", "r1", ROUTE_TYPE_URL, 1));
+        assert!(s.resubscribe(ROUTE_TYPE_URL, vec!["web".into()]).is_none());
+        let more = s.resubscribe(ROUTE_TYPE_URL, vec!["api".into(), "web".into()]).unwrap();
+        assert_eq!((more.version_info.as_str(), more.response_nonce.as_str()), ("1", "r1"));
+        assert_eq!(more.resource_names, ["api", "web"]);
+        // A per-type server that does not serve the type: forgotten, not asked again.
+        s.unsubscribe(ROUTE_TYPE_URL);
+        assert!(s.start_stream().iter().all(|r| r.type_url != ROUTE_TYPE_URL));
+    }
+
     #[test]
     fn backoff_grows_with_jitter_is_capped_and_resets() {
         let mut b = Backoff::new(Duration::from_millis(100), Duration::from_millis(1000), 42);

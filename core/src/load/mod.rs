@@ -14,6 +14,7 @@
 mod classify;
 pub mod codes;
 mod document;
+pub mod dump_resources;
 mod envoy_json;
 mod error;
 pub mod locate;

@@ -58,12 +58,37 @@ pub fn add_response(
     type_url: &str,
     resources: &[Resource<'_>],
 ) -> Result<SourceId, LoadError> {
-    let mut t = Transcoder { path: vec!["resources".to_owned()] };
-    let mut list = Vec::with_capacity(resources.len());
+    let mut t = Transcoder { path: Vec::new() };
+    let text = t.response(version_info, type_url, resources).map(|v| pretty(&v));
+    added(sources, name, text)
+}
+
+/// One DiscoveryResponse's parts, for [`add_responses`].
+#[derive(Debug, Clone, Copy)]
+pub struct ResponseParts<'b> {
+    /// `version_info` (a delta subscription's held state: its `system_version_info`).
+    pub version_info: &'b str,
+    /// The type of every resource in it.
+    pub type_url: &'b str,
+    /// Its resources.
+    pub resources: &'b [Resource<'b>],
+}
+
+/// Adds several DiscoveryResponses of one Envoy (its LDS, RDS and CDS answers) as one input
+/// `name`: a JSON list of them, which xdsck reads as one Envoy's, so their route tables and
+/// clusters meet their listeners — what `attach` checks and `attach --save` writes. On an
+/// undecodable resource the input is added with no text and the error is located in it.
+pub fn add_responses(
+    sources: &mut Sources,
+    name: &str,
+    responses: &[ResponseParts<'_>],
+) -> Result<SourceId, LoadError> {
+    let mut t = Transcoder { path: Vec::new() };
+    let mut list = Vec::with_capacity(responses.len());
     let mut failed = None;
-    for (i, r) in resources.iter().enumerate() {
+    for (i, r) in responses.iter().enumerate() {
         t.path.push(i.to_string());
-        match t.any(r.type_url, r.value) {
+        match t.response(r.version_info, r.type_url, r.resources) {
             Ok(v) => list.push(v),
             Err(e) => {
                 failed = Some(e);
@@ -72,15 +97,22 @@ pub fn add_response(
         }
         t.path.pop();
     }
-    if let Some((pointer, message)) = failed {
-        let id = sources.add(SourceFile::new(name, String::new()));
-        return Err(LoadError::new(&codes::INVALID_FIELD, message, Location::new(id, pointer, None)));
+    let text = match failed {
+        Some(e) => Err(e),
+        None => Ok(pretty(&Json::Array(list))),
+    };
+    added(sources, name, text)
+}
+
+/// Adds the transcoded text, or the located failure with no text.
+fn added(sources: &mut Sources, name: &str, text: Result<String, Failure>) -> Result<SourceId, LoadError> {
+    match text {
+        Ok(text) => Ok(sources.add(SourceFile::new(name, text))),
+        Err((pointer, message)) => {
+            let id = sources.add(SourceFile::new(name, String::new()));
+            Err(LoadError::new(&codes::INVALID_FIELD, message, Location::new(id, pointer, None)))
+        }
     }
-    let mut root = Map::new();
-    root.insert("version_info".to_owned(), Json::String(version_info.to_owned()));
-    root.insert("type_url".to_owned(), Json::String(type_url.to_owned()));
-    root.insert("resources".to_owned(), Json::Array(list));
-    Ok(sources.add(SourceFile::new(name, pretty(&Json::Object(root)))))
 }
 
 /// Adds an encoded DiscoveryResponse to `sources` as input `name` (the fuzz target's entry).
@@ -120,6 +152,23 @@ impl Transcoder {
 
     fn fail(&self, message: String) -> Failure {
         (self.pointer(), message)
+    }
+
+    /// A DiscoveryResponse's JSON: `version_info`, `type_url`, `resources`.
+    fn response(&mut self, version_info: &str, type_url: &str, resources: &[Resource<'_>]) -> Result<Json, Failure> {
+        self.path.push("resources".to_owned());
+        let mut list = Vec::with_capacity(resources.len());
+        for (i, r) in resources.iter().enumerate() {
+            self.path.push(i.to_string());
+            list.push(self.any(r.type_url, r.value)?);
+            self.path.pop();
+        }
+        self.path.pop();
+        let mut root = Map::new();
+        root.insert("version_info".to_owned(), Json::String(version_info.to_owned()));
+        root.insert("type_url".to_owned(), Json::String(type_url.to_owned()));
+        root.insert("resources".to_owned(), Json::Array(list));
+        Ok(Json::Object(root))
     }
 
     /// An Any: `@type` and the fields of its payload, or `value` for a well-known payload.
