@@ -1114,11 +1114,15 @@ fn watch_reports_each_xds_fault_and_recovers() {
     let second: Value = serde_json::from_str(&second).unwrap();
     assert_eq!(codes(&second["findings"]["new"]), vec!["XDS006 null".to_owned()], "{second}");
     assert_eq!(codes(&second["findings"]["fixed"]), warned, "{second}");
-    // The next stream floods again.
+    // The next stream floods again, with one more listener (a version that changed nothing
+    // would print nothing): the one change is its line.
     st.version = "3".into();
+    st.resources.push(proto_build::listener_any(&edge_n(1)));
     restart_with(&mut server, st);
-    let (_, before) = wait_line(&out, "for version 3", |l| l.contains("\"version\":\"3\""));
+    let (third, before) = wait_line(&out, "for version 3", |l| l.contains("\"version\":\"3\""));
     assert!(before.is_empty(), "{before:?}");
+    let third: Value = serde_json::from_str(&third).unwrap();
+    assert_eq!(added(&third, "Listener"), ["edge-1"], "{third}");
 
     // Over --max-bytes: a warning naming the limit and the flag; retried until it fits.
     server.set(State { version: "4".into(), resources: padded_listeners(3, MB), ..State::default() });
@@ -1268,7 +1272,7 @@ fn attach_follows_the_listeners_route_tables_and_the_clusters_sotw_and_delta() {
     assert!(want.iter().any(|f| f.contains("\"XDS304\"") && f.contains("'api'")), "{want:#?}");
     for flags in [&["--type", "ads"][..], &["--type", "ads", "--delta"]] {
         let url = server.url();
-        let mut args = vec!["attach", "--no-config", url.as_str(), "--timeout", "1", "--format", "json"];
+        let mut args = vec!["attach", "--no-config", url.as_str(), "--timeout", "2", "--format", "json"];
         args.extend(flags);
         let out = xdsck(&args);
         assert_eq!(said(&json_out(&out)), want, "{flags:?}");

@@ -145,6 +145,23 @@ fn bootstrap(doc: &Value) -> Result<Value, &'static str> {
         c.extend(cds);
         c.extend(named.into_iter().map(|n| json!({"name": n, "type": "STATIC", "connect_timeout": "1s"})));
     }
+    // A listener that takes its table from RDS over ADS (the table, when the fixture has it,
+    // is served inline above) needs a node and an ADS source; `--mode validate` fetches nothing.
+    let ads = sr.get("listeners").is_some_and(|l| l.to_string().contains("\"ads\":{}"));
+    if ads && !top.contains_key("node") && !top.contains_key("dynamic_resources") {
+        if let Some(c) = top["static_resources"]["clusters"].as_array_mut() {
+            c.push(json!({"name": "xds", "type": "STATIC", "connect_timeout": "1s",
+                "typed_extension_protocol_options": {"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                    "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                    "explicit_http_config": {"http2_protocol_options": {}}}}}));
+        }
+        top.insert("node".to_owned(), json!({"id": "xdsck", "cluster": "xdsck"}));
+        top.insert(
+            "dynamic_resources".to_owned(),
+            json!({"ads_config": {"api_type": "GRPC", "transport_api_version": "V3",
+                "grpc_services": [{"envoy_grpc": {"cluster_name": "xds"}}]}}),
+        );
+    }
     Ok(b)
 }
 

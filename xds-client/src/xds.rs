@@ -451,7 +451,7 @@ async fn open(channel: Channel, options: &Options, protocol: &mut Protocol) -> S
                     o.streams.insert("", tx);
                 }
                 Api::Lds => {
-                    for t in [LISTENER_TYPE_URL, ROUTE_TYPE_URL, CLUSTER_TYPE_URL] {
+                    for t in crate::observe::TYPES {
                         let (tx, rx) = mpsc::channel(REQUEST_QUEUE);
                         let ch = channel.clone();
                         let open = move |r: Requests<DiscoveryRequest>| -> Opening<DiscoveryResponse> {
@@ -567,7 +567,9 @@ async fn session(
                     let held = Held::whole(&r.type_url, &r.version_info, r.resources);
                     // Asking for no name at all is the wildcard in this protocol: tables no
                     // longer named are simply not needed.
+                    // Nor asked again of a per-type server that said it does not serve them.
                     if let Some(names) = store.set(held).filter(|n| !n.is_empty())
+                        && !store.unserved.contains(ROUTE_TYPE_URL)
                         && let Some(request) = sotw.resubscribe(ROUTE_TYPE_URL, names.into_iter().collect())
                     {
                         outbox.subscribe(request).await;
