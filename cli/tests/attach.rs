@@ -1477,3 +1477,36 @@ fn envoy_and_attach_agree_on_route_tables_over_ads_sotw_and_delta() {
         assert!(acks >= 3, "delta {delta}: xdsck ACKed the listeners, the table and the clusters: {acks}");
     }
 }
+
+/// A per-type control plane that serves listeners alone: attach does not wait for the route
+/// tables and clusters it does not serve, says so once, and says where the listener asks for a
+/// table nothing answered.
+#[test]
+fn a_listeners_only_server_is_observed_without_routes_and_clusters() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let listeners = [rds_listener("http", 8080, "web")];
+    let server = rt.block_on(XdsServer::start_listeners_only(
+        Bind::Unix(dir.path().join("xds.sock")),
+        full_state("1", &listeners, &[web_routes(false)], &[api_cluster()]),
+    ));
+    let started = Instant::now();
+    let out = xdsck(&["attach", "--no-config", &server.url(), "--timeout", "20", "--format", "json"]);
+    assert!(started.elapsed() < Duration::from_secs(15), "it waited for what is not served");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("does not serve route tables (RDS)") && err.contains("does not serve clusters (CDS)"),
+        "{err}"
+    );
+    let got = json_out(&out);
+    let said = said(&got);
+    assert_eq!(said.len(), 1, "{said:#?}");
+    assert!(said[0].contains("XDS304") && said[0].contains("'web'"), "{said:#?}");
+    // It asks its server for each type once, and ACKs the listeners.
+    assert!(server.requests().iter().any(|r| r.type_url == LISTENER_TYPE && !r.response_nonce.is_empty()));
+    // Over ADS such a server is not one: the error says which service to try.
+    let ads = xdsck(&["attach", "--no-config", &server.url(), "--type", "ads", "--timeout", "5"]);
+    assert_eq!(code(&ads), 2);
+    assert!(stderr(&ads).contains("try per-type LDS with --type lds"), "{}", stderr(&ads));
+}

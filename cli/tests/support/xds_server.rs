@@ -489,11 +489,23 @@ pub struct XdsServer {
     shared: Arc<Shared>,
     bind: Bind,
     task: Option<tokio::task::JoinHandle<()>>,
+    /// Serves the per-type LDS service alone (no RDS, CDS or ADS), as a listeners-only
+    /// control plane does: the others answer UNIMPLEMENTED.
+    listeners_only: bool,
 }
 
 impl XdsServer {
     /// Starts serving `state` on `bind` (TCP port 0 picks a free port). Needs a tokio runtime.
     pub async fn start(bind: Bind, state: State) -> XdsServer {
+        Self::start_serving(bind, state, false).await
+    }
+
+    /// Starts a server of per-type LDS alone.
+    pub async fn start_listeners_only(bind: Bind, state: State) -> XdsServer {
+        Self::start_serving(bind, state, true).await
+    }
+
+    async fn start_serving(bind: Bind, state: State, listeners_only: bool) -> XdsServer {
         let shared = Arc::new(Shared {
             state: watch::Sender::new(state),
             requests: Mutex::new(Vec::new()),
@@ -502,18 +514,21 @@ impl XdsServer {
             nonce: Mutex::new(0),
             generation: watch::Sender::new(0),
         });
-        let mut server = XdsServer { shared, bind, task: None };
+        let mut server = XdsServer { shared, bind, task: None, listeners_only };
         server.listen().await;
         server
     }
 
     async fn listen(&mut self) {
         let svc = Svc(self.shared.clone());
-        let router = tonic::transport::Server::builder()
-            .add_service(ListenerDiscoveryServiceServer::new(svc.clone()))
-            .add_service(RouteDiscoveryServiceServer::new(svc.clone()))
-            .add_service(ClusterDiscoveryServiceServer::new(svc.clone()))
-            .add_service(AggregatedDiscoveryServiceServer::new(svc));
+        let router = tonic::transport::Server::builder().add_service(ListenerDiscoveryServiceServer::new(svc.clone()));
+        let router = match self.listeners_only {
+            true => router,
+            false => router
+                .add_service(RouteDiscoveryServiceServer::new(svc.clone()))
+                .add_service(ClusterDiscoveryServiceServer::new(svc.clone()))
+                .add_service(AggregatedDiscoveryServiceServer::new(svc)),
+        };
         let task = match &self.bind {
             Bind::Tcp(addr) => {
                 let l = tokio::net::TcpListener::bind(addr).await.expect("bind the xDS server");
