@@ -69,7 +69,8 @@ impl Default for Options {
 /// What [`watch`] reports.
 #[derive(Debug)]
 pub enum Event {
-    /// A stream is open and the subscriptions sent.
+    /// The first stream of a connection is open (the server answered its opening) and the
+    /// subscriptions are sent.
     Connected,
     /// The configuration to check: whole, or at the deadline with what came (its
     /// [`View::unanswered`] names the route tables that did not). Every response in it is ACKed.
@@ -280,6 +281,8 @@ impl<R: Request> Outbox<R> {
 
 /// What the streams' tasks hand to the session.
 enum Incoming {
+    /// A stream is open: the server answered its opening with headers.
+    Opened,
     /// A response, with the type of the per-type stream it came on (`None` on ADS).
     Sotw(DiscoveryResponse, Option<&'static str>),
     Delta(DeltaDiscoveryResponse),
@@ -329,7 +332,12 @@ fn spawn_stream<R, T>(
         let Some(first) = requests.recv().await else { return };
         let requests = Requests { first: Some(first), rest: ReceiverStream::new(requests) };
         let mut stream = match open(requests).await {
-            Ok(s) => s.into_inner(),
+            Ok(s) => {
+                if incoming.send(Incoming::Opened).await.is_err() {
+                    return;
+                }
+                s.into_inner()
+            }
             Err(status) => {
                 let _ = incoming.send(Incoming::Ended(stream_type, Some(status))).await;
                 return;
@@ -517,6 +525,7 @@ async fn session(
     let at = target.endpoint.to_string();
     let first = Instant::now() + options.timeout;
     let mut wait: Option<Instant> = None;
+    let mut connected = false;
     loop {
         let mut problems = Vec::new();
         let mut timed_out = false;
@@ -535,6 +544,14 @@ async fn session(
             },
         };
         match incoming {
+            // Said once, when the first stream is open (not when it is only asked for: a
+            // server that refuses the service is never "connected").
+            Some(Incoming::Opened) => {
+                if !std::mem::replace(&mut connected, true) && events.send(Event::Connected).await.is_err() {
+                    return Flow::Done;
+                }
+                continue;
+            }
             // The wait for the rest is over: what came is checked, and what did not is said.
             None => {
                 wait = None;
@@ -720,9 +737,6 @@ async fn run(target: &GrpcTarget, options: &Options, events: mpsc::Sender<Event>
             Err(e) => e,
             Ok(channel) => {
                 let mut streams = open(channel, options, &mut protocol).await;
-                if events.send(Event::Connected).await.is_err() {
-                    return Ok(());
-                }
                 let flow =
                     session(target, options, &mut protocol, &mut store, &mut streams, (&events, once), &mut backoff)
                         .await;
