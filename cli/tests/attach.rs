@@ -358,6 +358,13 @@ fn envoy_takes_lds_over_tcp_and_attach_reads_its_tcp_admin() {
         "{a}"
     );
     assert_eq!(a["inputs"][0]["source"], format!("http://{admin}"));
+    // --save keeps the dump as fetched: `check` of the folder says the same.
+    let saved = dir.path().join("saved");
+    let again = xdsck(&["attach", &format!("http://{admin}"), "--save", saved.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&again), code(&attached), "{}", stderr(&again));
+    assert!(saved.join("config_dump.json").is_file());
+    let from_saved = json_out(&xdsck(&["check", saved.to_str().unwrap(), "--format", "json"]));
+    assert_eq!(findings(&from_saved), findings(&json_out(&again)));
 }
 
 /// Envoy with admin on a Unix socket (as Cilium runs it) takes LDS from the test server over a
