@@ -137,11 +137,12 @@ fn seconds(v: f64, flag: &str) -> Result<Duration> {
 struct Snapshot {
     sources: Sources,
     report: Report,
-    /// The resource version (xDS) or `None` (admin: each dump carries its listeners' own).
+    /// The version of the latest xDS response, or `None` (admin: each dump carries its
+    /// listeners' own).
     version: Option<String>,
     /// Every resource received or listed, by type and name: its version and, over xDS, a
     /// digest of its bytes (a resource can change without a new version).
-    resources: BTreeMap<Key, Held>,
+    resources: BTreeMap<Key, Stamp>,
     /// How long loading and checking took.
     took: Duration,
     /// The file `--save` writes the input to: what it is.
@@ -298,7 +299,7 @@ struct Watch<'a> {
     /// another order) is not new.
     previous: BTreeMap<(String, usize), (Value, String)>,
     /// `None` until the first update, which is printed whole: the state.
-    resources: Option<BTreeMap<Key, Held>>,
+    resources: Option<BTreeMap<Key, Stamp>>,
     updates: u64,
     last_code: Option<u8>,
     metrics: Option<Arc<Metrics>>,
@@ -307,14 +308,14 @@ struct Watch<'a> {
 /// A resource's identity: its type (`Listener`, `RouteConfiguration`, `Cluster`) and name.
 type Key = (String, String);
 /// What is compared of it: its version, and over xDS a digest of its bytes (0 from a dump).
-type Held = (String, u64);
+type Stamp = (String, u64);
 
 /// A resource as a change names it.
-fn resource_value((type_name, name): &Key, (version, _): &Held) -> Value {
+fn resource_value((type_name, name): &Key, (version, _): &Stamp) -> Value {
     json!({"type": type_name, "name": name, "version": version})
 }
 
-fn resource_line(sign: char, (type_name, name): &Key, (version, _): &Held) -> String {
+fn resource_line(sign: char, (type_name, name): &Key, (version, _): &Stamp) -> String {
     if version.is_empty() {
         format!("{sign} {type_name} '{name}'\n")
     } else {
@@ -358,7 +359,7 @@ impl<'a> Watch<'a> {
         let removed: Vec<_> = before.iter().filter(|(k, _)| !s.resources.contains_key(*k)).collect();
         // Over xDS a resource is updated when its bytes change (a state-of-the-world response
         // gives every resource its version, changed or not); from a dump, when its version does.
-        let changed = |old: &Held, new: &Held| match new.1 {
+        let changed = |old: &Stamp, new: &Stamp| match new.1 {
             0 => old.0 != new.0,
             digest => old.1 != digest,
         };
@@ -373,7 +374,7 @@ impl<'a> Watch<'a> {
         let out = match self.args.report.format {
             Format::Json => {
                 let list =
-                    |v: &[(&Key, &Held)]| -> Vec<Value> { v.iter().map(|(k, r)| resource_value(k, r)).collect() };
+                    |v: &[(&Key, &Stamp)]| -> Vec<Value> { v.iter().map(|(k, r)| resource_value(k, r)).collect() };
                 let obj = json!({
                     "time": time,
                     "version": version,
