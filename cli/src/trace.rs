@@ -9,15 +9,19 @@ use xdsck_core::trace::{Attributes, Query};
 use crate::args::{ClientKind, GraphArgs, GraphFormat, TraceArgs, TraceFormat};
 use crate::{CLEAN, FAILED, FOUND, input, print};
 
-/// Loads the inputs; when one cannot be loaded, prints why (as `check` would) and gives up.
-fn load(paths: &[std::path::PathBuf]) -> Result<Option<xdsck_core::Sources>> {
+/// Loads the inputs once and hands the model to `then`; when one cannot be loaded, prints why
+/// (as `check` would) and gives up. (The model borrows from what was read, so it is lent to a
+/// closure rather than returned.)
+fn with_snapshot(
+    paths: &[std::path::PathBuf],
+    then: impl FnOnce(xdsck_core::model::Snapshot<'_>, &xdsck_core::Sources) -> Result<u8>,
+) -> Result<u8> {
     let (sources, mut failed) = input::read_all(paths, xdsck_core::load::DEFAULT_MAX_BYTES);
     let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
-    let (_, load_failed) = xdsck_core::load_all(&documents);
+    let (snapshot, load_failed) = xdsck_core::load_all(&documents);
     failed.extend(load_failed);
-    drop(documents);
     if failed.is_empty() {
-        return Ok(Some(sources));
+        return then(snapshot, &sources);
     }
     let failed_inputs = failed
         .iter()
@@ -26,13 +30,14 @@ fn load(paths: &[std::path::PathBuf]) -> Result<Option<xdsck_core::Sources>> {
         .len();
     let report = report::Report { findings: failed, failed_inputs, ..Default::default() };
     print(&report::render(report::Format::Text, &report, &sources, RenderOptions::default()))?;
-    Ok(None)
+    Ok(FAILED)
 }
 
 pub fn run(args: &TraceArgs) -> Result<u8> {
-    let Some(sources) = load(&args.paths)? else { return Ok(FAILED) };
-    let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
-    let (mut snapshot, _) = xdsck_core::load_all(&documents);
+    with_snapshot(&args.paths, |snapshot, sources| trace(args, snapshot, sources))
+}
+
+fn trace(args: &TraceArgs, mut snapshot: xdsck_core::model::Snapshot<'_>, sources: &xdsck_core::Sources) -> Result<u8> {
     // One connection goes through one Envoy: the files are its parts.
     snapshot.one_envoy = true;
     xdsck_core::trace::one_proxy(&mut snapshot, args.proxy.as_deref())?;
@@ -72,7 +77,7 @@ pub fn run(args: &TraceArgs) -> Result<u8> {
         direct_source: args.direct_src,
         attributes,
     };
-    let answer = xdsck_core::trace::trace(&snapshot, &sources, &query)?;
+    let answer = xdsck_core::trace::trace(&snapshot, sources, &query)?;
     let http = match &args.host {
         Some(host) => Some(xdsck_core::routing::trace::trace_http(&snapshot, &answer, &request(args, host)?)),
         None => None,
@@ -106,9 +111,10 @@ fn request(args: &TraceArgs, host: &str) -> Result<xdsck_core::routing::Request>
 }
 
 pub fn graph(args: &GraphArgs) -> Result<u8> {
-    let Some(sources) = load(std::slice::from_ref(&args.path))? else { return Ok(FAILED) };
-    let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
-    let (mut snapshot, _) = xdsck_core::load_all(&documents);
+    with_snapshot(std::slice::from_ref(&args.path), |snapshot, _| draw(args, snapshot))
+}
+
+fn draw(args: &GraphArgs, mut snapshot: xdsck_core::model::Snapshot<'_>) -> Result<u8> {
     xdsck_core::trace::one_proxy(&mut snapshot, args.proxy.as_deref())?;
     let listener = match &args.listener {
         Some(name) => xdsck_core::trace::select_listener(&snapshot, Some(name), None)?.1,
