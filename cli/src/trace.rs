@@ -2,9 +2,8 @@
 
 use anyhow::{Result, bail};
 use xdsck_core::graph::MatchGraph;
-use xdsck_core::graph::trace::Client;
 use xdsck_core::report::{self, RenderOptions};
-use xdsck_core::trace::{Attributes, Query};
+use xdsck_core::trace::Query;
 
 use crate::args::{ClientKind, GraphArgs, GraphFormat, TraceArgs, TraceFormat};
 use crate::{CLEAN, FAILED, FOUND, input, print};
@@ -41,35 +40,20 @@ fn trace(args: &TraceArgs, mut snapshot: xdsck_core::model::Snapshot<'_>, source
     // One connection goes through one Envoy: the files are its parts.
     snapshot.one_envoy = true;
     xdsck_core::trace::one_proxy(&mut snapshot, args.proxy.as_deref())?;
-    let sni = args.sni.clone().unwrap_or_default();
-    let attributes = match (&args.transport_protocol, args.client) {
-        (Some(t), _) => Attributes::Exact {
-            transport_protocol: t.clone(),
-            server_name: sni,
-            application_protocols: args.alpn.clone(),
-        },
-        (None, client) => {
-            let kind = client.unwrap_or(if args.sni.is_some() || !args.alpn.is_empty() {
-                ClientKind::Tls
-            } else if args.host.is_some() {
-                // An HTTP request without TLS: an HTTP/1.1 client.
-                ClientKind::Http1
-            } else {
-                ClientKind::Raw
-            });
-            if kind != ClientKind::Tls && (args.sni.is_some() || !args.alpn.is_empty()) {
-                bail!(
-                    "--sni and --alpn describe a TLS ClientHello: use them with --client tls or --transport-protocol"
-                );
-            }
-            Attributes::Client(match kind {
-                ClientKind::Tls => Client::Tls { sni, alpn: args.alpn.clone() },
-                ClientKind::Http1 => Client::Http1,
-                ClientKind::H2c => Client::H2c,
-                ClientKind::Raw => Client::Raw,
-            })
-        }
-    };
+    let client = args.client.map(|k| match k {
+        ClientKind::Tls => xdsck_core::trace::ClientKind::Tls,
+        ClientKind::Http1 => xdsck_core::trace::ClientKind::Http1,
+        ClientKind::H2c => xdsck_core::trace::ClientKind::H2c,
+        ClientKind::Raw => xdsck_core::trace::ClientKind::Raw,
+    });
+    let attributes = xdsck_core::trace::attributes(
+        client,
+        args.transport_protocol.as_deref(),
+        args.sni.as_deref(),
+        &args.alpn,
+        args.host.is_some(),
+    )
+    .map_err(anyhow::Error::msg)?;
     let query = Query {
         listener: args.listener.clone(),
         destination: args.dst,

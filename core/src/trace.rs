@@ -32,6 +32,62 @@ pub enum Attributes {
     },
 }
 
+/// The kind of client a question describes (`--client`, the page's client field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    /// A TLS ClientHello, with an SNI and an ALPN list.
+    Tls,
+    /// Plaintext HTTP/1.1.
+    Http1,
+    /// Plaintext HTTP/2 with prior knowledge.
+    H2c,
+    /// Bytes that are neither TLS nor HTTP.
+    Raw,
+}
+
+/// What a question's client fields ask, as the matcher's [`Attributes`]: the one translation
+/// `xdsck trace` and the page share. `transport_protocol` asks for exact attributes (then
+/// `client` must be absent); otherwise the client is `client`, or a TLS one when an SNI or ALPN
+/// is given, an HTTP/1.1 one when an HTTP request is traced (`http_request`), else raw bytes.
+/// Empty values are absent (a form's empty field); ALPN entries are trimmed.
+pub fn attributes(
+    client: Option<ClientKind>,
+    transport_protocol: Option<&str>,
+    sni: Option<&str>,
+    alpn: &[String],
+    http_request: bool,
+) -> Result<Attributes, String> {
+    let sni = sni.map(str::trim).unwrap_or_default().to_owned();
+    let alpn: Vec<String> = alpn.iter().map(|a| a.trim().to_owned()).filter(|a| !a.is_empty()).collect();
+    if let Some(t) = transport_protocol.map(str::trim).filter(|t| !t.is_empty()) {
+        if client.is_some() {
+            return Err("give a client or a transport protocol, not both".to_owned());
+        }
+        return Ok(Attributes::Exact {
+            transport_protocol: t.to_owned(),
+            server_name: sni,
+            application_protocols: alpn,
+        });
+    }
+    let described = !sni.is_empty() || !alpn.is_empty();
+    let kind = client.unwrap_or(match (described, http_request) {
+        (true, _) => ClientKind::Tls,
+        // An HTTP request without TLS: an HTTP/1.1 client.
+        (false, true) => ClientKind::Http1,
+        (false, false) => ClientKind::Raw,
+    });
+    if kind != ClientKind::Tls && described {
+        return Err("an SNI and ALPN describe a TLS ClientHello: give them with a TLS client or a transport protocol"
+            .to_owned());
+    }
+    Ok(Attributes::Client(match kind {
+        ClientKind::Tls => Client::Tls { sni, alpn },
+        ClientKind::Http1 => Client::Http1,
+        ClientKind::H2c => Client::H2c,
+        ClientKind::Raw => Client::Raw,
+    }))
+}
+
 /// A trace question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
@@ -404,5 +460,36 @@ impl Answer {
             let _ = writeln!(out, "note: {n}");
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Attributes, ClientKind, attributes};
+    use crate::graph::trace::Client;
+
+    fn alpn(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_client_fields_mean_one_thing_for_the_cli_and_the_page() {
+        // An SNI or ALPN is a TLS client; an HTTP request without them an HTTP/1.1 one; else raw.
+        let tls = attributes(None, None, Some("API.example.com"), &alpn(&[" h2 ", ""]), true).unwrap();
+        assert_eq!(tls, Attributes::Client(Client::Tls { sni: "API.example.com".into(), alpn: alpn(&["h2"]) }));
+        assert_eq!(attributes(None, None, None, &[], true).unwrap(), Attributes::Client(Client::Http1));
+        assert_eq!(attributes(None, None, Some(" "), &alpn(&[""]), false).unwrap(), Attributes::Client(Client::Raw));
+        assert_eq!(attributes(Some(ClientKind::H2c), None, None, &[], true).unwrap(), Attributes::Client(Client::H2c));
+        // Exact attributes, as a listener filter xdsck does not model would leave them.
+        let exact = attributes(None, Some("raw_buffer"), Some("a"), &[], false).unwrap();
+        assert!(
+            matches!(exact, Attributes::Exact { ref transport_protocol, .. } if transport_protocol == "raw_buffer")
+        );
+        // An empty transport protocol field is absent.
+        assert_eq!(attributes(None, Some(""), None, &[], false).unwrap(), Attributes::Client(Client::Raw));
+        // What contradicts itself is refused, with the same words everywhere.
+        assert!(attributes(Some(ClientKind::Tls), Some("tls"), None, &[], false).unwrap_err().contains("not both"));
+        let e = attributes(Some(ClientKind::Http1), None, Some("a.example.com"), &[], false).unwrap_err();
+        assert!(e.contains("describe a TLS ClientHello"), "{e}");
     }
 }

@@ -17,7 +17,6 @@ use std::net::{IpAddr, SocketAddr};
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
-use xdsck_core::graph::trace::Client;
 use xdsck_core::model::route::{HcmRoutes, RouteTables};
 use xdsck_core::model::{CidrRange, FilterChain, FilterChainMatch};
 use xdsck_core::report::{self, Format, RenderOptions};
@@ -211,33 +210,16 @@ fn parse_field<T: std::str::FromStr>(name: &str, what: &str, value: Option<&str>
     }
 }
 
-/// The same translation `xdsck trace` makes of its flags.
+/// The client fields as core's one translation of them (the CLI's flags go through it too).
 fn attributes(q: &TraceQuery) -> Result<Attributes, String> {
-    let sni = q.sni.clone().unwrap_or_default();
-    let alpn: Vec<String> = q.alpn.iter().map(|a| a.trim().to_owned()).filter(|a| !a.is_empty()).collect();
-    if let Some(t) = q.transport_protocol.as_deref().filter(|t| !t.is_empty()) {
-        if q.client.is_some() {
-            return Err("give client or transport_protocol, not both".to_owned());
-        }
-        return Ok(Attributes::Exact {
-            transport_protocol: t.to_owned(),
-            server_name: sni,
-            application_protocols: alpn,
-        });
-    }
-    let described = !sni.is_empty() || !alpn.is_empty();
-    let kind = q.client.unwrap_or(if described { ClientKind::Tls } else { ClientKind::Raw });
-    if kind != ClientKind::Tls && described {
-        return Err(
-            "SNI and ALPN describe a TLS ClientHello: use them with client tls or a transport protocol".to_owned()
-        );
-    }
-    Ok(Attributes::Client(match kind {
-        ClientKind::Tls => Client::Tls { sni, alpn },
-        ClientKind::Http1 => Client::Http1,
-        ClientKind::H2c => Client::H2c,
-        ClientKind::Raw => Client::Raw,
-    }))
+    let client = q.client.map(|k| match k {
+        ClientKind::Tls => xdsck_core::trace::ClientKind::Tls,
+        ClientKind::Http1 => xdsck_core::trace::ClientKind::Http1,
+        ClientKind::H2c => xdsck_core::trace::ClientKind::H2c,
+        ClientKind::Raw => xdsck_core::trace::ClientKind::Raw,
+    });
+    let host = q.host.as_deref().is_some_and(|h| !h.trim().is_empty());
+    xdsck_core::trace::attributes(client, q.transport_protocol.as_deref(), q.sni.as_deref(), &q.alpn, host)
 }
 
 /// [`rules`] for Rust callers: `{"version": 1, "rules": [{code, name, severity, summary,
