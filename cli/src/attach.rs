@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use xdsck_core::report::{self, Report};
-use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
+use xdsck_core::{Location, SourceFile, Sources};
 use xdsck_xds_client::observe::View;
 use xdsck_xds_client::protocol::Backoff;
 use xdsck_xds_client::{AdminTarget, Error, GrpcTarget, Target, TlsOptions, admin, xds};
@@ -346,7 +346,7 @@ impl<'a> Watch<'a> {
         for (d, obj) in s.report.findings.iter().zip(objects) {
             let fingerprint = d.fingerprint();
             let rank = current.range((fingerprint.clone(), 0)..=(fingerprint.clone(), usize::MAX)).count();
-            current.insert((fingerprint, rank), (obj, line(d)));
+            current.insert((fingerprint, rank), (obj, report::line::watch(d)));
         }
         let new: Vec<&(Value, String)> =
             current.iter().filter(|(k, _)| !self.previous.contains_key(*k)).map(|(_, v)| v).collect();
@@ -420,11 +420,6 @@ impl<'a> Watch<'a> {
     fn exit(&self) -> u8 {
         self.last_code.unwrap_or(FAILED)
     }
-}
-
-fn line(d: &Diagnostic) -> String {
-    let listener = d.listener.as_deref().map(|l| format!(" listener '{l}':")).unwrap_or_default();
-    format!("{}[{}]{listener} {}", d.severity, d.code(), d.message)
 }
 
 async fn watch_xds(

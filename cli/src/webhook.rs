@@ -267,13 +267,7 @@ fn review(body: &[u8], policy: &Policy) -> Result<Value, String> {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for d in &report.findings {
-        let listener = d.listener.as_deref().map(|l| format!(" (listener {l})")).unwrap_or_default();
-        let line = match (&d.severity, &d.envoy_error) {
-            (Severity::Error, Some(e)) => {
-                format!("{} {}{listener}: {} (Envoy: {e})", d.rule.code, d.rule.name, d.message)
-            }
-            _ => format!("{} {}{listener}: {}", d.rule.code, d.rule.name, d.message),
-        };
+        let line = xdsck_core::report::line::admission(d);
         match d.severity {
             Severity::Error => errors.push(line),
             Severity::Warning => warnings.push(line),

@@ -5,6 +5,7 @@
 pub mod concise;
 pub mod github;
 pub mod json;
+pub mod line;
 pub mod openreports;
 pub mod sarif;
 pub mod text;
