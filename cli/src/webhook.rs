@@ -26,6 +26,7 @@ use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
 use tokio_rustls::rustls::sign::CertifiedKey;
+use xdsck_core::gateway::cilium::admission;
 use xdsck_core::{Severity, SourceFile, Sources};
 
 use crate::args::WebhookArgs;
@@ -34,8 +35,6 @@ use crate::args::WebhookArgs;
 /// all of them together).
 const WARNING_CHARS: usize = 240;
 const MAX_WARNINGS: usize = 12;
-
-const KINDS: [&str; 2] = ["CiliumEnvoyConfig", "CiliumClusterwideEnvoyConfig"];
 
 #[derive(Debug, Clone)]
 struct Policy {
@@ -236,23 +235,19 @@ fn review(body: &[u8], policy: &Policy) -> Result<Value, String> {
     };
     let kind = request["kind"]["kind"].as_str().unwrap_or_default();
     let object = &request["object"];
-    if !KINDS.contains(&kind) {
-        return Ok(answer(true, None, vec![format!("xdsck checks {} only, not {kind:?}", KINDS.join(" and "))]));
+    if !admission::KINDS.contains(&kind) {
+        return Ok(answer(
+            true,
+            None,
+            vec![format!("xdsck checks {} only, not {kind:?}", admission::KINDS.join(" and "))],
+        ));
     }
     // DELETE (no object): nothing to check.
     if !object.is_object() {
         return Ok(answer(true, None, Vec::new()));
     }
     let mut object = object.clone();
-    // The request's namespace, where the object leaves it out: the listener names (and the
-    // CEC's kind, for the loader) follow from it as the Cilium agent derives them.
-    if kind == "CiliumEnvoyConfig"
-        && object["metadata"]["namespace"].is_null()
-        && let Some(ns) = request["namespace"].as_str()
-        && let Some(meta) = object["metadata"].as_object_mut()
-    {
-        meta.insert("namespace".into(), ns.into());
-    }
+    admission::with_request_namespace(kind, &mut object, request["namespace"].as_str());
     let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
     let source_name = match object["metadata"]["namespace"].as_str() {
         Some(ns) => format!("{kind} {ns}/{name}"),
@@ -274,12 +269,7 @@ fn review(body: &[u8], policy: &Policy) -> Result<Value, String> {
             Severity::Info => {}
         }
     }
-    let gateway_owned = object["metadata"]["ownerReferences"].as_array().is_some_and(|refs| {
-        refs.iter().any(|r| {
-            r["kind"] == "Gateway"
-                && r["apiVersion"].as_str().is_some_and(|a| a.starts_with("gateway.networking.k8s.io/"))
-        })
-    });
+    let gateway_owned = admission::gateway_owned(&object);
     let deny = policy.strict && !errors.is_empty() && (!gateway_owned || policy.deny_gateway_owned);
     if deny {
         let message = format!("xdsck: Envoy would reject {name}: {}", errors.join("; "));

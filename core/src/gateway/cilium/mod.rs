@@ -2,6 +2,7 @@
 //! Gateway's conditions, and the model the CiliumEnvoyConfig is rendered from. What differs
 //! between versions is in [`versions`] only.
 
+pub mod admission;
 pub(crate) mod conditions;
 pub(crate) mod hostnames;
 pub(crate) mod ingest;
