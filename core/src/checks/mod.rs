@@ -92,7 +92,7 @@ pub struct ListenerCx<'s, 'a> {
     /// (a peer's map of proxies); what one Envoy holds at once is checked together.
     pub envoy: usize,
     /// Where places in the listener's input are.
-    pub text: Locator<'s>,
+    pub locator: Locator<'s>,
     /// The listener as the loader read it.
     pub listener: &'s Listener<'a>,
     /// The engine `xdsck trace` asks too: the index or the `filter_chain_matcher`.
@@ -146,7 +146,7 @@ pub struct TableCx<'s, 'a> {
     pub envoy: usize,
     /// Where places are in the input the table was read from (for an RDS table, not the
     /// listener's).
-    pub text: Locator<'s>,
+    pub locator: Locator<'s>,
     /// For an inline table, the listener and the chain whose HCM holds it.
     pub listener: Option<(ListenerCx<'s, 'a>, &'s FilterChain<'a>)>,
     /// The HCM holding an inline table (its Host rewriting applies before the table).
@@ -174,7 +174,7 @@ impl<'s, 'a> Context<'s, 'a> {
                     HcmRoutes::Inline(table) => Some(TableCx {
                         table,
                         envoy: l.envoy,
-                        text: l.text,
+                        locator: l.locator,
                         listener: Some((l, chain)),
                         hcm: Some(hcm),
                     }),
@@ -189,7 +189,7 @@ impl<'s, 'a> Context<'s, 'a> {
         for (envoy, input) in self.snapshot.inputs.iter().enumerate() {
             let text = self.locator(input);
             for t in input.route_tables.iter().filter(|t| t.origin == TableOrigin::Rds) {
-                out.push(TableCx { table: t, envoy, text, listener: None, hcm: None });
+                out.push(TableCx { table: t, envoy, locator: text, listener: None, hcm: None });
             }
         }
         out
@@ -207,7 +207,7 @@ impl TableCx<'_, '_> {
     pub fn offset(&self, pointer: &str) -> Option<usize> {
         match &self.listener {
             Some((l, _)) => l.locate_in_listener(pointer),
-            None => self.text.locate_pointer(pointer),
+            None => self.locator.locate_pointer(pointer),
         }
     }
 
@@ -225,12 +225,12 @@ impl TableCx<'_, '_> {
 impl ListenerCx<'_, '_> {
     /// Where the listener is.
     pub fn location(&self) -> Location {
-        self.listener.location(self.source, self.text)
+        self.listener.location(self.source, self.locator)
     }
 
     /// Where one of its chains is.
     pub fn chain_location(&self, chain: &FilterChain<'_>) -> Location {
-        self.listener.chain_location(self.source, self.text, chain)
+        self.listener.chain_location(self.source, self.locator, chain)
     }
 
     /// A place inside the listener's `filter_chain_matcher`, `suffix` being a pointer relative to
@@ -241,14 +241,14 @@ impl ListenerCx<'_, '_> {
         let pointer = format!("{anchor}{suffix}");
         // The loader kept where the matcher starts: only it is read again.
         let start = self.listener.filter_chain_matcher.as_ref().and_then(|m| m.offset);
-        let offset = self.text.locate_pointer_below(&anchor, start, &pointer).or_else(|| self.location().offset);
+        let offset = self.locator.locate_pointer_below(&anchor, start, &pointer).or_else(|| self.location().offset);
         Location::new(self.source, pointer, offset)
     }
 
     /// The offset of a node below the listener (a pointer starting with the listener's),
     /// reading only the listener again, and only up to the node.
     pub fn locate_in_listener(&self, pointer: &str) -> Option<usize> {
-        self.text.locate_pointer_below(&self.listener.pointer, self.listener.offset, pointer)
+        self.locator.locate_pointer_below(&self.listener.pointer, self.listener.offset, pointer)
     }
 
     /// A place below a chain, e.g. `["filter_chain_match", "server_names", "2"]` (snake_case
@@ -266,7 +266,7 @@ impl ListenerCx<'_, '_> {
         }
         let anchor = self.listener.chain_pointer(chain);
         let offset = self
-            .text
+            .locator
             .locate_pointer_below(&anchor, chain.offset, &pointer)
             .or_else(|| self.chain_location(chain).offset);
         Location::new(self.source, pointer, offset)
@@ -387,7 +387,7 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
         .map(|(&(envoy, source, text, listener), matching)| ListenerCx {
             source,
             envoy,
-            text,
+            locator: text,
             listener,
             matching,
             graph: matching.graph(),
