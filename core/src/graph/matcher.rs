@@ -16,32 +16,34 @@ use ipnet::IpNet;
 
 use super::trace::Connection;
 pub use crate::model::matcher::{
-    FilterChainMatcher, Input, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher, ServerNameMatcherParts,
+    FilterChainMatcher, MatchInput, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher, ServerNameMatcherParts,
     StringMatch, StringMatcher, Then, Tree,
 };
 use crate::source::Pointer;
 
-impl Input {
+impl MatchInput {
     /// What Envoy's input yields for `c`: `Ok(None)` is "no data"; an error when the question
     /// did not give the source this input reads.
     pub fn value(self, c: &Connection) -> Result<Option<String>, NeedsInput> {
         let source = || c.source.ok_or(NeedsInput(self));
         Ok(match self {
-            Input::DestinationIp => c.destination.map(|d| ip_string(d.ip())),
-            Input::DestinationPort => c.destination.map(|d| d.port().to_string()),
-            Input::SourceIp => Some(ip_string(source()?.ip())),
-            Input::SourcePort => Some(source()?.port().to_string()),
-            Input::DirectSourceIp => Some(ip_string(c.direct_source.map_or_else(|| source().map(|s| s.ip()), Ok)?)),
-            Input::SourceType => {
+            MatchInput::DestinationIp => c.destination.map(|d| ip_string(d.ip())),
+            MatchInput::DestinationPort => c.destination.map(|d| d.port().to_string()),
+            MatchInput::SourceIp => Some(ip_string(source()?.ip())),
+            MatchInput::SourcePort => Some(source()?.port().to_string()),
+            MatchInput::DirectSourceIp => {
+                Some(ip_string(c.direct_source.map_or_else(|| source().map(|s| s.ip()), Ok)?))
+            }
+            MatchInput::SourceType => {
                 let src = source()?.ip();
                 let local = src == IpAddr::V4(Ipv4Addr::LOCALHOST)
                     || src == IpAddr::V6(Ipv6Addr::LOCALHOST)
                     || c.destination.is_some_and(|d| d.ip() == src);
                 local.then(|| "local".to_owned())
             }
-            Input::ServerName => (!c.server_name.is_empty()).then(|| c.server_name.clone()),
-            Input::TransportProtocol => (!c.transport_protocol.is_empty()).then(|| c.transport_protocol.clone()),
-            Input::ApplicationProtocol => {
+            MatchInput::ServerName => (!c.server_name.is_empty()).then(|| c.server_name.clone()),
+            MatchInput::TransportProtocol => (!c.transport_protocol.is_empty()).then(|| c.transport_protocol.clone()),
+            MatchInput::ApplicationProtocol => {
                 (!c.application_protocols.is_empty()).then(|| format!("'{}'", c.application_protocols.join("','")))
             }
         })
@@ -163,7 +165,7 @@ pub struct Evaluation {
 
 /// The question left out an attribute the matcher reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NeedsInput(pub Input);
+pub struct NeedsInput(pub MatchInput);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Res {
@@ -250,7 +252,7 @@ fn shown(v: &Option<String>) -> String {
 }
 
 impl Walk<'_> {
-    fn input(&self, i: Input) -> Result<Option<String>, NeedsInput> {
+    fn input(&self, i: MatchInput) -> Result<Option<String>, NeedsInput> {
         i.value(self.c)
     }
 
@@ -658,14 +660,14 @@ mod tests {
         let mut c = conn("a.example.com");
         c.application_protocols = vec!["h2".into(), "http/1.1".into()];
         c.source = Some(SocketAddr::new("::1".parse().unwrap(), 7));
-        assert_eq!(Input::ApplicationProtocol.value(&c), Ok(Some("'h2','http/1.1'".into())));
-        assert_eq!(Input::SourceType.value(&c), Ok(Some("local".into())));
-        assert_eq!(Input::DirectSourceIp.value(&c), Ok(Some("::1".into())));
-        assert_eq!(Input::DestinationPort.value(&c), Ok(Some("443".into())));
+        assert_eq!(MatchInput::ApplicationProtocol.value(&c), Ok(Some("'h2','http/1.1'".into())));
+        assert_eq!(MatchInput::SourceType.value(&c), Ok(Some("local".into())));
+        assert_eq!(MatchInput::DirectSourceIp.value(&c), Ok(Some("::1".into())));
+        assert_eq!(MatchInput::DestinationPort.value(&c), Ok(Some("443".into())));
         c.destination = None;
-        assert_eq!(Input::DestinationIp.value(&c), Ok(None));
+        assert_eq!(MatchInput::DestinationIp.value(&c), Ok(None));
         c.source = None;
-        assert_eq!(Input::SourcePort.value(&c), Err(NeedsInput(Input::SourcePort)));
+        assert_eq!(MatchInput::SourcePort.value(&c), Err(NeedsInput(MatchInput::SourcePort)));
         let m = json!({"matcher_tree": {"input": input("SourcePortInput"), "exact_match_map": {"map": {"1": action("a")}}}});
         assert!(typed(&m).tree.unwrap().evaluate(&c).is_err());
     }

@@ -11,7 +11,7 @@ use super::MatchGraph;
 use super::key::Level;
 use super::matcher::{MatcherStep, NeedsInput};
 use super::trace::{Connection, Outcome, Trace};
-use crate::model::matcher::{FilterChainMatcher, Input};
+use crate::model::matcher::{FilterChainMatcher, MatchInput};
 use crate::model::{FilterChain, Listener};
 use crate::source::{Pointer, join_field};
 
@@ -183,11 +183,11 @@ impl<'l, 'a> ListenerMatch<'l, 'a> {
 
 /// The index level that reads the same attribute as a matcher input, for an undecided answer:
 /// only the inputs a question may leave out (the source's) can leave it undecided.
-fn level_of(input: Input) -> Level {
+fn level_of(input: MatchInput) -> Level {
     match input {
-        Input::SourcePort => Level::SourcePort,
-        Input::DirectSourceIp => Level::DirectSourceIp,
-        Input::SourceType => Level::SourceType,
+        MatchInput::SourcePort => Level::SourcePort,
+        MatchInput::DirectSourceIp => Level::DirectSourceIp,
+        MatchInput::SourceType => Level::SourceType,
         _ => Level::SourceIp,
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::model::Casing;
 use crate::model::matcher::{
-    FilterChainMatcher, Input, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher, ServerNameMatcherParts,
+    FilterChainMatcher, MatchInput, Matcher, MatcherAction, OnMatch, Predicate, RangeMatcher, ServerNameMatcherParts,
     StringMatch, StringMatcher, Then, Tree,
 };
 
@@ -151,10 +151,10 @@ fn cidr(r: &Map<String, Value>) -> Result<IpNet, String> {
     IpNet::new(ip, len).map(|n| n.trunc()).map_err(|_| format!("prefix_len {len} is out of range for {addr}"))
 }
 
-fn input(v: &Value) -> Result<Input, String> {
+fn input(v: &Value) -> Result<MatchInput, String> {
     let config = v.get("typed_config").or_else(|| v.get("typedConfig")).ok_or("an input has no typed_config")?;
     let name = type_name(config).ok_or("an input has no @type")?;
-    Input::from_type_name(name)
+    MatchInput::from_type_name(name)
 }
 
 fn on_match(v: &Value, at: &Pointer) -> Result<OnMatch, String> {

@@ -48,7 +48,7 @@ pub struct ServerNameMatcherParts {
 
 /// A matcher input of `envoy.extensions.matching.common_inputs.network.v3`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Input {
+pub enum MatchInput {
     /// `DestinationIPInput`.
     DestinationIp,
     /// `DestinationPortInput`.
@@ -69,37 +69,40 @@ pub enum Input {
     ApplicationProtocol,
 }
 
-impl Input {
+impl MatchInput {
     /// The input a matcher's `typed_config` names by its full type name
     /// (`envoy.extensions.matching.common_inputs.network.v3.ServerNameInput`); the error is the
     /// text `xdsck trace` shows for one Envoy's filter chain matcher does not take.
-    pub(crate) fn from_type_name(name: &str) -> Result<Input, String> {
+    pub(crate) fn from_type_name(name: &str) -> Result<MatchInput, String> {
         name.strip_prefix("envoy.extensions.matching.common_inputs.network.v3.")
-            .and_then(|short| Input::ALL.iter().find(|(_, n)| *n == short))
+            .and_then(|short| MatchInput::ALL.iter().find(|(_, n)| *n == short))
             .map(|(i, _)| *i)
             .ok_or_else(|| format!("input {name} is not supported"))
     }
 
-    pub(crate) const ALL: [(Input, &'static str); 9] = [
-        (Input::DestinationIp, "DestinationIPInput"),
-        (Input::DestinationPort, "DestinationPortInput"),
-        (Input::SourceIp, "SourceIPInput"),
-        (Input::SourcePort, "SourcePortInput"),
-        (Input::DirectSourceIp, "DirectSourceIPInput"),
-        (Input::SourceType, "SourceTypeInput"),
-        (Input::ServerName, "ServerNameInput"),
-        (Input::TransportProtocol, "TransportProtocolInput"),
-        (Input::ApplicationProtocol, "ApplicationProtocolInput"),
+    pub(crate) const ALL: [(MatchInput, &'static str); 9] = [
+        (MatchInput::DestinationIp, "DestinationIPInput"),
+        (MatchInput::DestinationPort, "DestinationPortInput"),
+        (MatchInput::SourceIp, "SourceIPInput"),
+        (MatchInput::SourcePort, "SourcePortInput"),
+        (MatchInput::DirectSourceIp, "DirectSourceIPInput"),
+        (MatchInput::SourceType, "SourceTypeInput"),
+        (MatchInput::ServerName, "ServerNameInput"),
+        (MatchInput::TransportProtocol, "TransportProtocolInput"),
+        (MatchInput::ApplicationProtocol, "ApplicationProtocolInput"),
     ];
 
     /// The proto message name, e.g. `ServerNameInput`.
     pub fn as_str(self) -> &'static str {
-        Input::ALL.iter().find(|(i, _)| *i == self).map_or("?", |(_, n)| n)
+        MatchInput::ALL.iter().find(|(i, _)| *i == self).map_or("?", |(_, n)| n)
     }
 
     /// Whether the input reads the connection's source, which a trace question may leave out.
     pub fn needs_source(self) -> bool {
-        matches!(self, Input::SourceIp | Input::SourcePort | Input::DirectSourceIp | Input::SourceType)
+        matches!(
+            self,
+            MatchInput::SourceIp | MatchInput::SourcePort | MatchInput::DirectSourceIp | MatchInput::SourceType
+        )
     }
 }
 
@@ -128,28 +131,28 @@ pub enum Tree {
     /// `matcher_tree.exact_match_map`.
     Exact {
         /// What it reads.
-        input: Input,
+        input: MatchInput,
         /// Value to what follows, in document order.
         map: Vec<(String, OnMatch)>,
     },
     /// `matcher_tree.prefix_match_map`: the longest matching prefix wins.
     Prefix {
         /// What it reads.
-        input: Input,
+        input: MatchInput,
         /// Prefix to what follows, in document order.
         map: Vec<(String, OnMatch)>,
     },
     /// `xds.type.matcher.v3.ServerNameMatcher`: `(domains, on_match)` per domain matcher.
     ServerName {
         /// What it reads.
-        input: Input,
+        input: MatchInput,
         /// Per domain matcher, its domains and what follows; the most specific domain wins.
         domain_matchers: Vec<(Vec<String>, OnMatch)>,
     },
     /// `xds.type.matcher.v3.IPMatcher`.
     Ip {
         /// What it reads.
-        input: Input,
+        input: MatchInput,
         /// Its range matchers; the longest matching range wins.
         range_matchers: Vec<RangeMatcher>,
     },
@@ -193,7 +196,7 @@ pub enum Predicate {
     /// `single_predicate`: one input compared with one string matcher.
     Single {
         /// What it reads.
-        input: Input,
+        input: MatchInput,
         /// How the value is compared.
         matcher: StringMatcher,
     },
