@@ -275,34 +275,34 @@ shallow!(Given);
 /// A predicate field of a `RouteMatch` xdsck does not evaluate: set unless `null` or an empty
 /// list.
 #[derive(Debug, Default)]
-pub(crate) struct Predicate(pub bool);
+pub(crate) struct UnevaluatedField(pub bool);
 
-impl<'de> Shallow<'de> for Predicate {
+impl<'de> Shallow<'de> for UnevaluatedField {
     fn string(_: Cow<'de, str>) -> Self {
-        Predicate(true)
+        UnevaluatedField(true)
     }
     fn boolean(_: bool) -> Self {
-        Predicate(true)
+        UnevaluatedField(true)
     }
     fn unsigned(_: u64) -> Self {
-        Predicate(true)
+        UnevaluatedField(true)
     }
     fn other_number() -> Self {
-        Predicate(true)
+        UnevaluatedField(true)
     }
     fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Predicate(true))
+        Ok(UnevaluatedField(true))
     }
     fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         let mut any = false;
         while seq.next_element::<IgnoredAny>()?.is_some() {
             any = true;
         }
-        Ok(Predicate(any))
+        Ok(UnevaluatedField(any))
     }
 }
-shallow!(Predicate);
+shallow!(UnevaluatedField);
 
 /// `VirtualHost.require_tls`: 0 none, 1 external only, 2 all (by name or number).
 #[derive(Debug, Default)]
@@ -505,12 +505,12 @@ route_message! {
         headers: Items<crate::model::route::HeaderMatcher<'a>> = "headers",
         case_sensitive: LBool = "case_sensitive" | "caseSensitive",
         query_parameters: Items<crate::model::route::QueryParameterMatcher<'a>> = "query_parameters" | "queryParameters",
-        cookies: Predicate = "cookies",
-        runtime_fraction: Predicate = "runtime_fraction" | "runtimeFraction",
-        grpc: Predicate = "grpc",
-        tls_context: Predicate = "tls_context" | "tlsContext",
-        dynamic_metadata: Predicate = "dynamic_metadata" | "dynamicMetadata",
-        filter_state: Predicate = "filter_state" | "filterState",
+        cookies: UnevaluatedField = "cookies",
+        runtime_fraction: UnevaluatedField = "runtime_fraction" | "runtimeFraction",
+        grpc: UnevaluatedField = "grpc",
+        tls_context: UnevaluatedField = "tls_context" | "tlsContext",
+        dynamic_metadata: UnevaluatedField = "dynamic_metadata" | "dynamicMetadata",
+        filter_state: UnevaluatedField = "filter_state" | "filterState",
     }
 }
 
