@@ -15,7 +15,7 @@ pub fn run(args: &GatewayArgs) -> Result<u8> {
     let version: Version = args.cilium.parse()?;
     let outcome = &args.report.outcome;
     let reporting = crate::config::Reporting::from_args(&args.report)?;
-    let (mut sources, failed) = crate::input::read_all(&args.paths, outcome.max_bytes);
+    let (mut sources, failed) = crate::input::read_sources(&args.paths, outcome.max_bytes);
     let limits = xdsck_core::load::Limits { max_bytes: outcome.max_bytes, ..Default::default() };
     let mut eval = gateway::evaluate_except(&mut sources, version, &limits, failed, &reporting.settings);
     reporting.finish(&mut eval.report)?;

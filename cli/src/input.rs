@@ -80,12 +80,12 @@ fn error_path(e: &ignore::Error) -> Option<PathBuf> {
 /// Every input as a source, and the failures found while reading them. No more than
 /// `max_bytes + 1` bytes are read from any input: one over the limit is an `XDS009` finding, and
 /// a 50 GB stream on stdin does not fill memory on the way there.
-pub fn read_all(paths: &[impl AsRef<Path>], max_bytes: usize) -> (Sources, Vec<Diagnostic>) {
+pub fn read_sources(paths: &[impl AsRef<Path>], max_bytes: usize) -> (Sources, Vec<Diagnostic>) {
     let named: Vec<(PathBuf, bool)> = paths.iter().map(|p| (p.as_ref().to_path_buf(), false)).collect();
     read_expanded(&named, max_bytes)
 }
 
-/// [`read_all`] of what [`expand`] found: a walked file's source is marked so.
+/// [`read_sources`] of what [`expand`] found: a walked file's source is marked so.
 pub fn read_expanded(paths: &[(PathBuf, bool)], max_bytes: usize) -> (Sources, Vec<Diagnostic>) {
     let mut sources = Sources::new();
     let mut failed = Vec::new();

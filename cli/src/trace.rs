@@ -15,8 +15,8 @@ fn with_snapshot(
     paths: &[std::path::PathBuf],
     then: impl FnOnce(xdsck_core::model::Snapshot<'_>, &xdsck_core::Sources) -> Result<u8>,
 ) -> Result<u8> {
-    let (sources, mut failed) = input::read_all(paths, xdsck_core::load::DEFAULT_MAX_BYTES);
-    let documents = xdsck_core::read_all(&sources, &xdsck_core::Options::default());
+    let (sources, mut failed) = input::read_sources(paths, xdsck_core::load::DEFAULT_MAX_BYTES);
+    let documents = xdsck_core::read_documents(&sources, &xdsck_core::Options::default());
     let (snapshot, load_failed) = xdsck_core::load_all(&documents);
     failed.extend(load_failed);
     if failed.is_empty() {

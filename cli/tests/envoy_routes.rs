@@ -217,7 +217,7 @@ fn ask_envoy(port: u16, req: &Request) -> (u16, String) {
 
 /// What xdsck says: `vh=<virtual host> route=<route>` as the body would, or None for a 404.
 fn ask_xdsck(sources: &Sources, g: &Gen, req: &Request) -> Result<Option<String>, String> {
-    let documents = xdsck_core::read_all(sources, &Options::default());
+    let documents = xdsck_core::read_documents(sources, &Options::default());
     let (snapshot, _) = xdsck_core::load_all(&documents);
     let query = Query {
         listener: Some(g.name.clone()),

@@ -217,9 +217,9 @@ pub fn analyze_inputs_with(
     report
 }
 
-/// Reads every source (see [`load::Document`]); [`load_all`] then loads them. The documents
+/// Reads every source into a document (see [`load::Document`]); [`load_all`] then loads them. The documents
 /// hold what the inputs borrow, so the caller keeps them beside the snapshot.
-pub fn read_all<'s>(sources: &'s Sources, options: &Options) -> Vec<load::Document<'s>> {
+pub fn read_documents<'s>(sources: &'s Sources, options: &Options) -> Vec<load::Document<'s>> {
     sources.iter().map(|(id, file)| load::Document::with_limits(id, file, &options.limits)).collect()
 }
 

@@ -151,7 +151,7 @@ pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
 pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
     let sources = sources(text, q.source.clone());
-    let documents = xdsck_core::read_all(&sources, &Options::default());
+    let documents = xdsck_core::read_documents(&sources, &Options::default());
     let (mut snapshot, failed) = xdsck_core::load_all(&documents);
     if !failed.is_empty() {
         // As the CLI does: the input's own problem, rendered, instead of a trace.
@@ -179,7 +179,7 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
 pub fn trace_graph_json(text: &str, query_json: &str) -> Result<String, String> {
     let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
     let sources = sources(text, q.source.clone());
-    let documents = xdsck_core::read_all(&sources, &Options::default());
+    let documents = xdsck_core::read_documents(&sources, &Options::default());
     let (mut snapshot, failed) = xdsck_core::load_all(&documents);
     if !failed.is_empty() {
         return Ok(String::new());
@@ -232,7 +232,7 @@ pub fn rules_json() -> String {
 pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
     let options = options(options_json)?;
     let sources = sources(text, options.source);
-    let documents = xdsck_core::read_all(&sources, &Options::default());
+    let documents = xdsck_core::read_documents(&sources, &Options::default());
     let (snapshot, _) = xdsck_core::load_all(&documents);
     // Every HCM, with or without its table in this input: the view says which RDS names the
     // input does not hold, as the trace does.
