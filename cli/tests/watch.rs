@@ -89,6 +89,14 @@ fn the_text_line_starts_with_the_time() {
     assert_timestamp(time);
     assert!(rest.starts_with("version 1: 5 listeners, 4 findings; resources +"), "{line}");
     assert!(rest.ends_with("-0 ~0, findings +4 -0"), "{line}");
+    // Then the state's resources, `+ TYPE 'name' [version V]`, and its findings, `+ severity[code]`.
+    let rest: Vec<String> = std::iter::from_fn(|| out.recv_timeout(Duration::from_secs(1)).ok()).collect();
+    assert!(
+        rest.iter().any(|l| l.starts_with("+ Listener 'gateway/cilium-gateway-tenant1/listener' version 1")),
+        "{rest:#?}"
+    );
+    assert!(rest.iter().any(|l| l.starts_with("+ Cluster '")), "{rest:#?}");
+    assert_eq!(rest.iter().filter(|l| l.starts_with("+ error[") || l.starts_with("+ info[")).count(), 4, "{rest:#?}");
 }
 
 /// The delays of the first `n` "retrying in X s" warnings.
