@@ -105,8 +105,9 @@ def main():
     if rustc != record["rustc"]:
         print(f"  (the record was made with {record['rustc']}; this is {rustc}: a new toolchain moves counts)")
     if failed:
-        print("instructions: " + "; ".join(failed), file=sys.stderr)
-        print("  make the change cheaper, or record it: python3 scripts/instructions.py --update \"why\"", file=sys.stderr)
+        # On standard output, after the table it explains (test.sh merges the two streams).
+        print("instructions: " + "; ".join(failed))
+        print("  make the change cheaper, or record it: python3 scripts/instructions.py --update \"why\"")
         return 1
     return 0
 
