@@ -37,6 +37,7 @@
 pub mod baseline;
 pub mod checks;
 pub mod diagnostic;
+pub mod diff;
 pub mod gateway;
 pub mod graph;
 pub mod load;
@@ -82,6 +83,18 @@ pub fn analyze(sources: &Sources, options: &Options) -> Report {
 /// is reported as the failure of the source its location names, and that source is not loaded.
 /// The caller still adds such a source (with whatever text it has) so findings can show it.
 pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnostic>) -> Report {
+    analyze_then(sources, options, failed, |_, report| report)
+}
+
+/// Like [`analyze_except`], and lends the model the findings were made on to `then` with the
+/// report, so that a caller that also needs the model (`xdsck diff`) does not load the inputs
+/// a second time. (The model borrows from what was read, so it is lent rather than returned.)
+pub fn analyze_then<R>(
+    sources: &Sources,
+    options: &Options,
+    failed: Vec<Diagnostic>,
+    then: impl FnOnce(&Snapshot<'_>, Report) -> R,
+) -> R {
     let mut failed = failed;
     // A source whose failure the caller already knows is not read: its documents entry is `None`.
     let mut known = Vec::new();
@@ -139,8 +152,69 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
     checks::append(&mut report.findings, found.findings);
     report.notes.extend(found.notes);
     suppress(&mut report, &snapshot, sources, &options.settings);
+    let out = then(&snapshot, report);
     free(snapshot);
-    report
+    out
+}
+
+/// What `xdsck diff` prints and decides, for the CLI and the page alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffRun {
+    /// The answer as text ([`report::diff::text`]); a side that cannot be read: its failures,
+    /// as `check` prints them.
+    pub text: String,
+    /// The answer as JSON ([`report::diff::json`]); empty when a side cannot be read.
+    pub json: String,
+    /// Some connection or request lands elsewhere, or a listener comes or goes.
+    pub moves_traffic: bool,
+    /// How many findings the new version adds.
+    pub new_findings: usize,
+    /// A side could not be read: there is no comparison.
+    pub unreadable: bool,
+}
+
+/// Compares two versions, each a set of sources read as one Envoy's (`failed`: sources the
+/// caller already knows cannot be read, as for [`analyze_except`]). Each side is loaded and
+/// checked once; the comparison reads the model its findings were made on. `paths` name the
+/// sides in the witnesses' `xdsck trace` commands; witnesses' addresses are inside `prefer`
+/// where their class allows.
+pub fn diff(
+    (old, old_failed): (&Sources, Vec<Diagnostic>),
+    (new, new_failed): (&Sources, Vec<Diagnostic>),
+    (old_paths, new_paths): (&str, &str),
+    prefer: &[ipnet::IpNet],
+) -> DiffRun {
+    let options = Options { one_envoy: true, ..Options::default() };
+    analyze_then(old, &options, old_failed, |old_snapshot, old_report| {
+        analyze_then(new, &options, new_failed, |new_snapshot, new_report| {
+            for (report, sources) in [(&old_report, old), (&new_report, new)] {
+                if report.failed_inputs > 0 {
+                    let text = report::render(report::Format::Text, report, sources, report::RenderOptions::default());
+                    return DiffRun {
+                        text,
+                        json: String::new(),
+                        moves_traffic: false,
+                        new_findings: 0,
+                        unreadable: true,
+                    };
+                }
+            }
+            let d = diff::diff(
+                &diff::Version { snapshot: old_snapshot, sources: old, findings: &old_report.findings },
+                &diff::Version { snapshot: new_snapshot, sources: new, findings: &new_report.findings },
+                prefer,
+            );
+            let old_side = report::diff::Side { report: &old_report, sources: old, paths: old_paths };
+            let new_side = report::diff::Side { report: &new_report, sources: new, paths: new_paths };
+            DiffRun {
+                text: report::diff::text(&d, old_side, new_side),
+                json: report::diff::json(&d, old_side, new_side),
+                moves_traffic: d.moves_traffic(),
+                new_findings: d.new_findings.len(),
+                unreadable: false,
+            }
+        })
+    })
 }
 
 /// Drops the model, a tenant listener's chains on every core: freed on one core, the 40k

@@ -10,7 +10,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("places", &["source", "parallel"]),
     ("model", &["model", "diagnostic", "schema"]),
     ("input", &["load"]),
-    ("engine", &["graph", "routing"]),
+    ("engine", &["graph", "routing", "diff"]),
     ("rules", &["checks"]),
     ("output", &["report"]),
     ("front ends", &["lib", "trace", "settings", "gateway", "baseline"]),

@@ -99,6 +99,16 @@ impl<'l, 'a> ListenerMatch<'l, 'a> {
         }
     }
 
+    /// Where the connection goes, without the explanation: the index's hash probes
+    /// ([`MatchGraph::reach`]) instead of a trace that looks at every key, for callers that ask
+    /// once per cell of a 40k-chain listener (`xdsck diff`).
+    pub fn outcome(&self, c: &Connection) -> Result<Outcome, SelectError> {
+        match self.engine() {
+            Engine::Index(graph) => Ok(graph.reach(c, None).outcome),
+            Engine::Matcher(m) => self.select_matcher(m, c).map(|s| s.trace.outcome),
+        }
+    }
+
     fn select_index(&self, graph: &MatchGraph<'_, '_>, c: &Connection) -> Selection {
         let mut notes = Vec::new();
         if self.index_rejected() {

@@ -105,7 +105,7 @@ impl Connection {
 }
 
 /// Where the connection went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
     /// The chain at this index of `filter_chains`.
     Chain(usize),

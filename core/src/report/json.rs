@@ -224,11 +224,12 @@ fn inputs<'r>(report: &'r Report, sources: &'r Sources) -> Vec<Input<'r>> {
 /// Each finding as the object `--format json` prints for it (`attach --watch` prints the ones
 /// that appear and disappear), without rendering and re-reading the whole report.
 pub fn finding_values(report: &Report, sources: &Sources) -> Vec<serde_json::Value> {
-    report
-        .findings
-        .iter()
-        .map(|d| serde_json::to_value(finding(d, sources)).expect("a finding serializes: plain data, string keys"))
-        .collect()
+    report.findings.iter().map(|d| finding_value(d, sources)).collect()
+}
+
+/// One finding as an element of `findings` in the JSON report.
+pub fn finding_value(d: &Diagnostic, sources: &Sources) -> serde_json::Value {
+    serde_json::to_value(finding(d, sources)).expect("a finding serializes: plain data, string keys")
 }
 
 /// The report's `summary` object (findings per severity).

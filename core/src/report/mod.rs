@@ -3,6 +3,7 @@
 //! from byte offsets.
 
 pub mod concise;
+pub mod diff;
 pub mod github;
 pub mod json;
 pub mod line;

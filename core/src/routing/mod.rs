@@ -229,6 +229,12 @@ impl Request {
         (!name.is_empty()).then(|| (name.to_owned(), value.trim_start().to_owned()))
     }
 
+    /// The request without its Host, on one line: `GET /path?query name: value`.
+    pub fn without_host(&self) -> String {
+        let headers: String = self.headers.iter().map(|(n, v)| format!(" {n}: {v}")).collect();
+        format!("{} {}{headers}", self.method, self.path)
+    }
+
     /// The values of a header, pseudo-headers included (`:authority`, `:path`, `:method`).
     fn values(&self, name: &str) -> Vec<&str> {
         let name = name.to_ascii_lowercase();

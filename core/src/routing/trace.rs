@@ -181,20 +181,34 @@ fn route_in_chain(
         host = stripped;
     }
     let index = DomainIndex::build(table);
+    route_in_table(table, &index, chain.terminates_tls(), &host, req, out);
+}
+
+/// Follows the request (its Host already rewritten by the HCM) in a route table whose domains
+/// `index` holds: the virtual host, then the route. `xdsck diff` asks it many requests of one
+/// table, so the index is built by the caller.
+pub(crate) fn route_in_table(
+    table: &crate::model::route::RouteTable<'_>,
+    index: &DomainIndex,
+    terminates_tls: bool,
+    host: &str,
+    req: &Request,
+    out: &mut HttpAnswer,
+) {
     if !index.problems.is_empty() {
         out.step(
             "route_config",
             "Envoy rejects this route table (duplicate domains, see `xdsck check`): this is where the request would go if it did not",
         );
     }
-    let selection = index.select(table, &host);
+    let selection = index.select(table, host);
     for s in selection.steps {
         out.step("virtual_host", s);
     }
     let Some(v) = selection.virtual_host else { return };
     let vh = &table.virtual_hosts[v];
     out.virtual_host = Some(vh.name.to_string());
-    if vh.require_tls != RequireTls::None && !chain.terminates_tls() {
+    if vh.require_tls != RequireTls::None && !terminates_tls {
         // ALL, or EXTERNAL_ONLY with the default internal_address_config (loopback counts as
         // external): a plaintext request is redirected before any route.
         out.step("virtual_host", "require_tls: a request without TLS is redirected to https:// before any route");
@@ -232,7 +246,7 @@ fn route_in_chain(
 }
 
 /// An action as the `action` object of `trace --format json`: its kind and its target.
-fn action_json(action: &Action) -> serde_json::Value {
+pub(crate) fn action_json(action: &Action) -> serde_json::Value {
     use serde_json::json;
     match action {
         Action::Cluster(c) => json!({"kind": "cluster", "cluster": c}),
