@@ -48,6 +48,11 @@ pub enum Command {
     /// Print a listener's match graph (Envoy's filter-chain index) as DOT, Mermaid or SVG. A chain
     /// drawn above the last level matches anything at the levels below it.
     Graph(GraphArgs),
+    /// What a change does to connections: for each listener of OLD and NEW (paired by name),
+    /// every class of connections whose filter chain changes, with one witness connection each
+    /// (the `xdsck trace` flags that replay it), and the findings new and fixed. Exit status 1
+    /// when connections move or findings are new, 0 otherwise.
+    Diff(DiffArgs),
     /// Check a running proxy: its admin /config_dump (http://, unix://) or, as a read-only xDS
     /// observer that ACKs everything and never NACKs, its control plane (grpc://, grpcs://,
     /// grpc+unix://). A bare socket path is probed. With --watch, print each change.
@@ -277,6 +282,46 @@ pub struct GraphArgs {
     /// How the graph is written.
     #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
     pub format: GraphFormat,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    /// OLD and NEW: each an input `check` reads (a file, a directory, `-`) or a running proxy's
+    /// address as `attach` takes it (http://, unix://, grpc://, grpc+unix://, a socket path).
+    /// For several inputs per side, use --old and --new instead.
+    #[arg(value_name = "OLD NEW", num_args = 0..=2, conflicts_with_all = ["old", "new"])]
+    pub sides: Vec<String>,
+    /// The inputs of the version before (one Envoy's, as `check --one-envoy` reads them).
+    #[arg(long, value_name = "INPUT", num_args = 1.., requires = "new")]
+    pub old: Vec<String>,
+    /// The inputs of the version after.
+    #[arg(long, value_name = "INPUT", num_args = 1.., requires = "old")]
+    pub new: Vec<String>,
+    /// What makes the exit status 1: connections or requests that land elsewhere (`traffic`),
+    /// findings the new version adds (`findings`); `never` for 0 whatever changes.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "traffic,findings")]
+    pub fail_on: Vec<DiffFailOn>,
+    /// Choose witnesses' addresses inside these ranges where their class allows (a pod CIDR, to
+    /// replay them from a test pod).
+    #[arg(long, value_name = "CIDR,...", value_delimiter = ',')]
+    pub prefer_addresses: Vec<ipnet::IpNet>,
+    /// Seconds to wait for a running proxy's answer.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// How the answer is written.
+    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
+    pub format: TraceFormat,
+}
+
+/// What `diff`'s exit status reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiffFailOn {
+    /// Connections or requests that land elsewhere, listeners added or removed.
+    Traffic,
+    /// Findings the new version has and the old one does not.
+    Findings,
+    /// Nothing: exit 0 whatever the change does.
+    Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -126,11 +126,71 @@ pub fn run(args: &AttachArgs) -> Result<u8> {
     })
 }
 
-fn seconds(v: f64, flag: &str) -> Result<Duration> {
+pub(crate) fn seconds(v: f64, flag: &str) -> Result<Duration> {
     if !(v.is_finite() && v > 0.0) {
         bail!("{flag} must be a positive number of seconds");
     }
     Ok(Duration::from_secs_f64(v))
+}
+
+/// The set received over xDS as one input named after the address: the list of the responses
+/// (listeners, the route tables they name, clusters) as the JSON they transcode to, which is
+/// one Envoy's.
+fn view_sources(address: &str, view: &View) -> (Sources, Vec<xdsck_core::Diagnostic>) {
+    let mut sources = Sources::new();
+    let resources: Vec<Vec<_>> = view
+        .types()
+        .map(|held| {
+            (held.resources.iter())
+                .map(|r| xdsck_core::load::proto::Resource { type_url: &r.any.type_url, value: &r.any.value })
+                .collect()
+        })
+        .collect();
+    let parts: Vec<_> = view
+        .types()
+        .zip(&resources)
+        .map(|(held, resources)| xdsck_core::load::proto::ResponseParts {
+            version_info: &held.version,
+            type_url: &held.type_url,
+            resources,
+        })
+        .collect();
+    let failed = match xdsck_core::load::proto::add_responses(&mut sources, address, &parts) {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![e.to_diagnostic()],
+    };
+    (sources, failed)
+}
+
+/// One reading of a running proxy as `xdsck diff` takes a side: its admin `/config_dump`, or
+/// over xDS (ADS) its listeners, their route tables and the clusters; one source named after
+/// the address.
+pub(crate) fn read_once(
+    address: &str,
+    timeout: Duration,
+    max_bytes: usize,
+) -> Result<(Sources, Vec<xdsck_core::Diagnostic>)> {
+    let target: Target = address.parse()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        match xdsck_xds_client::resolve(target, timeout).await? {
+            Target::Admin(a) => {
+                let bytes = admin::fetch(&a, timeout, max_bytes).await?;
+                let (mut sources, mut failed) = (Sources::new(), Vec::new());
+                crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes, false);
+                Ok((sources, failed))
+            }
+            Target::Grpc(g) => {
+                let options = xds::Options { timeout, max_bytes, ..xds::Options::default() };
+                let fetched = xds::fetch_once(&g, &options).await?;
+                for p in &fetched.problems {
+                    warn(&format!("{address}: {p} (ACKed)"));
+                }
+                Ok(view_sources(address, &fetched.view))
+            }
+            Target::Socket(_) => unreachable!("resolve() decides what a socket is"),
+        }
+    })
 }
 
 /// One fetched state, checked.
@@ -196,28 +256,7 @@ impl Snapshot {
                 view.unanswered.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
             ));
         }
-        let mut sources = Sources::new();
-        let resources: Vec<Vec<_>> = view
-            .types()
-            .map(|held| {
-                (held.resources.iter())
-                    .map(|r| xdsck_core::load::proto::Resource { type_url: &r.any.type_url, value: &r.any.value })
-                    .collect()
-            })
-            .collect();
-        let parts: Vec<_> = view
-            .types()
-            .zip(&resources)
-            .map(|(held, resources)| xdsck_core::load::proto::ResponseParts {
-                version_info: &held.version,
-                type_url: &held.type_url,
-                resources,
-            })
-            .collect();
-        let failed = match xdsck_core::load::proto::add_responses(&mut sources, address, &parts) {
-            Ok(_) => Vec::new(),
-            Err(e) => vec![e.to_diagnostic()],
-        };
+        let (sources, failed) = view_sources(address, view);
         let mut report = xdsck_core::analyze_except(&sources, &one_proxy(reporting.options(usize::MAX)), failed);
         reporting.finish(&mut report)?;
         let mut resources = BTreeMap::new();

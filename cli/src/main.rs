@@ -4,6 +4,7 @@
 mod args;
 mod attach;
 mod config;
+mod diff;
 mod gateway;
 mod input;
 mod metrics;
@@ -88,6 +89,7 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Explain { rule }) => print(&rules::explain(&rule)?).map(|()| CLEAN),
         Some(Command::Trace(args)) => trace::run(&args),
         Some(Command::Graph(args)) => trace::graph(&args),
+        Some(Command::Diff(args)) => diff::run(&args),
         Some(Command::Attach(args)) => attach::run(&args),
         Some(Command::Webhook(args)) => webhook::run(&args),
         Some(Command::Gateway(args)) => gateway::run(&args),

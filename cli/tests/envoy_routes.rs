@@ -16,15 +16,14 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, TcpStream};
-use std::time::Duration;
+use std::net::Ipv4Addr;
 
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 
+use support::client;
 use support::envoy::{self, LiveEnvoy};
 use xdsck_core::routing::Request;
 use xdsck_core::trace::{Attributes, Query};
@@ -179,42 +178,6 @@ fn requests(g: &Gen) -> Vec<Request> {
         .collect()
 }
 
-/// What Envoy answered: the status and the direct response's body.
-fn ask_envoy(port: u16, req: &Request) -> (u16, String) {
-    let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).expect("connect to Envoy");
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut head = format!("{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", req.method, req.path, req.host);
-    for (n, v) in &req.headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    // Read up to the end of the body: Envoy closes a `Connection: close` stream only after its
-    // delayed_close_timeout (1 s), which would make every probe take a second.
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length = text[..end].lines().find_map(|l| {
-                let (n, v) = l.split_once(':')?;
-                n.eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
-            });
-            if length.is_some_and(|n| raw.len() >= end + 4 + n) {
-                break;
-            }
-        }
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-        }
-    }
-    let raw = String::from_utf8_lossy(&raw).into_owned();
-    let status = raw.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    (status, body)
-}
-
 /// What xdsck says: `vh=<virtual host> route=<route>` as the body would, or None for a 404.
 fn ask_xdsck(sources: &Sources, g: &Gen, req: &Request) -> Result<Option<String>, String> {
     let documents = xdsck_core::read_documents(sources, &Options::default());
@@ -324,7 +287,7 @@ fn random_route_tables_agree_with_live_envoy() {
     for (g, sources) in &served {
         for req in requests(g) {
             probes += 1;
-            let (status, body) = ask_envoy(g.port, &req);
+            let (status, body) = client::http1((Ipv4Addr::LOCALHOST, g.port), &req);
             let envoy_says = match status {
                 200 => {
                     routed += 1;
@@ -354,7 +317,7 @@ fn random_route_tables_agree_with_live_envoy() {
     // Every shadowed-route witness goes to an earlier route of the same virtual host.
     let shadowed = witnesses.len();
     for w in &witnesses {
-        let (status, body) = ask_envoy(w.port, &w.request);
+        let (status, body) = client::http1((Ipv4Addr::LOCALHOST, w.port), &w.request);
         let earlier = body
             .strip_prefix(&format!("vh={} route={}-r", w.vh, w.vh))
             .and_then(|i| i.parse::<usize>().ok())

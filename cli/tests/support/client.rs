@@ -154,3 +154,40 @@ fn exchange(sock: Socket, bytes: &[u8]) -> Answer {
         _ => Answer::Error(format!("unexpected bytes {:?}", String::from_utf8_lossy(&got))),
     }
 }
+
+/// One HTTP/1.1 request to `to` (Host, path, method and headers as `req` says): the status and
+/// the body Envoy answered (a `direct_response` names where it landed).
+pub fn http1(to: (std::net::Ipv4Addr, u16), req: &xdsck_core::routing::Request) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(to).expect("connect to Envoy");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut head = format!("{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", req.method, req.path, req.host);
+    for (n, v) in &req.headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    // Read up to the end of the body: Envoy closes a `Connection: close` stream only after its
+    // delayed_close_timeout (1 s), which would make every probe take a second.
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end].lines().find_map(|l| {
+                let (n, v) = l.split_once(':')?;
+                n.eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok()).flatten()
+            });
+            if length.is_some_and(|n| raw.len() >= end + 4 + n) {
+                break;
+            }
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+        }
+    }
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let status = raw.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
