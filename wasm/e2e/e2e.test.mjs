@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile, rm } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { serve, root, artifacts, cli, openPage, bySeverity, analyzed } from './harness.mjs';
+import { serve, root, artifacts, cli, xdsck, openPage, bySeverity, analyzed } from './harness.mjs';
 
 const SAME_SNI = 'testdata/checks/duplicate-filter-chain-match/bad-same-sni.yaml';
 const CONFIG_DUMP = 'testdata/envoy/config_dump.json';
@@ -104,6 +104,30 @@ for (const fixture of [SAME_SNI, CONFIG_DUMP, SCHEMA_EXAMPLE]) {
     await context.close();
   });
 }
+
+test('before / after: the page gives what `xdsck diff --format json` gives, and shows its text', async () => {
+  const { context, page, requests, problems } = await openPage();
+  const before = 'testdata/envoy/config_dump.json';
+  const after = 'testdata/diff/config_dump-without-api.json';
+  await page.locator('#file').setInputFiles(path.join(root, before));
+  await analyzed(page);
+  await page.locator('textarea#after').fill(await readFile(path.join(root, after), 'utf8'));
+  await page.locator('#diff-run').click();
+  const changed = page.locator('#diff-result li[data-status="changed"]');
+  await changed.waitFor();
+  assert.equal(await changed.getAttribute('data-listener'), 'gateway-https');
+  assert.equal(await changed.getAttribute('data-connections'), '1');
+  const text = await page.locator('#diff-result pre.diff-text').textContent();
+  assert.match(text, /tls, server names api\.example\.com, ALPN none named: 'tls-passthrough-api' -> 'https-example-com'/);
+  assert.match(text, /xdsck trace after --listener gateway-https .* --sni api\.example\.com/);
+  // The classes are the CLI's, the same witnesses (the paths in the commands aside).
+  const fromCli = JSON.parse(xdsck(['diff', before, after, '--format', 'json']));
+  const shown = await page.locator('#diff-result li').evaluateAll((ns) => ns.map((n) => [n.dataset.listener, n.dataset.status]));
+  assert.deepEqual(shown, fromCli.listeners.map((l) => [l.name, l.status]));
+  assert.deepEqual(requests, []);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
 
 test('a panic in the module is shown, and the page recovers', async () => {
   const { context, page, requests } = await openPage();

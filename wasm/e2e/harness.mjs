@@ -56,10 +56,15 @@ export function serve() {
 /** `xdsck --format json FILE`, run in FILE's folder so the source is named by its base name, as the page names an opened file. */
 export function cli(file) {
   const abs = path.resolve(root, file);
+  return xdsck(['--format', 'json', path.basename(abs)], path.dirname(abs));
+}
+
+/** `xdsck ARGS` in `cwd` (the repository by default): its standard output, also on exit status 1 (findings, or traffic that moves). */
+export function xdsck(argv, cwd = root) {
   const bin = process.env.XDSCK_BIN;
   const [cmd, args] = bin ? [path.resolve(root, bin), []] : ['cargo', ['run', '-q', '--manifest-path', path.join(root, 'Cargo.toml'), '-p', 'xdsck', '--']];
   try {
-    return execFileSync(cmd, [...args, '--format', 'json', path.basename(abs)], { cwd: path.dirname(abs), encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'inherit'] });
+    return execFileSync(cmd, [...args, ...argv], { cwd, encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'inherit'] });
   } catch (e) {
     if (e.status === 1) return e.stdout; // findings at or above --fail-on: still the report
     throw e;

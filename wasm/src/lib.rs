@@ -147,6 +147,18 @@ pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
     Ok(report::render(Format::Json, &report, &sources, RenderOptions::default()))
 }
 
+/// [`diff`] for Rust callers: `{"text", "diff"}`, the answer of `xdsck diff` as text and as
+/// its JSON object; a side that cannot be read is an error with its failures, as text.
+pub fn diff_json(before: &str, after: &str) -> Result<String, String> {
+    let (old, new) = (sources(before, Some("before".to_owned())), sources(after, Some("after".to_owned())));
+    let run = xdsck_core::diff((&old, Vec::new()), (&new, Vec::new()), ("before", "after"), &[]);
+    if run.unreadable {
+        return Err(run.text);
+    }
+    let diff: serde_json::Value = serde_json::from_str(&run.json).map_err(|e| e.to_string())?;
+    Ok(serde_json::json!({"text": run.text, "diff": diff}).to_string())
+}
+
 /// [`trace`] for Rust callers.
 pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     let q: TraceQuery = serde_json::from_str(query_json).map_err(|e| format!("invalid query: {e}"))?;
@@ -441,6 +453,13 @@ pub fn trace_graph(text: &str, query_json: &str) -> Result<String, JsError> {
 pub fn gateway(text: &str, options_json: &str) -> Result<String, JsError> {
     install_panic_hook();
     gateway_json(text, options_json).map_err(|e| JsError::new(&e))
+}
+
+/// What a change does to traffic (`xdsck diff before after`): see [`diff_json`].
+#[wasm_bindgen]
+pub fn diff(before: &str, after: &str) -> Result<String, JsError> {
+    install_panic_hook();
+    diff_json(before, after).map_err(|e| JsError::new(&e))
 }
 
 #[wasm_bindgen]

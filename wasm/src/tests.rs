@@ -30,6 +30,15 @@ fn analyze(text: &str, options: &str) -> Result<String, String> {
 }
 
 #[cfg(target_arch = "wasm32")]
+fn diff(before: &str, after: &str) -> Result<String, String> {
+    super::diff(before, after).map_err(message)
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn diff(before: &str, after: &str) -> Result<String, String> {
+    super::diff_json(before, after)
+}
+
+#[cfg(target_arch = "wasm32")]
 fn trace(text: &str, query: &str) -> Result<String, String> {
     super::trace(text, query).map_err(message)
 }
@@ -243,4 +252,24 @@ fn summary_shows_each_chains_route_tables() {
     // A chain without an HCM carries nothing.
     let summary = parse(&super::summary_json(SAME_SNI, "").unwrap());
     assert!(summary["inputs"][0]["listeners"][0]["chains"][2].get("route_tables").is_none());
+}
+
+#[test]
+fn diff_says_which_connections_move_and_a_side_it_cannot_read() {
+    // The black hole fixed: the exact name's chain no longer demands h2, so its HTTP/1.1
+    // clients, closed before, now reach it.
+    let fixed = BLACKHOLE.replace("application_protocols: [h2]", "application_protocols: []");
+    assert_ne!(fixed, BLACKHOLE, "the fixture still demands h2 as written here");
+    let answer: Value = serde_json::from_str(&diff(BLACKHOLE, &fixed).unwrap()).unwrap();
+    let listeners = answer["diff"]["listeners"].as_array().unwrap();
+    let moved: Vec<&Value> = listeners.iter().flat_map(|l| l["connections"].as_array().unwrap()).collect();
+    assert!(!moved.is_empty(), "{answer}");
+    assert!(moved.iter().all(|c| c["old"].is_null() && !c["new"].is_null()), "{answer}");
+    assert!(answer["text"].as_str().unwrap().contains("xdsck trace after"), "{answer}");
+    // Nothing moves between a version and itself.
+    let same: Value = serde_json::from_str(&diff(SAME_SNI, SAME_SNI).unwrap()).unwrap();
+    assert!(same["diff"]["listeners"].as_array().unwrap().iter().all(|l| l["status"] != "changed"), "{same}");
+    // A side that is not configuration: its failure, as text.
+    let e = diff(SAME_SNI, "{not json").unwrap_err();
+    assert!(e.contains("after"), "{e}");
 }

@@ -36,7 +36,7 @@ const plural = (n, one) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 let worker;
 let nextId = 1;
-let latest = { analyze: 0, trace: 0 };
+let latest = { analyze: 0, trace: 0, diff: 0 };
 let rulesByCode = new Map();
 
 function startWorker() {
@@ -72,6 +72,10 @@ const handlers = {
     if (id !== latest.trace) return;
     renderTrace(JSON.parse(answer), graph);
   },
+  diff({ id, answer }) {
+    if (id !== latest.diff) return;
+    renderDiff(JSON.parse(answer));
+  },
   error({ id, request, panic, message }) {
     if (panic) {
       // A panicked instance is not used again.
@@ -81,6 +85,8 @@ const handlers = {
     const text = panic ? `xdsck crashed — please report this with the input: ${message}` : message;
     if (request === 'trace' && id === latest.trace) {
       $('#trace-result').replaceChildren(el('div', { class: 'trace-error', role: 'alert' }, el('pre', {}, text)));
+    } else if (request === 'diff' && id === latest.diff) {
+      $('#diff-result').replaceChildren(el('div', { class: 'trace-error', role: 'alert' }, el('pre', {}, text)));
     } else {
       setStatus(text, 'error');
     }
@@ -326,6 +332,24 @@ function finding(f) {
   );
   return el('div', { class: 'finding-wrap' }, button,
     rule ? el('a', { class: 'explain', href: `#rule-${f.code}`, onclick: () => openRule(f.code) }, `About ${f.code}`) : null);
+}
+
+// ---- before / after ----
+
+$('#diff-run').addEventListener('click', () => {
+  const id = (latest.diff = nextId++);
+  $('#diff-result').replaceChildren(el('p', { class: 'muted' }, 'Comparing…'));
+  worker.postMessage({ type: 'diff', id, before: input.value, after: $('#after').value });
+});
+
+/** `xdsck diff`'s answer: its text as core renders it, each listener's status as data. */
+function renderDiff({ text, diff }) {
+  const moved = diff.listeners.filter((l) => l.status !== 'unchanged');
+  $('#diff-result').replaceChildren(
+    el('p', { class: 'diff-summary', dataset: { moved: String(moved.length), new: String(diff.findings.new.length), fixed: String(diff.findings.fixed.length) } },
+      moved.length ? `${plural(moved.length, 'listener')} not unchanged.` : 'No connection or request lands elsewhere.'),
+    el('ul', { class: 'diff-listeners' }, diff.listeners.map((l) => el('li', { dataset: { listener: l.name, status: l.status, connections: String(l.connections.length), requests: String(l.requests.length) } }, `${l.name}: ${l.status}`))),
+    el('pre', { class: 'diff-text' }, text));
 }
 
 // ---- trace ----

@@ -1,6 +1,6 @@
 // The checker runs here, off the page's thread, so a 20 MB dump keeps the page responsive.
 // It keeps the last analysed text so a trace does not send the input again.
-import init, { analyze, gateway, trace, trace_graph, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
+import init, { analyze, diff, gateway, trace, trace_graph, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
 
 let text = '';
 // A document of the Gateway API group, in YAML or JSON.
@@ -48,6 +48,10 @@ self.onmessage = async ({ data }) => {
       // The listener's match graph with the connection's path, drawn by the same module.
       const graph = trace_graph(text, query);
       self.postMessage({ type: 'trace', id, answer, graph });
+    } else if (data.type === 'diff') {
+      // Before (the input above) against after: what the change does to traffic.
+      const answer = diff(data.before, data.after);
+      self.postMessage({ type: 'diff', id, answer });
     } else if (data.type === 'panic') {
       __panic_for_test();
     }
