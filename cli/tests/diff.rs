@@ -626,3 +626,35 @@ fn a_renamed_listener_is_paired_by_its_address() {
     );
     assert_eq!(l["notes"], json!(["paired by address 127.0.0.2:10443: the old version names it 'edge'"]));
 }
+
+/// A control plane as the old side (read once, as `attach` reads it over xDS) against a file.
+#[test]
+fn a_control_plane_is_a_side() {
+    use support::xds_server::{Bind, State, XdsServer};
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let ip = Ipv4Addr::new(127, 0, 0, 2);
+    let old = listener(
+        ip,
+        10443,
+        &[chain("api", &["api.example.com"], &[]), chain("wild", &["*.example.com"], &[])],
+        false,
+        true,
+    );
+    let new = listener(ip, 10443, &[chain("wild", &["*.example.com"], &[])], false, true);
+    let state =
+        State { version: "1".into(), resources: vec![support::proto_build::listener_any(&old)], ..State::default() };
+    let server = rt.block_on(XdsServer::start(Bind::Tcp("127.0.0.1:0".parse().unwrap()), state));
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), serde_json::to_vec(&json!([new])).unwrap()).unwrap();
+    let (code, out) = xdsck(&["diff", &server.url(), file.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let answer: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let edge = &answer["listeners"][0];
+    assert_eq!(edge["status"], "changed", "{answer}");
+    // Only the exact name's connections move: the wildcard's chain, transcoded from protobuf on
+    // one side and written by hand on the other, is the same chain.
+    let classes = edge["connections"].as_array().unwrap();
+    assert_eq!(classes.len(), 1, "{answer}");
+    assert_eq!(classes[0]["match"]["server_names"], json!(["api.example.com"]));
+    assert_eq!((classes[0]["old"].as_str(), classes[0]["new"].as_str()), (Some("api"), Some("wild")));
+}

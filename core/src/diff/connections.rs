@@ -195,21 +195,24 @@ fn chain_text<'s>(locator: Locator<'s>, chain: &FilterChain<'_>) -> Option<&'s s
 
 /// Whether two chains (or closed, `None`) do the same with a connection. The same text is the
 /// same chain (the common case, decided without parsing); else their JSON without `name`,
-/// `filter_chain_match` and inline route tables is compared; a chain without text (protobuf) is
-/// known by its name alone.
+/// `filter_chain_match` and inline route tables is compared, in one form; a chain without text
+/// is known by its name alone.
 fn alike(a: &Behaviour<'_>, b: &Behaviour<'_>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some((_, Some(x))), Some((_, Some(y)))) => x == y || chain_value(x) == chain_value(y),
-        (Some((x, None)), Some((y, None))) => x == y,
+        (Some((x, _)), Some((y, _))) => x == y,
         _ => false,
     }
 }
 
 /// A chain's JSON without what only names or selects it, and without the inline route tables
-/// of its http_connection_managers (their changes are the requests' part).
+/// of its http_connection_managers (their changes are the requests' part), in one form: a side
+/// may be written by hand and the other be Envoy's own dump or a transcoded xDS answer, which
+/// leave defaults out and print durations their way.
 fn chain_value(text: &str) -> Value {
     let mut v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    canonical(&mut v);
     if let Value::Object(o) = &mut v {
         for k in ["name", "filter_chain_match", "filterChainMatch"] {
             o.remove(k);
@@ -223,6 +226,34 @@ fn chain_value(text: &str) -> Value {
         }
     }
     v
+}
+
+/// Leaves out what proto3 leaves out (defaults: `null`, `false`, `0`, `""`, empty lists and
+/// objects) and writes a duration (`"1.500s"`) without trailing zeros, recursively.
+fn canonical(v: &mut Value) -> bool {
+    match v {
+        Value::Object(o) => {
+            o.retain(|_, x| !canonical(x));
+            o.is_empty()
+        }
+        Value::Array(a) => {
+            for x in a.iter_mut() {
+                canonical(x);
+            }
+            a.is_empty()
+        }
+        Value::String(s) => {
+            let seconds =
+                s.strip_suffix('s').filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+            if let Some(n) = seconds.filter(|n| n.contains('.')) {
+                *s = format!("{}s", n.trim_end_matches('0').trim_end_matches('.'));
+            }
+            s.is_empty()
+        }
+        Value::Null => true,
+        Value::Bool(b) => !*b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+    }
 }
 
 /// The values to try at each level: one from every cell.

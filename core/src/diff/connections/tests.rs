@@ -112,3 +112,20 @@ fn witnesses_are_inside_the_preferred_ranges_where_their_cell_reaches() {
     assert!(w.iter().any(|a| nets[1].contains(a)), "{w:?}");
     assert_eq!(w.len(), 3, "{w:?}");
 }
+
+#[test]
+fn a_chain_written_with_its_defaults_is_the_chain_envoy_dumps_without_them() {
+    // As written by hand (explicit defaults, a duration with trailing zeros), and as Envoy's
+    // dump or a transcoded xDS answer prints it.
+    let mut written = base();
+    written[1]["filters"][0]["typed_config"]["idle_timeout"] = json!("3600.000s");
+    written[1]["filters"][0]["typed_config"]["access_log"] = json!([]);
+    written[1]["filters"][0]["typed_config"]["max_connect_attempts"] = json!(0);
+    let mut dumped = base();
+    dumped[1]["filters"][0]["typed_config"]["idle_timeout"] = json!("3600s");
+    assert!(moved(&listener(written.clone()), &listener(dumped)).is_empty());
+    // A value that is not a default is a change.
+    let mut other = base();
+    other[1]["filters"][0]["typed_config"]["idle_timeout"] = json!("60s");
+    assert_eq!(moved(&listener(written), &listener(other)).len(), 1);
+}
