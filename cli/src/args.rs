@@ -48,10 +48,11 @@ pub enum Command {
     /// Print a listener's match graph (Envoy's filter-chain index) as DOT, Mermaid or SVG. A chain
     /// drawn above the last level matches anything at the levels below it.
     Graph(GraphArgs),
-    /// What a change does to connections: for each listener of OLD and NEW (paired by name),
-    /// every class of connections whose filter chain changes, with one witness connection each
-    /// (the `xdsck trace` flags that replay it), and the findings new and fixed. Exit status 1
-    /// when connections move or findings are new, 0 otherwise.
+    /// What a change does to traffic: for each listener of OLD and NEW (paired by name, else by
+    /// address), every class of connections whose filter chain changes and every class of
+    /// requests whose virtual host, route or action changes, each with one witness (the `xdsck
+    /// trace` flags that replay it), and the findings new and fixed. A side is files or a
+    /// running proxy. Exit status 1 when traffic moves or findings are new, 0 otherwise.
     Diff(DiffArgs),
     /// Check a running proxy: its admin /config_dump (http://, unix://) or, as a read-only xDS
     /// observer that ACKs everything and never NACKs, its control plane (grpc://, grpcs://,

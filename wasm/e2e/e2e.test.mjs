@@ -118,7 +118,7 @@ test('before / after: the page gives what `xdsck diff --format json` gives, and 
   assert.equal(await changed.getAttribute('data-listener'), 'gateway-https');
   assert.equal(await changed.getAttribute('data-connections'), '1');
   const text = await page.locator('#diff-result pre.diff-text').textContent();
-  assert.match(text, /tls, server names api\.example\.com, ALPN none named: 'tls-passthrough-api' -> 'https-example-com'/);
+  assert.match(text, /tls, server names api\.example\.com: 'tls-passthrough-api' -> 'https-example-com'/);
   assert.match(text, /xdsck trace after --listener gateway-https .* --sni api\.example\.com/);
   // The classes are the CLI's, the same witnesses (the paths in the commands aside).
   const fromCli = JSON.parse(xdsck(['diff', before, after, '--format', 'json']));

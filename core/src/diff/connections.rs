@@ -69,9 +69,13 @@ pub struct Class {
     /// the names under it that no more specific key of either version takes) or `*` (any other
     /// name, or none).
     pub server_names: Vec<String>,
-    /// For TLS: the ALPN list, read as "the first protocol either version names is this one"
-    /// (`[]`: none of them), or for two, "this one before that one".
-    pub application_protocols: Vec<String>,
+    /// For TLS: the ALPN cells of the class, each a list read as "the first protocol either
+    /// version names is this one" (`[]`: none of them), or for two, "this one before that one".
+    /// Every cell there is: any ALPN at all.
+    pub application_protocols: Vec<Vec<String>>,
+    /// Whether `application_protocols` holds every ALPN cell (the class does not depend on
+    /// ALPN).
+    pub any_alpn: bool,
 }
 
 /// One connection: where it goes, where it comes from, what the client sends.
@@ -172,9 +176,43 @@ pub fn connections(old: &Side<'_, '_, '_>, new: &Side<'_, '_, '_>, prefer: &[IpN
         }
     }
     Ok(Connections {
-        moved: moved.into_values().collect(),
+        moved: merge_alpn(moved.into_values().collect(), cells.alpn_cells),
         reached: reached.into_iter().map(|((o, n), w)| (o, n, w)).collect(),
     })
+}
+
+/// One class for the ALPN cells that move alike: classes that differ in their ALPN cell alone
+/// are one, its witness the first's (an Istio listener names half a dozen protocols: 37 cells).
+fn merge_alpn(classes: Vec<Moved>, cells: usize) -> Vec<Moved> {
+    let mut out: Vec<Moved> = Vec::new();
+    let mut at: BTreeMap<String, usize> = BTreeMap::new();
+    for m in classes {
+        let c = &m.class;
+        let key = format!(
+            "{:?} {:?} {:?} {:?} {:?} {} {:?} {:?} {:?}",
+            c.destination_range,
+            c.destination_port,
+            c.source_range,
+            c.source_port,
+            (m.connection.destination, m.connection.source),
+            c.client,
+            c.server_names,
+            m.old,
+            m.new
+        );
+        match at.get(&key) {
+            Some(&i) => out[i].class.application_protocols.extend(m.class.application_protocols),
+            None => {
+                at.insert(key, out.len());
+                out.push(m);
+            }
+        }
+    }
+    for m in &mut out {
+        m.class.application_protocols.sort();
+        m.class.any_alpn = m.class.client == "tls" && m.class.application_protocols.len() == cells;
+    }
+    out
 }
 
 /// The chain an outcome names, and its text.
@@ -265,6 +303,8 @@ struct Cells {
     destination_ranges: Vec<IpNet>,
     source_ranges: Vec<IpNet>,
     source_ports: Vec<u16>,
+    /// How many ALPN cells there are.
+    alpn_cells: usize,
 }
 
 impl Cells {
@@ -373,7 +413,8 @@ impl Cells {
             })
             .collect();
         clients.extend([Client::Http1, Client::H2c, Client::Raw].map(|c| (c, String::new())));
-        Cells { destinations, sources, clients, destination_ranges, source_ranges, source_ports }
+        let alpn_cells = alpns.len();
+        Cells { destinations, sources, clients, destination_ranges, source_ranges, source_ports, alpn_cells }
     }
 
     /// The class a cell's witness stands for (its server names are added as they are met).
@@ -391,7 +432,8 @@ impl Cells {
             source_port: self.source_ports.contains(&source.port()).then_some(source.port()),
             client: kind,
             server_names: Vec::new(),
-            application_protocols: alpn,
+            application_protocols: vec![alpn],
+            any_alpn: false,
         }
     }
 }

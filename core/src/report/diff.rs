@@ -91,12 +91,23 @@ fn describe_class(c: &Class) -> String {
     }
     if c.client == "tls" {
         let _ = write!(out, ", server names {}", c.server_names.join(", "));
-        let _ = match c.application_protocols.as_slice() {
-            [] => write!(out, ", ALPN none named"),
-            [one] => write!(out, ", ALPN {one} first"),
-            [a, b] => write!(out, ", ALPN {a} before {b}"),
-            more => write!(out, ", ALPN {}", more.join(",")),
-        };
+        if c.any_alpn {
+            if c.application_protocols.len() > 1 {
+                let _ = write!(out, ", any ALPN");
+            }
+        } else {
+            let cells: Vec<String> = c
+                .application_protocols
+                .iter()
+                .map(|cell| match cell.as_slice() {
+                    [] => "none named".to_owned(),
+                    [one] => format!("{one} first"),
+                    [a, b] => format!("{a} before {b}"),
+                    more => more.join(","),
+                })
+                .collect();
+            let _ = write!(out, ", ALPN {}", cells.join(" or "));
+        }
     }
     out
 }
@@ -214,6 +225,7 @@ fn connection_json(m: &Moved) -> Value {
             "client": c.client,
             "server_names": c.server_names,
             "application_protocols": c.application_protocols,
+            "any_application_protocol": c.any_alpn,
         },
         "connection": witness_json(&m.connection),
         "old": m.old,

@@ -129,3 +129,18 @@ fn a_chain_written_with_its_defaults_is_the_chain_envoy_dumps_without_them() {
     other[1]["filters"][0]["typed_config"]["idle_timeout"] = json!("60s");
     assert_eq!(moved(&listener(written), &listener(other)).len(), 1);
 }
+
+#[test]
+fn a_move_every_alpn_list_makes_alike_is_one_class() {
+    // `h2` is named (by the exact name's chain), so ALPN has cells; the wildcard's chain moves
+    // the same for all of them: one class, any ALPN.
+    let mut old = base();
+    old[0] = chain("api", &["api.example.com"], &["h2"], "api");
+    let mut new = old.clone();
+    new[1] = chain("wild", &["*.example.com"], &[], "elsewhere");
+    let m = moved(&listener(old), &listener(new));
+    let wild: Vec<&Moved> = m.iter().filter(|c| c.class.server_names == ["*.example.com"]).collect();
+    assert_eq!(wild.len(), 1, "{m:#?}");
+    assert!(wild[0].class.any_alpn, "{m:#?}");
+    assert_eq!(wild[0].class.application_protocols, [vec![], vec!["h2".to_owned()]]);
+}
