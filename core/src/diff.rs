@@ -140,15 +140,22 @@ pub fn diff(old: &Version<'_, '_>, new: &Version<'_, '_>, prefer: &[ipnet::IpNet
             (false, false) => {}
         }
     }
-    for o in only_old {
-        let at = address(lo[o].1);
-        let partner = only_new.iter().position(|n| at.is_some() && address(ln[n].1) == at);
-        match partner {
-            Some(i) => pairs.push((Some(o), Some(only_new.remove(i)))),
-            None => pairs.push((Some(o), None)),
+    // The unpaired new listeners by address, each taken once.
+    let mut by_address: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for &n in only_new.iter().rev() {
+        if let Some(at) = address(ln[n].1) {
+            by_address.entry(at).or_default().push(n);
         }
     }
-    pairs.extend(only_new.into_iter().map(|n| (None, Some(n))));
+    let mut taken: BTreeSet<&str> = BTreeSet::new();
+    for o in only_old {
+        let partner = address(lo[o].1).and_then(|at| by_address.get_mut(&at)?.pop());
+        if let Some(n) = partner {
+            taken.insert(n);
+        }
+        pairs.push((Some(o), partner));
+    }
+    pairs.extend(only_new.into_iter().filter(|n| !taken.contains(n)).map(|n| (None, Some(n))));
 
     let mut out = Diff::default();
     for (o, n) in pairs {
