@@ -142,6 +142,21 @@ test('a panic in the module is shown, and the page recovers', async () => {
   await context.close();
 });
 
+test("a listener's server names are each shown under the wildcard core says covers it", async () => {
+  const { context, page, problems } = await openPage();
+  const listener = (name, names) => ({ name, filter_chain_match: { server_names: names }, filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: name, cluster: name } }] });
+  const text = JSON.stringify([{ name: 'edge', address: { socket_address: { address: '10.0.0.1', port_value: 443 } },
+    filter_chains: [listener('wide', ['*.example.com']), listener('api', ['*.api.example.com', 'x.api.example.com'])] }]);
+  await page.locator('textarea#input').fill(text);
+  await analyzed(page);
+  const names = await page.locator('#listeners ul.names li').evaluateAll((ns) => ns.map((n) => n.textContent));
+  // The longest wildcard above a name takes it, as Envoy looks it up (not the first in order).
+  assert.ok(names.includes('x.api.example.com → api (within *.api.example.com)'), JSON.stringify(names));
+  assert.ok(names.includes('*.api.example.com → api (within *.example.com)'), JSON.stringify(names));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("a listener's view shows its chains' route tables and virtual hosts", async () => {
   const { context, page, problems } = await openPage();
   await page.locator('textarea#input').fill(await readFile(path.join(root, 'testdata/checks/shadowed-route/bad-catch-all-first.yaml'), 'utf8'));

@@ -269,6 +269,19 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
                     };
                     let mut chains: Vec<ChainSummary<'_>> = l.filter_chains.iter().map(|c| chain(c, false)).collect();
                     chains.extend(l.default_filter_chain.iter().map(|c| chain(c, true)));
+                    // Which wildcard covers each server name: core's answer, handed out per chain
+                    // in the order of its names (the page holds no Envoy rule of its own).
+                    let names: Vec<&str> = (l.filter_chains.iter().chain(&l.default_filter_chain))
+                        .flat_map(|c| c.filter_chain_match.as_ref().unwrap_or(&no_match).server_names.iter())
+                        .map(|n| &**n)
+                        .collect();
+                    let mut under = xdsck_core::graph::key::covering_wildcards(&names).into_iter();
+                    for c in &mut chains {
+                        c.covered_by = under.by_ref().take(c.r#match.server_names.len()).collect();
+                        if c.covered_by.iter().all(Option::is_none) {
+                            c.covered_by.clear();
+                        }
+                    }
                     ListenerSummary {
                         name: &l.name,
                         display_name: l.display_name(),
@@ -332,6 +345,10 @@ struct ChainSummary<'a> {
     /// of TCP chains as small as before.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     route_tables: Vec<RouteTableSummary<'a>>,
+    /// For each of `match.server_names`, the wildcard server name of the listener that covers
+    /// it; absent when none is covered (a tenant-scale dump stays as small as it was).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    covered_by: Vec<Option<&'a str>>,
 }
 
 /// The route table one HCM uses, as the listener view shows it.
@@ -389,6 +406,7 @@ impl<'a> ChainSummary<'a> {
             tcp_proxy: c.is_tcp_proxy(),
             filters: c.filters.iter().map(|f| &*f.name).collect(),
             route_tables: Vec::new(),
+            covered_by: Vec::new(),
             r#match: MatchSummary {
                 destination_port: m.destination_port,
                 prefix_ranges: cidrs(&m.prefix_ranges),

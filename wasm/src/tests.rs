@@ -273,3 +273,17 @@ fn diff_says_which_connections_move_and_a_side_it_cannot_read() {
     let e = diff(SAME_SNI, "{not json").unwrap_err();
     assert!(e.contains("after"), "{e}");
 }
+
+#[test]
+fn the_summary_names_the_wildcard_that_covers_each_server_name() {
+    let input = r#"[{"name": "edge",
+        "address": {"socket_address": {"address": "10.0.0.1", "port_value": 443}},
+        "filter_chains": [
+            {"name": "wide", "filter_chain_match": {"server_names": ["*.example.com"]}, "filters": []},
+            {"name": "api", "filter_chain_match": {"server_names": ["*.api.example.com", "x.api.example.com"]}, "filters": []}]}]"#;
+    let s = parse(&super::summary_json(input, "").unwrap());
+    let chains = &s["inputs"][0]["listeners"][0]["chains"];
+    // None of the first chain's names is covered: the field is left out.
+    assert!(chains[0].get("covered_by").is_none(), "{chains}");
+    assert_eq!(chains[1]["covered_by"], serde_json::json!(["*.example.com", "*.api.example.com"]));
+}

@@ -449,28 +449,15 @@ function renderTrace(a, graph) {
 
 const chainLines = new Map();
 
-/** Server names in domain order (com.example.api), each wildcard followed by what it covers. */
+/** Server names in domain order (com.example.api), each with the wildcard that covers it (core's answer). */
 function wildcardMap(chains) {
   const entries = [];
-  for (const c of chains) for (const n of c.match.server_names) entries.push({ name: n, chain: c.name, key: n.split('.').reverse().join('.') });
+  for (const c of chains) {
+    c.match.server_names.forEach((n, i) => entries.push({ name: n, chain: c.name, under: c.covered_by?.[i] ?? undefined, key: n.split('.').reverse().join('.') }));
+  }
   const collator = new Intl.Collator();
   entries.sort((x, y) => collator.compare(x.key, y.key) || collator.compare(x.name, y.name));
-  // A name is shown within the first wildcard (in this order) that covers it. Looked up by the
-  // name's own suffixes, not by trying every wildcard: a tenant gateway has 100k names and
-  // tens of thousands of wildcards.
-  const first = new Map(); // wildcard -> its position in `entries`
-  entries.forEach((e, i) => { if (e.name.startsWith('*') && !first.has(e.name)) first.set(e.name, i); });
-  const odd = [...first.keys()].filter((w) => !w.startsWith('*.')); // `*` or `*foo.com`: rare
-  const covering = (name) => {
-    const labels = name.split('.');
-    const found = odd.filter((w) => w !== name && name.endsWith(w.slice(1)));
-    for (let i = 1; i < labels.length; i++) {
-      const w = `*.${labels.slice(i).join('.')}`;
-      if (w !== name && first.has(w)) found.push(w);
-    }
-    return found.reduce((best, w) => (best === undefined || first.get(w) < first.get(best) ? w : best), undefined);
-  };
-  return entries.map(({ name, chain }) => ({ name, chain, under: covering(name) }));
+  return entries;
 }
 
 function mode(c) {

@@ -159,6 +159,32 @@ pub fn suffixes(sni: &str) -> impl Iterator<Item = &str> {
     sni.char_indices().skip(1).filter(|&(_, c)| c == '.').map(move |(i, _)| &sni[i..]).filter(|s| s.len() > 1)
 }
 
+/// Which wildcard server name takes each name of a listener when no exact one does, as Envoy
+/// looks it up (the longest `*.suffix` strictly above the name, compared lower-cased): for the
+/// page's list of a listener's names, which shows each under the wildcard that covers it.
+/// `names` are as written; the answer is in their order, `None` for a name no wildcard covers.
+pub fn covering_wildcards<'n>(names: &[&'n str]) -> Vec<Option<&'n str>> {
+    let keys: Vec<Key<'_>> = names.iter().map(|n| server_name(n)).collect();
+    // The first of the names that spell one wildcard (Envoy refuses the second one's chain).
+    let mut wildcards: std::collections::HashMap<&str, &'n str> = std::collections::HashMap::new();
+    for (k, n) in keys.iter().zip(names) {
+        if let Key::Suffix(s) = k {
+            wildcards.entry(&**s).or_insert(*n);
+        }
+    }
+    keys.iter()
+        .map(|k| {
+            // A wildcard's own suffix starts at its first byte, which `suffixes` never yields:
+            // a wildcard is covered by a wider one, never by itself.
+            let name = match k {
+                Key::Name(n) | Key::Suffix(n) => &**n,
+                _ => return None,
+            };
+            suffixes(name).find_map(|s| wildcards.get(s).copied())
+        })
+        .collect()
+}
+
 /// The most specific prefix among `keys` that contains `addr`, with `Any` standing for the
 /// zero-length prefix of both families. Returns every key of that length (more than one means
 /// Envoy's choice is undefined).
@@ -198,6 +224,29 @@ mod tests {
         assert_eq!(cidr(&range("2001:db8::1", Some(32))).unwrap().to_string(), "2001:db8::/32");
         assert_eq!(cidr(&range("10.0.0.0/8", None)), Err(CidrProblem::Malformed));
         assert_eq!(cidr(&range("", None)), Err(CidrProblem::Malformed));
+    }
+
+    #[test]
+    fn each_name_is_under_the_longest_wildcard_above_it() {
+        let names = [
+            "*.example.com",
+            "*.api.example.com",
+            "x.api.example.com",
+            "API.example.com",
+            "*.API.example.com",
+            "other.org",
+        ];
+        assert_eq!(
+            covering_wildcards(&names),
+            [
+                None,
+                Some("*.example.com"),
+                Some("*.api.example.com"),
+                Some("*.example.com"),
+                Some("*.example.com"),
+                None
+            ]
+        );
     }
 
     #[test]
