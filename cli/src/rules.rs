@@ -14,7 +14,7 @@ pub fn table() -> String {
     out
 }
 
-/// `{"version": 1, "rules": [{code, name, severity, summary, explanation}]}`.
+/// `{"version": 1, "rules": [{code, name, severity, summary, input_problem, explanation}]}`.
 pub fn json() -> String {
     xdsck_core::report::rules_json()
 }

@@ -316,6 +316,8 @@ fn rules_lists_every_rule() {
     let list = rules["rules"].as_array().unwrap();
     assert_eq!(list.len(), text.lines().count() - 1);
     assert!(list.iter().any(|r| r["code"] == "XDS001" && r["name"] == "unreadable-input"));
+    // Input problems are marked as such (the page groups findings by it).
+    assert!(list.iter().all(|r| r["input_problem"] == r["code"].as_str().unwrap().starts_with("XDS0")));
 }
 
 #[test]

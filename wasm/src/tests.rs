@@ -146,6 +146,9 @@ fn rules_lists_every_rule_with_its_explanation() {
     let dup = rules.iter().find(|r| r["code"] == "XDS101").unwrap();
     assert_eq!(dup["name"], "duplicate-filter-chain-match");
     assert!(dup["explanation"].as_str().unwrap().contains("## What it finds"));
+    // Which rules are input problems is the list's word, not the page's.
+    assert_eq!(dup["input_problem"], false);
+    assert_eq!(rules.iter().find(|r| r["code"] == "XDS001").unwrap()["input_problem"], true);
 }
 
 #[test]

@@ -3,9 +3,10 @@
 // Everything is built with DOM nodes and textContent: no HTML from the input is ever parsed.
 
 const $ = (sel) => document.querySelector(sel);
-// Input problems (XDS0xx: the input could not be read, whatever their severity) come first and
-// apart: they say nothing about what Envoy does with a listener.
-const isInputProblem = (f) => f.code.startsWith('XDS0');
+// Input problems (the input could not be read, whatever their severity) come first and apart:
+// they say nothing about what Envoy does with a listener. Which rules those are is core's word
+// (`input_problem` in the rules list), read when the checker starts.
+const isInputProblem = (f) => rulesByCode.get(f.code)?.input_problem === true;
 const GROUPS = [
   ['input', 'Input problems', 'xdsck could not read all of the input', isInputProblem],
   ['error', 'Errors', 'Envoy rejects the listener', (f) => !isInputProblem(f) && f.severity === 'error'],

@@ -255,6 +255,9 @@ pub fn rules_json() -> String {
                 "name": r.name,
                 "severity": r.severity.as_str(),
                 "summary": r.summary,
+                // XDS0xx: the input could not be read all through; selection never drops them,
+                // and the page lists them apart from Envoy's verdicts.
+                "input_problem": crate::settings::is_input_problem(r),
                 "explanation": r.explanation(),
             })
         })
