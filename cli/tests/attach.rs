@@ -235,6 +235,21 @@ fn protobuf_and_json_give_the_same_findings() {
 // ---------------------------------------------------------------------------------------------
 // A real Envoy takes its listeners from the test server; attach reads Envoy's admin.
 
+/// Starts Envoy on `boot`, written with its log (`envoy.log`) into `dir`; it is stopped when
+/// the guard drops. (For a TCP admin address, which `LiveEnvoy` does not wait on.)
+fn spawn_envoy(bin: &Path, dir: &Path, boot: &Value) -> Kill {
+    std::fs::write(dir.join("bootstrap.json"), serde_json::to_vec(boot).unwrap()).unwrap();
+    let log = std::fs::File::create(dir.join("envoy.log")).unwrap();
+    let child = Command::new(bin)
+        .args(["--disable-hot-restart", "--concurrency", "1", "-l", "warning", "-c"])
+        .arg(dir.join("bootstrap.json"))
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    Kill(child)
+}
+
 fn envoy_bootstrap(admin: Value, xds_address: Value) -> Value {
     json!({
         "node": {"id": "host~127.0.0.1~no-id~localdomain", "cluster": "xdsck-test"},
@@ -325,17 +340,8 @@ fn envoy_takes_lds_over_tcp_and_attach_reads_its_tcp_admin() {
         json!({"socket_address": {"address": "127.0.0.1", "port_value": ports[1]}}),
         json!({"socket_address": {"address": "127.0.0.1", "port_value": xds_addr.port()}}),
     );
-    std::fs::write(dir.path().join("bootstrap.json"), serde_json::to_vec(&boot).unwrap()).unwrap();
     drop(held);
-    let log = std::fs::File::create(dir.path().join("envoy.log")).unwrap();
-    let child = Command::new(&bin)
-        .args(["--disable-hot-restart", "--concurrency", "1", "-l", "warning", "-c"])
-        .arg(dir.path().join("bootstrap.json"))
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let _envoy = Kill(child);
+    let _envoy = spawn_envoy(&bin, dir.path(), &boot);
     let logs = || std::fs::read_to_string(dir.path().join("envoy.log")).unwrap_or_default();
     let dump = wait_for_listeners(&["edge"], || http_get(&admin, "/config_dump"), logs);
     // Envoy ACKed the version: the server speaks the protocol Envoy speaks.
@@ -1423,17 +1429,8 @@ fn envoy_and_attach_agree_on_route_tables_over_ads_sotw_and_delta() {
         let Bind::Tcp(xds_addr) = server.addr().clone() else { unreachable!() };
         let dir = tempfile::tempdir().unwrap();
         let boot = envoy_ads_bootstrap(ports[1], xds_addr.port(), delta);
-        std::fs::write(dir.path().join("bootstrap.json"), serde_json::to_vec(&boot).unwrap()).unwrap();
         drop(held);
-        let log = std::fs::File::create(dir.path().join("envoy.log")).unwrap();
-        let child = Command::new(&bin)
-            .args(["--disable-hot-restart", "--concurrency", "1", "-l", "warning", "-c"])
-            .arg(dir.path().join("bootstrap.json"))
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let _envoy = Kill(child);
+        let _envoy = spawn_envoy(&bin, dir.path(), &boot);
         let logs = || std::fs::read_to_string(dir.path().join("envoy.log")).unwrap_or_default();
         let admin = format!("127.0.0.1:{}", ports[1]);
         // The listener becomes active once its RDS table came: Envoy took all three types.

@@ -419,18 +419,16 @@ impl Cells {
 
     /// The class a cell's witness stands for (its server names are added as they are met).
     fn class(&self, destination: &SocketAddr, source: &SocketAddr, client: &Client) -> Class {
-        let (kind, alpn) = match client {
-            Client::Tls { alpn, .. } => ("tls", alpn.clone()),
-            Client::Http1 => ("http1", Vec::new()),
-            Client::H2c => ("h2c", Vec::new()),
-            Client::Raw => ("raw", Vec::new()),
+        let alpn = match client {
+            Client::Tls { alpn, .. } => alpn.clone(),
+            _ => Vec::new(),
         };
         Class {
             destination_range: narrowest(&self.destination_ranges, destination.ip()),
             destination_port: destination.port(),
             source_range: narrowest(&self.source_ranges, source.ip()),
             source_port: self.source_ports.contains(&source.port()).then_some(source.port()),
-            client: kind,
+            client: client.kind(),
             server_names: Vec::new(),
             application_protocols: vec![alpn],
             any_alpn: false,

@@ -30,6 +30,19 @@ pub enum Client {
     Raw,
 }
 
+impl Client {
+    /// What the client sends, in one word: `tls`, `http1`, `h2c`, `raw` (as `trace --client`
+    /// and `diff`'s classes name it).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Client::Tls { .. } => "tls",
+            Client::Http1 => "http1",
+            Client::H2c => "h2c",
+            Client::Raw => "raw",
+        }
+    }
+}
+
 /// The attributes Envoy's matcher reads (after the listener filters ran).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Connection {

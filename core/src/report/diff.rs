@@ -36,15 +36,6 @@ pub fn paths<'p>(paths: impl IntoIterator<Item = &'p str>) -> String {
     paths.into_iter().map(shell).collect::<Vec<_>>().join(" ")
 }
 
-fn client_kind(c: &Client) -> &'static str {
-    match c {
-        Client::Tls { .. } => "tls",
-        Client::Http1 => "http1",
-        Client::H2c => "h2c",
-        Client::Raw => "raw",
-    }
-}
-
 /// The `xdsck trace` flags that send this connection.
 fn connection_flags(listener: &str, w: &Witness) -> String {
     let mut f = format!("--listener {} --dst {} --src {}", shell(listener), w.destination, w.source);
@@ -56,7 +47,7 @@ fn connection_flags(listener: &str, w: &Witness) -> String {
             }
         }
         other => {
-            let _ = write!(f, " --client {}", client_kind(other));
+            let _ = write!(f, " --client {}", other.kind());
         }
     }
     f
@@ -208,7 +199,7 @@ fn witness_json(w: &Witness) -> Value {
     json!({
         "destination": w.destination.to_string(),
         "source": w.source.to_string(),
-        "client": client_kind(&w.client),
+        "client": w.client.kind(),
         "server_name": sni,
         "application_protocols": alpn,
     })
