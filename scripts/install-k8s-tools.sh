@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure the tools of the manifests test (cli/tests/deploy.rs) are installed: kubectl (its
+# Makes sure the tools of the manifests test (cli/tests/it/deploy.rs) are installed: kubectl (its
 # built-in kustomize renders deploy/kubernetes; Debian's `kubernetes-client` when missing, root
 # or sudo) and PyPI's kubernetes-validate (pinned, pip-installed under <repo>/.tools/k8s-py).
 # Idempotent. Prints two lines: the kubectl binary, then the kubernetes-validate launcher; the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure Prometheus and promtool are installed (Debian's `prometheus` package), for the
-# metrics test (cli/tests/metrics.rs), which scrapes `xdsck attach --metrics` with a real
+# metrics test (cli/tests/it/metrics.rs), which scrapes `xdsck attach --metrics` with a real
 # Prometheus and lints the exposition with promtool. Installs with apt-get when missing (root or
 # sudo). Only the binaries are used: the test starts its own Prometheus on a loopback port; the
 # package's systemd service is not needed. Prints the directory holding both binaries.

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use xdsck_core::load::codes;
+use xdsck_core::load::rules;
 use xdsck_core::{Diagnostic, Location, SourceFile, Sources};
 
 /// The display name of standard input.
@@ -112,7 +112,7 @@ pub fn read_expanded(paths: &[(PathBuf, bool)], max_bytes: usize) -> (Sources, V
             Err(e) => {
                 let id = sources.add(SourceFile::new(name.clone(), String::new()));
                 failed.push(
-                    Diagnostic::new(&codes::UNREADABLE, format!("cannot read {name}: {e}"))
+                    Diagnostic::new(&rules::UNREADABLE, format!("cannot read {name}: {e}"))
                         .at(Location::new(id, "", None)),
                 );
             }
@@ -139,7 +139,7 @@ pub fn add_bytes(sources: &mut Sources, failed: &mut Vec<Diagnostic>, name: Stri
         let at = sources.get(id).line_column(offset);
         failed.push(
             Diagnostic::new(
-                &codes::INVALID_UTF8,
+                &rules::INVALID_UTF8,
                 format!("{name} is not UTF-8: invalid byte at line {}, column {}", at.line, at.column),
             )
             .at(Location::new(id, "", Some(offset))),

@@ -14,7 +14,7 @@ pub fn table() -> String {
     out
 }
 
-/// `{"version": 1, "rules": [{code, name, severity, summary, input_problem, explanation}]}`.
+/// `{"version": 1, "rules": [{code, name, severity, group, summary, input_problem, explanation}]}`.
 pub fn json() -> String {
     xdsck_core::report::rules_json()
 }
@@ -22,7 +22,7 @@ pub fn json() -> String {
 /// The explanation of one rule, under a heading naming it. A rule's old name explains the
 /// rules that now carry its meaning, after a line saying so.
 pub fn explain(code_or_name: &str) -> Result<String> {
-    if let Some(alias) = xdsck_core::checks::aliases::find(code_or_name) {
+    if let Some(alias) = xdsck_core::codes::aliases::find(code_or_name) {
         let now: Vec<String> = alias.rules.iter().map(|r| format!("{} {}", r.code, r.name)).collect();
         let mut out =
             format!("`{}` is an old name: {}. It now selects {}.\n", alias.name, alias.why, now.join(" and "));

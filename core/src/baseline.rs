@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::codes::is_input_problem;
 use crate::diagnostic::Diagnostic;
 use crate::report::Report;
-use crate::settings::is_input_problem;
 
 /// Bumped only when the file's shape changes incompatibly.
 const VERSION: u32 = 1;

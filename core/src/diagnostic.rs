@@ -56,7 +56,7 @@ pub struct Rule {
     pub explanation: Explanation,
     /// The code its findings are fingerprinted under: the rule's own, or, for a rule split off
     /// another, the code its findings had before, so that baselines and SARIF fingerprints
-    /// keep matching them (`checks::aliases` names the splits).
+    /// keep matching them (`codes::aliases` names the splits).
     pub fingerprint: &'static str,
 }
 

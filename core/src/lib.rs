@@ -36,6 +36,7 @@
 
 pub mod baseline;
 pub mod checks;
+pub mod codes;
 pub mod diagnostic;
 pub mod diff;
 pub mod gateway;
@@ -142,7 +143,7 @@ pub fn analyze_then<R>(
     // Every finding's location becomes a line and column when the report is rendered: the line
     // index of a 300 MB input (a tenth of a second) is built meanwhile.
     let (found, ()) = parallel::join(
-        || checks::run_all(&snapshot, sources),
+        || checks::run_selected(&snapshot, sources, |r| options.settings.is_selected(r)),
         || {
             for (_, file) in sources.iter() {
                 file.line_index();
@@ -284,7 +285,7 @@ pub fn analyze_inputs_with(
     // What one run renders (a Gateway's CiliumEnvoyConfigs) is one Envoy's configuration.
     let snapshot = Snapshot { inputs, one_envoy: true };
     report.findings.extend(problems);
-    let checked = checks::run_all(&snapshot, sources);
+    let checked = checks::run_selected(&snapshot, sources, |r| settings.is_selected(r));
     report.findings.extend(checked.findings);
     report.notes.extend(checked.notes);
     suppress(&mut report, &snapshot, sources, settings);
@@ -310,14 +311,9 @@ pub fn load_all<'d>(documents: &'d [load::Document<'_>]) -> (Snapshot<'d>, Vec<D
     (snapshot, failed)
 }
 
-/// Every rule xdsck knows: the input problems (`XDS0xx`), then the checks, in code order.
+/// Every rule xdsck knows, in code order ([`codes::ALL`]).
 pub fn rules() -> impl Iterator<Item = &'static Rule> {
-    load::codes::ALL
-        .iter()
-        .copied()
-        .chain([&settings::INVALID_SUPPRESSION])
-        .chain(checks::ALL.iter().map(|c| c.rule()))
-        .chain(gateway::rules())
+    codes::ALL.iter().map(|c| c.rule)
 }
 
 /// A rule by code (`XDS101`, any case) or name (`duplicate-filter-chain-match`).

@@ -3,7 +3,8 @@
 //! ignores scoped to listeners and paths — as data. The CLI (flags, `xdsck.toml`) and the web
 //! page only translate what they are given into [`Settings`]; applying them happens here, so
 //! both suppress alike, and every finding left out is counted in the report
-//! ([`crate::report::Suppressed`]), never dropped silently.
+//! ([`crate::report::Suppressed`]), never dropped silently. A check whose rule is not selected
+//! is not run at all ([`crate::checks::run_selected`]): its findings are not looked for.
 //!
 //! Input problems (`XDS0xx`) are outside selection: they say that an input was not read, and a
 //! run that did not read its input must say so whatever it was asked to leave out.
@@ -14,7 +15,8 @@ use glob::MatchOptions;
 #[cfg(feature = "config")]
 use serde::Deserialize;
 
-use crate::checks::aliases::Alias;
+use crate::codes::aliases::Alias;
+use crate::codes::is_input_problem;
 use crate::diagnostic::{Diagnostic, Rule, Severity, declare_rule};
 use crate::model::Snapshot;
 use crate::report::Report;
@@ -33,11 +35,6 @@ declare_rule! {
         summary: "An xdsck.io/ignore annotation names something that is not a rule.",
         explanation: "settings/invalid_suppression.md",
     }
-}
-
-/// Whether a rule is an input problem (`XDS0xx`), which selection never leaves out.
-pub fn is_input_problem(rule: &Rule) -> bool {
-    rule.code.starts_with("XDS0")
 }
 
 /// Settings that could not be read: a selector that names no rule, a malformed glob or
@@ -83,7 +80,7 @@ pub enum Selector {
     Prefix(String),
     /// One rule, by code or name.
     Rule(&'static Rule),
-    /// An old rule name: the rules that now carry its meaning ([`crate::checks::aliases`]).
+    /// An old rule name: the rules that now carry its meaning ([`crate::codes::aliases`]).
     Alias(&'static Alias),
 }
 
@@ -97,7 +94,7 @@ impl Selector {
         if let Some(rule) = crate::rule(text) {
             return Ok(Self::Rule(rule));
         }
-        if let Some(alias) = crate::checks::aliases::find(text) {
+        if let Some(alias) = crate::codes::aliases::find(text) {
             return Ok(Self::Alias(alias));
         }
         let upper = text.to_ascii_uppercase();

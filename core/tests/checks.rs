@@ -151,7 +151,7 @@ fn example(rule: &'static Rule) -> Result<(), Failed> {
     }
     let mut sources = Sources::new();
     sources.add(SourceFile::new(format!("{}-example.{ext}", rule.name), config.to_owned()));
-    let report = if xdsck_core::gateway::rules().any(|r| r == rule) {
+    let report = if xdsck_core::codes::of(rule).is_some_and(|c| c.group == xdsck_core::codes::Group::Gateway) {
         // A Gateway API rule's example is Gateway API input: `xdsck gateway` reads it.
         let version = xdsck_core::gateway::cilium::Version::NEWEST;
         xdsck_core::gateway::evaluate(&mut sources, version, &Default::default()).report

@@ -1,7 +1,7 @@
 //! `ambiguous-catch-all`: an explicit `0.0.0.0/0` (or `::/0`) next to an unset range list at the
 //! same place of Envoy's index. Envoy accepts it and then picks either.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, Node, NodeIndex};
 
@@ -18,9 +18,13 @@ declare_rule! {
 pub(crate) struct AmbiguousCatchAll;
 
 impl Check for AmbiguousCatchAll {
+    fn reads(&self) -> Reads {
+        Reads::GRAPHS
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            let g = l.graph;
+            let g = l.graph();
             for parent in g.nodes() {
                 // Most nodes have one child; only a node with both keys can be ambiguous.
                 if g.children_unordered(parent).nth(1).is_none() {

@@ -1,7 +1,7 @@
 //! `cilium-protojson`: a form the Cilium agent's Go protojson decoder refuses in a
 //! CiliumEnvoyConfig resource, though Envoy's own parser would take it.
 
-use crate::checks::{Check, Context, schema_problems};
+use crate::checks::{Check, Context, Reads, schema_problems};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::problem::ProblemKind;
 
@@ -18,6 +18,10 @@ declare_rule! {
 pub(crate) struct CiliumProtojson;
 
 impl Check for CiliumProtojson {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         schema_problems::report(cx, ProblemKind::AgentRefuses, &RULE, out);
     }

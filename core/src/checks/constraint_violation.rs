@@ -1,6 +1,6 @@
 //! `constraint-violation`: A value breaks a constraint of Envoy's proto validation (PGV): Envoy refuses the configuration.
 
-use crate::checks::{Check, Context, schema_problems};
+use crate::checks::{Check, Context, Reads, schema_problems};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::problem::ProblemKind;
 
@@ -17,6 +17,10 @@ declare_rule! {
 pub(crate) struct ConstraintViolation;
 
 impl Check for ConstraintViolation {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         schema_problems::report(cx, ProblemKind::Constraint, &RULE, out);
     }

@@ -3,7 +3,7 @@
 //! is reported here.
 
 use crate::checks::envoy_text;
-use crate::checks::{Check, Context, TableCx};
+use crate::checks::{Check, Context, Reads, TableCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::route::TableOrigin;
 use crate::routing::{DomainAt, DomainIndex, DomainProblem};
@@ -71,6 +71,10 @@ fn diagnostic(t: &TableCx<'_, '_>, problem: &DomainProblem) -> Diagnostic {
 }
 
 impl Check for DuplicateDomain {
+    fn reads(&self) -> Reads {
+        Reads::ROUTES
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for t in cx.route_tables() {
             for problem in &DomainIndex::build(t.table).problems {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::Excluded;
 use crate::model::{CidrRange, FilterChain, FilterChainMatch, SourceType};
@@ -47,12 +47,16 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
 }
 
 impl Check for DuplicateFilterChainMatch {
+    fn reads(&self) -> Reads {
+        Reads::GRAPHS
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // The match graph already grouped the chains by protobuf equality of their match (as
             // Envoy does before indexing; none with a filter_chain_matcher): only the duplicates
             // it found need Envoy's rendering of the match.
-            for (i, excluded) in l.graph.excluded.iter().enumerate() {
+            for (i, excluded) in l.graph().excluded.iter().enumerate() {
                 if let Some(Excluded::SameRulesAs(earlier)) = *excluded {
                     let chain = &l.listener.filter_chains[i];
                     let json = envoy_json(chain.filter_chain_match.as_ref());

@@ -4,7 +4,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Protocol};
 use crate::source::{Location, join_field, join_index};
@@ -84,6 +84,10 @@ fn diagnostic(
 }
 
 impl Check for DuplicateListenerAddress {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         // One input is one set of listeners Envoy holds at once; two inputs are two configs.
         let all: Vec<ListenerCx<'_, '_>> = cx.listeners().collect();

@@ -3,7 +3,7 @@
 //! `duplicate-static-listener`.)
 
 use crate::checks::repeated_listener_names::{self, Delivery, name_at};
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
@@ -33,6 +33,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, first: &ListenerCx<'_, '_>, cec: bool) -> 
 }
 
 impl Check for DuplicateListenerInUpdate {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         repeated_listener_names::walk(cx, |l, first, delivery| match delivery {
             Delivery::Lds => out.push(diagnostic(l, first, false)),

@@ -4,7 +4,7 @@
 //! `duplicate-listener-in-update`.)
 
 use crate::checks::repeated_listener_names::{self, Delivery, name_at};
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
@@ -31,6 +31,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, first: &ListenerCx<'_, '_>) -> Diagnostic 
 }
 
 impl Check for DuplicateStaticListener {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         repeated_listener_names::walk(cx, |l, first, delivery| {
             if delivery == Delivery::Static {

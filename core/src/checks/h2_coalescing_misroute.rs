@@ -20,7 +20,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::trace::{Client, Connection, Outcome};
 use crate::model::route::{Action, Hcm, HcmRoutes, RouteTable, RouteTables, VirtualHost};
@@ -55,7 +55,7 @@ fn http_of<'s>(cx: &Context<'s, '_>, envoy: usize, chain: &'s FilterChain<'s>) -
     if hcms.next().is_some() {
         return None;
     }
-    let table = cx.routes.table_of(envoy, hcm).filter(|t| !t.vhds)?;
+    let table = cx.routes().table_of(envoy, hcm).filter(|t| !t.vhds)?;
     Some(Http { hcm, table })
 }
 
@@ -250,12 +250,18 @@ fn diagnostic(l: &ListenerCx<'_, '_>, m: &Misroute<'_>, on_a: &Answer<'_>, on_b:
 }
 
 impl Check for H2CoalescingMisroute {
+    fn reads(&self) -> Reads {
+        Reads::GRAPHS_AND_ROUTES
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         // Under a filter_chain_matcher server_names are ignored and the names a chain serves are
         // in the matcher: only the filter-chain index is examined. A listener Envoy rejects
         // serves nothing (other checks say why); without a TLS inspector no chain sees an SNI.
         let listeners = cx.listeners().filter(|l| {
-            l.listener.filter_chain_matcher.is_none() && !l.matching.index_rejected() && l.listener.has_tls_inspector()
+            l.listener.filter_chain_matcher.is_none()
+                && !l.matching().index_rejected()
+                && l.listener.has_tls_inspector()
         });
         let mut indexes = Indexes::default();
         for l in listeners {
@@ -277,9 +283,9 @@ impl Check for H2CoalescingMisroute {
                 let (c, _) = Connection::detect(l.listener, &client, Some(dst), None);
                 // The index's hash probes, not a trace: a trace lists every key of a level, and
                 // a wildcard chain covering thousands of names asks once per name.
-                let chain = l.graph.reach(&c, None).outcome;
+                let chain = l.graph().reach(&c, None).outcome;
                 match chain {
-                    Outcome::Chain(_) | Outcome::Default => l.matching.chain(chain),
+                    Outcome::Chain(_) | Outcome::Default => l.matching().chain(chain),
                     Outcome::Closed | Outcome::NeedsInput(_) => None,
                 }
             };

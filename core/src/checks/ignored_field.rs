@@ -1,6 +1,6 @@
 //! `ignored-field`: A key or enum name Envoy does not know in an xDS resource: Envoy ignores it, so the setting does not take effect.
 
-use crate::checks::{Check, Context, schema_problems};
+use crate::checks::{Check, Context, Reads, schema_problems};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::problem::ProblemKind;
 
@@ -17,6 +17,10 @@ declare_rule! {
 pub(crate) struct IgnoredField;
 
 impl Check for IgnoredField {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         schema_problems::report(cx, ProblemKind::IgnoredField, &RULE, out);
     }

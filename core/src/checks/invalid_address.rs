@@ -5,7 +5,7 @@
 //! checked with envoy 1.40 `--mode validate`.
 
 use crate::checks::cidr_ranges::parse_ip;
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::build::Discovery;
 use crate::model::{Address, Casing};
@@ -32,6 +32,10 @@ fn known_resolver(name: &str) -> bool {
 }
 
 impl Check for InvalidAddress {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let listener = l.listener;

@@ -4,7 +4,7 @@
 //! say are `misleading-cidr`'s.)
 
 use crate::checks::cidr_ranges::{self, Problem, Range, Rejected};
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
@@ -46,6 +46,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Rejected) -> Diagnos
 }
 
 impl Check for InvalidCidr {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         cidr_ranges::walk(cx, |l, r, p| {
             if let Problem::Rejected(p) = p {

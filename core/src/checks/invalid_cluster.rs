@@ -5,7 +5,7 @@
 //! status ranges are not within [100, 600) with start below end, which Envoy refuses when it
 //! builds the health checker. Texts checked with envoy 1.40 `--mode validate`.
 
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::build::{ClusterBuild, Discovery, StatusRange};
 use crate::source::{Location, join_field};
@@ -113,6 +113,10 @@ fn status_range(r: &StatusRange, cluster: &str) -> Option<(String, String)> {
 }
 
 impl Check for InvalidCluster {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             let text = cx.locator(input);

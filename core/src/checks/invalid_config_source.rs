@@ -5,7 +5,7 @@
 //! CDS, ADS, EDS and SDS but not LDS (an LDS source naming a missing cluster passes validation
 //! and fails at start-up).
 
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::Casing;
 use crate::model::build::{BootstrapBuild, ConfigSourceKind, Discovery};
@@ -24,6 +24,10 @@ declare_rule! {
 pub(crate) struct InvalidConfigSource;
 
 impl Check for InvalidConfigSource {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             let Some(bootstrap) = &input.bootstrap else { continue };

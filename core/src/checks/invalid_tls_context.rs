@@ -7,7 +7,7 @@
 //! with envoy 1.40 `--mode validate`.
 
 use crate::checks::boringssl::{oid_refused, pem_has_no_block};
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::build::{PemHolds, TlsCertificates};
 use crate::model::{Casing, InputKind};
@@ -71,6 +71,10 @@ fn report(
 }
 
 impl Check for InvalidTlsContext {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         let kinds: Vec<(SourceId, InputKind)> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
         let built = |source: SourceId, pointer: &str| {

@@ -1,6 +1,6 @@
 //! `invalid-value`: A value Envoy's protobuf JSON parser refuses: the wrong type, a number out of range, a malformed duration, an Any without @type.
 
-use crate::checks::{Check, Context, schema_problems};
+use crate::checks::{Check, Context, Reads, schema_problems};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::problem::ProblemKind;
 
@@ -17,6 +17,10 @@ declare_rule! {
 pub(crate) struct InvalidValue;
 
 impl Check for InvalidValue {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         schema_problems::report(cx, ProblemKind::InvalidValue, &RULE, out);
     }

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::trace::{Connection, Outcome};
 use crate::graph::{Key, Level, MatchGraph, Node, NodeIndex};
@@ -31,10 +31,14 @@ declare_rule! {
 pub(crate) struct MatchBlackhole;
 
 impl Check for MatchBlackhole {
+    fn reads(&self) -> Reads {
+        Reads::GRAPHS
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             // A listener Envoy rejects has no traffic to lose; its errors come first.
-            if !l.graph.overlaps.is_empty() || l.graph.excluded.iter().any(Option::is_some) {
+            if !l.graph().overlaps.is_empty() || l.graph().excluded.iter().any(Option::is_some) {
                 continue;
             }
             Search::new(&l).run(out);
@@ -102,7 +106,7 @@ struct Search<'c, 's, 'a> {
 
 impl<'c, 's, 'a> Search<'c, 's, 'a> {
     fn new(l: &'c ListenerCx<'s, 'a>) -> Self {
-        let g = l.graph;
+        let g = l.graph();
         Search { l, g, paths: FxHashMap::default(), total: totality(g) }
     }
 

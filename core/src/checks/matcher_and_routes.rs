@@ -1,7 +1,7 @@
 //! `matcher-and-routes`: a virtual host that sets both `routes` and a `matcher` tree. Envoy
 //! refuses the whole route table when it builds it.
 
-use crate::checks::{Check, Context, envoy_text};
+use crate::checks::{Check, Context, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::source::join_token;
 
@@ -18,6 +18,10 @@ declare_rule! {
 pub(crate) struct MatcherAndRoutes;
 
 impl Check for MatcherAndRoutes {
+    fn reads(&self) -> Reads {
+        Reads::ROUTES
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for t in cx.route_tables() {
             for vh in t.table.virtual_hosts.iter().filter(|vh| vh.has_matcher && !vh.routes.is_empty()) {

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
@@ -46,6 +46,10 @@ fn duplicated(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
 }
 
 impl Check for MatcherChainName {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             if l.listener.filter_chain_matcher.is_none() {

@@ -1,7 +1,7 @@
 //! `matcher-ignored-match`: a filter chain that sets `filter_chain_match` in a listener with
 //! `filter_chain_matcher`. Envoy neither applies nor validates it.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{FilterChain, FilterChainMatch};
 
@@ -39,6 +39,10 @@ fn restricts(m: &FilterChainMatch<'_>) -> bool {
 }
 
 impl Check for MatcherIgnoredMatch {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             if l.listener.filter_chain_matcher.is_none() {

@@ -1,7 +1,7 @@
 //! `matcher-missing-chain`: a `filter_chain_matcher` action naming a filter chain the listener
 //! does not have. Envoy accepts the listener and closes every connection that reaches it.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::source::Location;
 
@@ -33,6 +33,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, name: &str) -> Diagnostic {
 }
 
 impl Check for MatcherMissingChain {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let Some(parts) = &l.listener.filter_chain_matcher else { continue };

@@ -1,7 +1,7 @@
 //! `matcher-server-name-domain`: a `ServerNameMatcher` in `filter_chain_matcher` with a domain
 //! Envoy refuses (repeated, empty, or a wildcard other than `*` and `*.domain`).
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::matcher::{DomainError, server_name_errors_at};
 use crate::source::Location;
@@ -39,6 +39,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, first: Option<Location>, err
 }
 
 impl Check for MatcherServerNameDomain {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let Some(fcm) = &l.listener.filter_chain_matcher else { continue };

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
@@ -33,6 +33,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
 }
 
 impl Check for MatcherUnusedChain {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let Some(parts) = &l.listener.filter_chain_matcher else { continue };

@@ -1,7 +1,7 @@
 //! `matcher-upper-case-domain`: a `ServerNameMatcher` domain with upper-case letters. Envoy
 //! lower-cases the SNI but compares the domains as written, so it never matches.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::source::Location;
 
@@ -29,6 +29,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, domain: &str) -> Diagnostic 
 }
 
 impl Check for MatcherUpperCaseDomain {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let Some(parts) = &l.listener.filter_chain_matcher else { continue };

@@ -3,7 +3,7 @@
 //! given interface. (Ranges Envoy rejects are `invalid-cidr`'s.)
 
 use crate::checks::cidr_ranges::{self, Accepted, Problem, Range};
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
@@ -57,6 +57,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Accepted) -> Diagnos
 }
 
 impl Check for MisleadingCidr {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         cidr_ranges::walk(cx, |l, r, p| {
             if let Problem::Accepted(p) = p {

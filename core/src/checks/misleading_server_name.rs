@@ -2,7 +2,7 @@
 //! it reads as: `*.`, a leading dot, `""`, a trailing dot. (A partial wildcard, which Envoy
 //! rejects, is `partial-wildcard-server-name`'s.)
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
@@ -78,6 +78,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
 }
 
 impl Check for MisleadingServerName {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for (l, chain, i, name) in cx.index_server_names() {
             if let Some(p) = classify(name) {

@@ -1,6 +1,6 @@
 //! `missing-address`: a listener without an `address` that Envoy rejects.
 
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 
 declare_rule! {
@@ -30,6 +30,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
 }
 
 impl Check for MissingAddress {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         out.extend(cx.listeners().filter(|l| l.listener.lacks_address()).map(|l| diagnostic(&l)));
     }

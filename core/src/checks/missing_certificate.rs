@@ -5,7 +5,7 @@
 //! `--mode validate`. (Whether the files exist and hold PEM, Envoy finds out by reading them:
 //! xdsck does not.)
 
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::build::{Source, TlsCertificates};
 use crate::model::{Casing, TransportSocket};
@@ -47,6 +47,10 @@ fn unknown_secrets(
 }
 
 impl Check for MissingCertificate {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let input = cx.snapshot.inputs.get(l.envoy);

@@ -1,65 +1,64 @@
 //! The checks. Each lives in its own file and reads top to bottom: its [`Rule`], how it builds
-//! its diagnostic, then its logic. [`ALL`] is the one explicit registry, in code order.
+//! its diagnostic, then its logic. [`crate::codes`] is the one explicit registry, in code order.
 //!
 //! Codes: `XDS1xx` Envoy rejects the configuration (severity error); `XDS2xx` Envoy accepts it
 //! but connections are lost or misrouted (warning); `XDS3xx` worth knowing (info).
 
-pub mod aliases;
-mod ambiguous_catch_all;
-mod boringssl;
-mod cidr_ranges;
-mod cilium_protojson;
-mod constraint_violation;
-mod duplicate_domain;
-mod duplicate_filter_chain_match;
-mod duplicate_listener_address;
-mod duplicate_listener_in_update;
-mod duplicate_static_listener;
-mod envoy_text;
-mod h2_coalescing_misroute;
-mod ignored_field;
-mod invalid_address;
-mod invalid_cidr;
-mod invalid_cluster;
-mod invalid_config_source;
-mod invalid_setting;
-mod invalid_tls_context;
-mod invalid_value;
-mod match_blackhole;
-mod matcher_and_routes;
-mod matcher_chain_name;
-mod matcher_ignored_match;
-mod matcher_missing_chain;
-mod matcher_server_name_domain;
-mod matcher_unused_chain;
-mod matcher_upper_case_domain;
-mod misleading_cidr;
-mod misleading_server_name;
-mod missing_address;
-mod missing_certificate;
-mod no_filter_chains;
-mod no_listeners;
-mod overlapping_filter_chain_match;
-mod partial_wildcard_server_name;
-mod rejected_update;
-mod repeated_field;
-mod repeated_listener_names;
-mod route_not_analysed;
-mod schema_problems;
-mod shadowed_route;
-mod skipped_document;
-mod unimplemented_field;
-mod unknown_cluster;
-mod unknown_extension;
-mod unknown_field;
+pub(crate) mod ambiguous_catch_all;
+pub(crate) mod boringssl;
+pub(crate) mod cidr_ranges;
+pub(crate) mod cilium_protojson;
+pub(crate) mod constraint_violation;
+pub(crate) mod duplicate_domain;
+pub(crate) mod duplicate_filter_chain_match;
+pub(crate) mod duplicate_listener_address;
+pub(crate) mod duplicate_listener_in_update;
+pub(crate) mod duplicate_static_listener;
+pub(crate) mod envoy_text;
+pub(crate) mod h2_coalescing_misroute;
+pub(crate) mod ignored_field;
+pub(crate) mod invalid_address;
+pub(crate) mod invalid_cidr;
+pub(crate) mod invalid_cluster;
+pub(crate) mod invalid_config_source;
+pub(crate) mod invalid_setting;
+pub(crate) mod invalid_tls_context;
+pub(crate) mod invalid_value;
+pub(crate) mod match_blackhole;
+pub(crate) mod matcher_and_routes;
+pub(crate) mod matcher_chain_name;
+pub(crate) mod matcher_ignored_match;
+pub(crate) mod matcher_missing_chain;
+pub(crate) mod matcher_server_name_domain;
+pub(crate) mod matcher_unused_chain;
+pub(crate) mod matcher_upper_case_domain;
+pub(crate) mod misleading_cidr;
+pub(crate) mod misleading_server_name;
+pub(crate) mod missing_address;
+pub(crate) mod missing_certificate;
+pub(crate) mod no_filter_chains;
+pub(crate) mod no_listeners;
+pub(crate) mod overlapping_filter_chain_match;
+pub(crate) mod partial_wildcard_server_name;
+pub(crate) mod rejected_update;
+pub(crate) mod repeated_field;
+pub(crate) mod repeated_listener_names;
+pub(crate) mod route_not_analysed;
+pub(crate) mod schema_problems;
+pub(crate) mod shadowed_route;
+pub(crate) mod skipped_document;
+pub(crate) mod unimplemented_field;
+pub(crate) mod unknown_cluster;
+pub(crate) mod unknown_extension;
+pub(crate) mod unknown_field;
 /// What the report says when routes' clusters could not be checked.
-mod unmatchable_domain;
-mod unreachable_filter_chain;
-mod unrouted_server_name;
-mod unvalidated_payload;
-mod wildcard_overlap;
+pub(crate) mod unmatchable_domain;
+pub(crate) mod unreachable_filter_chain;
+pub(crate) mod unrouted_server_name;
+pub(crate) mod unvalidated_payload;
+pub(crate) mod wildcard_overlap;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Rule};
 use crate::graph::MatchGraph;
 use crate::graph::select::ListenerMatch;
 use crate::model::{FilterChain, Input, Listener, Snapshot};
@@ -75,11 +74,40 @@ pub struct Context<'s, 'a> {
     /// The texts the inputs were loaded from, to locate what a check reports.
     pub sources: &'s Sources,
     listeners: &'s [ListenerCx<'s, 'a>],
-    /// The route tables and HCMs of every input, indexed.
-    pub routes: &'s crate::model::route::RouteTables<'s, 'a>,
+    /// The route tables and HCMs of every input, indexed; `None` when no check of the run
+    /// [`Reads::routes`].
+    routes: Option<&'s crate::model::route::RouteTables<'s, 'a>>,
     /// [`Self::route_tables`], found once for every check that asks (finding a chain's HCMs
     /// builds the chain's pointer: once per chain, not once per chain and check).
     tables: &'s [TableCx<'s, 'a>],
+}
+
+/// What a check reads besides the model, declared so that the runner builds only what the
+/// checks it runs read (as biome's rules declare their query): `--select` of a route rule on a
+/// tenant gateway builds no filter-chain index. A check that reads what it did not declare
+/// panics on the first fixture of its spec tests, which run it alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Reads {
+    /// Each live listener's filter-chain index or matcher ([`ListenerCx::matching`],
+    /// [`ListenerCx::graph`]).
+    pub graphs: bool,
+    /// The route tables and HCMs ([`Context::routes`], [`Context::route_tables`]).
+    pub routes: bool,
+}
+
+impl Reads {
+    /// The model alone (listeners, chains, the loader's problems).
+    pub const MODEL: Self = Self { graphs: false, routes: false };
+    /// The filter-chain indexes.
+    pub const GRAPHS: Self = Self { graphs: true, routes: false };
+    /// The route tables.
+    pub const ROUTES: Self = Self { graphs: false, routes: true };
+    /// Both.
+    pub const GRAPHS_AND_ROUTES: Self = Self { graphs: true, routes: true };
+
+    fn union(self, other: Self) -> Self {
+        Self { graphs: self.graphs || other.graphs, routes: self.routes || other.routes }
+    }
 }
 
 /// One live listener with the source it came from and how it selects chains, built once for
@@ -95,13 +123,37 @@ pub struct ListenerCx<'s, 'a> {
     pub locator: Locator<'s>,
     /// The listener as the loader read it.
     pub listener: &'s Listener<'a>,
+    /// The engine `xdsck trace` asks too; `None` when no check of the run [`Reads::graphs`].
+    matching: Option<&'s ListenerMatch<'s, 'a>>,
+}
+
+impl<'s, 'a> ListenerCx<'s, 'a> {
     /// The engine `xdsck trace` asks too: the index or the `filter_chain_matcher`.
-    pub matching: &'s ListenerMatch<'s, 'a>,
-    /// The filter-chain index, `matching.graph()`: empty when the matcher selects.
-    pub graph: &'s MatchGraph<'s, 'a>,
+    ///
+    /// # Panics
+    /// In a check that does not declare [`Reads::graphs`].
+    pub fn matching(&self) -> &'s ListenerMatch<'s, 'a> {
+        self.matching.expect("a check that reads the filter-chain index declares Reads::graphs")
+    }
+
+    /// The filter-chain index, `matching().graph()`: empty when the matcher selects.
+    ///
+    /// # Panics
+    /// In a check that does not declare [`Reads::graphs`].
+    pub fn graph(&self) -> &'s MatchGraph<'s, 'a> {
+        self.matching().graph()
+    }
 }
 
 impl<'s, 'a> Context<'s, 'a> {
+    /// The route tables and HCMs of every input, indexed.
+    ///
+    /// # Panics
+    /// In a check that does not declare [`Reads::routes`].
+    pub fn routes(&self) -> &'s crate::model::route::RouteTables<'s, 'a> {
+        self.routes.expect("a check that reads route tables declares Reads::routes")
+    }
+
     /// Where places in one of the snapshot's inputs are.
     pub fn locator(&self, input: &Input<'a>) -> Locator<'s> {
         input.locator(self.sources.get(input.source))
@@ -156,7 +208,11 @@ pub struct TableCx<'s, 'a> {
 impl<'s, 'a> Context<'s, 'a> {
     /// Every route table Envoy would build: the inline tables of live listeners' chains, then
     /// every RDS table of the run, in input order.
+    ///
+    /// # Panics
+    /// In a check that does not declare [`Reads::routes`].
     pub fn route_tables(&self) -> impl Iterator<Item = TableCx<'s, 'a>> + 's {
+        assert!(self.routes.is_some(), "a check that reads route tables declares Reads::routes");
         self.tables.iter().copied()
     }
 
@@ -281,58 +337,10 @@ pub trait Check: HasRule + Sync {
     /// Appends this check's findings for the run to `out`, in input order (the report sorts them
     /// afterwards).
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>);
-}
 
-/// Every check, in code order.
-pub static ALL: &[&dyn Check] = &[
-    &duplicate_filter_chain_match::DuplicateFilterChainMatch,
-    &overlapping_filter_chain_match::OverlappingFilterChainMatch,
-    &partial_wildcard_server_name::PartialWildcardServerName,
-    &invalid_cidr::InvalidCidr,
-    &unimplemented_field::UnimplementedField,
-    &no_filter_chains::NoFilterChains,
-    &matcher_chain_name::MatcherChainName,
-    &duplicate_listener_address::DuplicateListenerAddress,
-    &duplicate_listener_in_update::DuplicateListenerInUpdate,
-    &rejected_update::RejectedUpdate,
-    &matcher_server_name_domain::MatcherServerNameDomain,
-    &missing_address::MissingAddress,
-    &duplicate_domain::DuplicateDomain,
-    &matcher_and_routes::MatcherAndRoutes,
-    &unknown_cluster::UnknownCluster,
-    &unknown_field::UnknownField,
-    &invalid_value::InvalidValue,
-    &constraint_violation::ConstraintViolation,
-    &unknown_extension::UnknownExtension,
-    &invalid_setting::InvalidSetting,
-    &cilium_protojson::CiliumProtojson,
-    &invalid_address::InvalidAddress,
-    &invalid_cluster::InvalidCluster,
-    &missing_certificate::MissingCertificate,
-    &invalid_config_source::InvalidConfigSource,
-    &invalid_tls_context::InvalidTlsContext,
-    &match_blackhole::MatchBlackhole,
-    &unreachable_filter_chain::UnreachableFilterChain,
-    &ambiguous_catch_all::AmbiguousCatchAll,
-    &matcher_missing_chain::MatcherMissingChain,
-    &misleading_server_name::MisleadingServerName,
-    &misleading_cidr::MisleadingCidr,
-    &duplicate_static_listener::DuplicateStaticListener,
-    &matcher_unused_chain::MatcherUnusedChain,
-    &matcher_ignored_match::MatcherIgnoredMatch,
-    &matcher_upper_case_domain::MatcherUpperCaseDomain,
-    &shadowed_route::ShadowedRoute,
-    &unmatchable_domain::UnmatchableDomain,
-    &unrouted_server_name::UnroutedServerName,
-    &h2_coalescing_misroute::H2CoalescingMisroute,
-    &ignored_field::IgnoredField,
-    &repeated_field::RepeatedField,
-    &wildcard_overlap::WildcardOverlap,
-    &skipped_document::SkippedDocument,
-    &no_listeners::NoListeners,
-    &route_not_analysed::RouteNotAnalysed,
-    &unvalidated_payload::UnvalidatedPayload,
-];
+    /// What [`Self::run`] reads besides the model.
+    fn reads(&self) -> Reads;
+}
 
 /// What the checks found in a snapshot.
 #[derive(Debug, Default)]
@@ -345,7 +353,14 @@ pub struct Checked {
 
 /// Runs every check on a snapshot.
 pub fn run_all(snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
-    run_checks(ALL, snapshot, sources)
+    run_checks(&crate::codes::checks().collect::<Vec<_>>(), snapshot, sources)
+}
+
+/// Runs the checks whose rules are `selected`, building only what they read. A check not
+/// selected is not run: its findings are not looked for, so not counted as suppressed.
+pub fn run_selected(snapshot: &Snapshot<'_>, sources: &Sources, selected: impl Fn(&Rule) -> bool) -> Checked {
+    let checks: Vec<&dyn Check> = crate::codes::checks().filter(|c| selected(c.rule())).collect();
+    run_checks(&checks, snapshot, sources)
 }
 
 /// Runs one check (graphs included), for profiling.
@@ -366,6 +381,7 @@ pub(crate) fn append<T>(out: &mut Vec<T>, mut found: Vec<T>) {
 }
 
 fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
+    let reads = checks.iter().fold(Reads::MODEL, |r, c| r.union(c.reads()));
     let live: Vec<(usize, SourceId, Locator<'_>, &Listener<'_>)> = snapshot
         .inputs
         .iter()
@@ -378,23 +394,22 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
     // The route tables are found by a pass over every chain's filters: on another core while
     // the listeners' indexes are built.
     let (matchings, routes) = crate::parallel::join(
-        || par_map(&live, |(_, _, _, l)| ListenerMatch::build(l)),
-        || crate::model::route::RouteTables::of(snapshot),
+        || reads.graphs.then(|| par_map(&live, |(_, _, _, l)| ListenerMatch::build(l))),
+        || reads.routes.then(|| crate::model::route::RouteTables::of(snapshot)),
     );
     let listeners: Vec<ListenerCx<'_, '_>> = live
         .iter()
-        .zip(&matchings)
-        .map(|(&(envoy, source, text, listener), matching)| ListenerCx {
+        .enumerate()
+        .map(|(i, &(envoy, source, text, listener))| ListenerCx {
             source,
             envoy,
             locator: text,
             listener,
-            matching,
-            graph: matching.graph(),
+            matching: matchings.as_ref().map(|m| &m[i]),
         })
         .collect();
-    let cx = Context { snapshot, sources, listeners: &listeners, routes: &routes, tables: &[] };
-    let tables = cx.find_route_tables();
+    let cx = Context { snapshot, sources, listeners: &listeners, routes: routes.as_ref(), tables: &[] };
+    let tables = if reads.routes { cx.find_route_tables() } else { Vec::new() };
     let cx = Context { tables: &tables, ..cx };
     // Checks are independent readers of the same graphs; their findings are concatenated in
     // registry order, so the output does not depend on which finished first.
@@ -407,6 +422,11 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
     for found in per_check {
         append(&mut findings, found);
     }
-    let notes = unknown_cluster::not_checked(&cx).into_iter().map(str::to_owned).collect();
+    // The note belongs to `unknown-cluster`: a run without it did not try to check clusters.
+    let notes = if checks.iter().any(|c| c.rule() == &unknown_cluster::RULE) {
+        unknown_cluster::not_checked(&cx).into_iter().map(str::to_owned).collect()
+    } else {
+        Vec::new()
+    };
     Checked { findings, notes }
 }

@@ -1,7 +1,7 @@
 //! `no-filter-chains`: a listener with neither `filter_chains` nor `default_filter_chain` that
 //! Envoy rejects.
 
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Casing, Protocol};
 
@@ -51,6 +51,10 @@ fn needs_chain(l: &ListenerCx<'_, '_>) -> bool {
 }
 
 impl Check for NoFilterChains {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             if l.listener.filter_chains.is_empty() && l.listener.default_filter_chain.is_none() && needs_chain(&l) {

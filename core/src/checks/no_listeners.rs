@@ -1,6 +1,6 @@
 //! `no-listeners`: an input that holds no listener at all, so the all-clear means nothing.
 
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Input, InputKind};
 use crate::source::Location;
@@ -33,6 +33,10 @@ fn what(input: &Input<'_>) -> &'static str {
 }
 
 impl Check for NoListeners {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             // Route tables alone (an RDS response) are checked by the route checks.

@@ -1,7 +1,7 @@
 //! `overlapping-filter-chain-match`: two chains (or one chain twice) claim the same connection
 //! tuple after Envoy's normalisation; Envoy rejects the listener.
 
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, Overlap};
 
@@ -65,9 +65,13 @@ fn diagnostic(l: &ListenerCx<'_, '_>, o: &Overlap<'_>) -> Diagnostic {
 }
 
 impl Check for OverlappingFilterChainMatch {
+    fn reads(&self) -> Reads {
+        Reads::GRAPHS
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            out.extend(l.graph.overlaps.iter().map(|o| diagnostic(&l, o)));
+            out.extend(l.graph().overlaps.iter().map(|o| diagnostic(&l, o)));
         }
     }
 }

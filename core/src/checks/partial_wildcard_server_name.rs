@@ -2,7 +2,7 @@
 //! label. Envoy rejects the listener. (The names it accepts but that do not match as they read
 //! are `misleading-server-name`'s.)
 
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
@@ -30,6 +30,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
 }
 
 impl Check for PartialWildcardServerName {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for (l, chain, i, name) in cx.index_server_names() {
             if crate::graph::key::is_partial_wildcard(name) {

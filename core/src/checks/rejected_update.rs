@@ -1,6 +1,6 @@
 //! `rejected-update`: Envoy already refused a listener update and recorded why.
 
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::ErrorState;
 use crate::source::{Location, Locator, SourceId};
@@ -38,6 +38,10 @@ fn diagnostic(e: &ErrorState<'_>, source: SourceId, text: Locator<'_>) -> Diagno
 }
 
 impl Check for RejectedUpdate {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             let text = cx.locator(input);

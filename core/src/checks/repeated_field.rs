@@ -3,7 +3,7 @@
 //! last value; from YAML, a key written twice in one mapping keeps only its last value. Either
 //! way a value the author wrote does not take effect as written.
 
-use crate::checks::{Check, Context, schema_problems};
+use crate::checks::{Check, Context, Reads, schema_problems};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::problem::ProblemKind;
 
@@ -20,6 +20,10 @@ declare_rule! {
 pub(crate) struct RepeatedField;
 
 impl Check for RepeatedField {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         schema_problems::report(cx, ProblemKind::RepeatedField, &RULE, out);
     }

@@ -3,7 +3,7 @@
 //! as "all clear" for it; and, where the run holds an Envoy's RDS answer, the RDS tables it
 //! asked for and did not get.
 
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::route::HcmRoutes;
 use crate::source::Location;
@@ -21,8 +21,12 @@ declare_rule! {
 pub(crate) struct RouteNotAnalysed;
 
 impl Check for RouteNotAnalysed {
+    fn reads(&self) -> Reads {
+        Reads::ROUTES
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
-        for n in &cx.routes.not_analysed {
+        for n in &cx.routes().not_analysed {
             let text = cx.locator_of(n.source);
             let (message, note) = match n.what {
                 "scoped_routes" => (
@@ -41,7 +45,7 @@ impl Check for RouteNotAnalysed {
             let at = Location::new(n.source, n.pointer.clone(), text.locate_pointer(&n.pointer));
             out.push(Diagnostic::new(&RULE, message).at(at).note(note));
         }
-        for hcm in &cx.routes.unanswered {
+        for hcm in &cx.routes().unanswered {
             let HcmRoutes::Rds(name) = &hcm.routes else { continue };
             let text = cx.locator_of(hcm.source);
             // At the name, as the HCM spells it; at the HCM when neither spelling is found.

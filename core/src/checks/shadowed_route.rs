@@ -5,7 +5,7 @@
 //! `runtime_fraction`, query parameters, gRPC or TLS predicates, no regex path), its header
 //! matchers are all among the later route's, and its path takes every path of the later one.
 
-use crate::checks::{Check, Context, TableCx};
+use crate::checks::{Check, Context, Reads, TableCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::route::{HeaderMatch, PathSpec, Route, RouteMatch, RouteTable, VirtualHost};
 use crate::routing::{Bucket, DomainIndex, describe_path, domain_key};
@@ -156,6 +156,10 @@ fn diagnostic(
 }
 
 impl Check for ShadowedRoute {
+    fn reads(&self) -> Reads {
+        Reads::ROUTES
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for t in cx.route_tables() {
             let mut index = None;

@@ -1,7 +1,7 @@
 //! `skipped-document`: a document of a stream or list that is not Envoy configuration, so
 //! nothing in it was checked.
 
-use crate::checks::{Check, Context};
+use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Skipped, SkippedKind};
 use crate::source::{Location, Locator, SourceId};
@@ -44,6 +44,10 @@ pub(crate) fn walked_past(refusal: &Diagnostic) -> Diagnostic {
 }
 
 impl Check for SkippedDocument {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for input in &cx.snapshot.inputs {
             let text = cx.locator(input);

@@ -1,7 +1,7 @@
 //! `unimplemented-field`: `address_suffix` or `suffix_len` set in a filter chain match. Envoy
 //! never implemented them and rejects the listener.
 
-use crate::checks::{Check, Context, ListenerCx, envoy_text};
+use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::FilterChain;
 
@@ -35,6 +35,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, fields: &[&str]) 
 }
 
 impl Check for UnimplementedField {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             for chain in &l.listener.filter_chains {

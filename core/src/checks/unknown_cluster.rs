@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::checks::{Check, Context, TableCx, envoy_text};
+use crate::checks::{Check, Context, Reads, TableCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::route::{Action, Mirrors, RouteTable, TableOrigin};
 use crate::model::{InputKind, ListenerState, Snapshot};
@@ -142,6 +142,10 @@ fn diagnostic(t: &TableCx<'_, '_>, at: &[String], what: Use, cluster: &str, whos
 }
 
 impl Check for UnknownCluster {
+    fn reads(&self) -> Reads {
+        Reads::ROUTES
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         let known = Known::of(cx.snapshot, true);
         let kinds: HashMap<SourceId, InputKind> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();

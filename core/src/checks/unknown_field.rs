@@ -1,6 +1,6 @@
 //! `unknown-field`: A key that is not a field of its message, or a name that is not a value of its enum: Envoy refuses the configuration.
 
-use crate::checks::{Check, Context, schema_problems};
+use crate::checks::{Check, Context, Reads, schema_problems};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::problem::ProblemKind;
 
@@ -17,6 +17,10 @@ declare_rule! {
 pub(crate) struct UnknownField;
 
 impl Check for UnknownField {
+    fn reads(&self) -> Reads {
+        Reads::MODEL
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         schema_problems::report(cx, ProblemKind::UnknownField, &RULE, out);
     }

@@ -1,7 +1,7 @@
 //! `unmatchable-domain`: a domain no Host can ever match, because the port it spells is removed
 //! from every Host before the table is searched.
 
-use crate::checks::{Check, Context, TableCx};
+use crate::checks::{Check, Context, Reads, TableCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::routing::{Bucket, domain_key, port_start};
 use crate::source::{join_index, join_token};
@@ -39,6 +39,10 @@ fn why(t: &TableCx<'_, '_>, domain: &str) -> Option<&'static str> {
 }
 
 impl Check for UnmatchableDomain {
+    fn reads(&self) -> Reads {
+        Reads::ROUTES
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for t in cx.route_tables() {
             for vh in &t.table.virtual_hosts {

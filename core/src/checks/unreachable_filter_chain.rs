@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::key;
 use crate::model::{Address, FilterChain, Listener};
@@ -24,6 +24,10 @@ declare_rule! {
 pub(crate) struct UnreachableFilterChain;
 
 impl Check for UnreachableFilterChain {
+    fn reads(&self) -> Reads {
+        Reads::GRAPHS
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             let listener = l.listener;
@@ -34,7 +38,7 @@ impl Check for UnreachableFilterChain {
             let port_less_shadowed = facts.ports_all_claimed(listener);
             for (i, chain) in listener.filter_chains.iter().enumerate() {
                 // A chain Envoy refuses (an error finding says why) is not also "unreachable".
-                if l.graph.excluded.get(i).is_some_and(Option::is_some) {
+                if l.graph().excluded.get(i).is_some_and(Option::is_some) {
                     continue;
                 }
                 if let Some(why) = facts.why_unreachable(chain, port_less_shadowed) {

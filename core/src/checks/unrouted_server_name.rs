@@ -6,7 +6,7 @@
 //! `vhds`. A Host may carry the listener's port (a client connecting to a port other than the
 //! scheme's default sends it), so a name counts as routed when either form reaches a virtual host.
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::route::{Hcm, RouteTable, RouteTables};
 use crate::model::{Address, FilterChain};
@@ -98,6 +98,10 @@ fn diagnostic(
 }
 
 impl Check for UnroutedServerName {
+    fn reads(&self) -> Reads {
+        Reads::ROUTES
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         // Under a filter_chain_matcher the chains' filter_chain_match is ignored: no server
         // names select them there.
@@ -111,7 +115,7 @@ impl Check for UnroutedServerName {
                     continue;
                 }
                 for hcm in RouteTables::hcms_of_chain(chain) {
-                    let Some(table) = cx.routes.table_of(l.envoy, hcm).filter(|t| !t.vhds) else { continue };
+                    let Some(table) = cx.routes().table_of(l.envoy, hcm).filter(|t| !t.vhds) else { continue };
                     let index = DomainIndex::build(table);
                     let tails = tails(hcm, table, port);
                     for (i, name) in m.server_names.iter().enumerate() {

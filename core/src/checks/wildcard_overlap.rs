@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::checks::{Check, Context, ListenerCx};
+use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::graph::{Key, Level, NodeIndex};
 use crate::parallel::par_map;
@@ -26,9 +26,13 @@ pub(crate) struct WildcardOverlap;
 const LISTED: usize = 10;
 
 impl Check for WildcardOverlap {
+    fn reads(&self) -> Reads {
+        Reads::GRAPHS
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
-            let g = l.graph;
+            let g = l.graph();
             // Server names hang below destination IP keys: only those parents can have them
             // (reading the node first spares a walk of the edges of millions of others).
             for parent in g.nodes_at(Level::DestinationIp) {
@@ -65,7 +69,7 @@ impl Check for WildcardOverlap {
 }
 
 fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) -> Diagnostic {
-    let g = l.graph;
+    let g = l.graph();
     let chains = &l.listener.filter_chains;
     let wild_chains = g.chains_below(wildcard);
     let wild_key = match g.key(wildcard) {

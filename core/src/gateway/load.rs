@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::api::{At, Objects, Route, RouteKind, Unmodelled};
-use crate::load::{Document, LoadError, codes};
+use crate::load::{Document, LoadError, rules};
 use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
 
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io/";
@@ -19,7 +19,7 @@ pub(crate) fn load_into(input: &Document<'_>, objects: &mut Objects) -> Result<(
     let json = file.json_text();
     let value: Value = serde_json::from_str(json.trim_start_matches('\u{feff}')).map_err(|e| {
         let offset = input.file().line_start(e.line()).unwrap_or(0);
-        LoadError::new(&codes::JSON_SYNTAX, e.to_string(), Location::new(id, "", Some(offset)))
+        LoadError::new(&rules::JSON_SYNTAX, e.to_string(), Location::new(id, "", Some(offset)))
     })?;
     match value {
         Value::Array(docs) => {
@@ -96,6 +96,6 @@ fn decode<T: DeserializeOwned>(id: SourceId, file: Locator<'_>, doc: Value, poin
             };
         }
         let offset = file.locate_pointer(&field).or_else(|| file.locate_pointer(pointer));
-        LoadError::new(&codes::INVALID_FIELD, format!("{}: {}", field, e.inner()), Location::new(id, field, offset))
+        LoadError::new(&rules::INVALID_FIELD, format!("{}: {}", field, e.inner()), Location::new(id, field, offset))
     })
 }

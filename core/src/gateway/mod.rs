@@ -57,12 +57,6 @@ pub struct GatewayVerdict {
     pub rendered: Option<(Value, SourceId)>,
 }
 
-/// The rules only `xdsck gateway` reports (`XDS4xx`): they judge Gateway API objects, not
-/// Envoy configuration, so `xdsck check` never fires them.
-pub fn rules() -> impl Iterator<Item = &'static crate::diagnostic::Rule> {
-    rules::ALL.iter().copied()
-}
-
 /// The whole answer of `xdsck gateway`.
 #[derive(Debug)]
 pub struct Evaluation {

@@ -1,7 +1,8 @@
 //! The rules of `xdsck gateway` (`XDS4xx`): what Cilium's operator will do with Gateway API
-//! input, as findings beside the Envoy-level ones on the CiliumEnvoyConfig it renders.
+//! input, as findings beside the Envoy-level ones on the CiliumEnvoyConfig it renders. The table
+//! of every code, [`crate::codes`], lists them.
 
-use crate::diagnostic::{Rule, Severity, declare_rule};
+use crate::diagnostic::{Severity, declare_rule};
 
 declare_rule! {
     /// `XDS401`: an object the Cilium model skips, so "no findings" never hides an unread input.
@@ -36,6 +37,3 @@ declare_rule! {
         explanation: "rules/terminate_passthrough_pair.md",
     }
 }
-
-/// The rules, in code order.
-pub(crate) static ALL: &[&Rule] = &[&NOT_MODELLED, &LISTENER_CONFLICTED, &TERMINATE_PASSTHROUGH_PAIR];

@@ -1,5 +1,5 @@
 //! The matcher rules of envoy-matching.md §2, one test each, on listeners written in YAML.
-//! (Agreement with a real Envoy is tested in cli/tests/envoy_probe.rs.)
+//! (Agreement with a real Envoy is tested in cli/tests/it/envoy_probe.rs.)
 
 use std::net::SocketAddr;
 

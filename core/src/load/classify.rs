@@ -6,10 +6,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::Documents;
-use super::codes;
 use super::error::LoadError;
 use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
 use super::route::place;
+use super::rules;
 use crate::model::build::{BootstrapBuild, ClusterBuild, ConfigSourceKind, ConfigSourceUse};
 use crate::model::route::{HcmRoutes, NotAnalysed, RouteTable, TableOrigin};
 use crate::model::{
@@ -148,7 +148,7 @@ fn document_index(pointer: &str) -> usize {
 fn not_envoy(id: SourceId, text: Locator<'_>, pointer: &str, what: &str) -> LoadError {
     let offset = text.locate_pointer(pointer);
     LoadError::new(
-        &codes::NOT_ENVOY,
+        &rules::NOT_ENVOY,
         format!("not Envoy configuration: {what}"),
         Location::new(id, pointer, offset.or(Some(0))),
     )

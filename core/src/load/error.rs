@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Rule};
 use crate::source::Location;
 
 /// An input that is not readable Envoy configuration. Carries one of the `XDS0xx` rules
-/// ([`super::codes`]) and the place in the input (offset into the original text).
+/// ([`super::rules`]) and the place in the input (offset into the original text).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {message}", rule.code)]
 pub struct LoadError {
@@ -36,7 +36,7 @@ impl LoadError {
     /// Whether the input is not Envoy configuration at all (or a template of it), rather than
     /// Envoy configuration xdsck cannot read.
     pub fn is_not_envoy(&self) -> bool {
-        std::ptr::eq(self.rule, &super::codes::NOT_ENVOY) || std::ptr::eq(self.rule, &super::codes::TEMPLATE)
+        std::ptr::eq(self.rule, &super::rules::NOT_ENVOY) || std::ptr::eq(self.rule, &super::rules::TEMPLATE)
     }
 
     /// The same problem as a diagnostic, for the renderers.

@@ -12,7 +12,6 @@
 //! borrow from that text. The caller keeps the document alive as long as the input.
 
 mod classify;
-pub mod codes;
 mod document;
 pub mod dump_resources;
 mod envoy_json;
@@ -26,6 +25,7 @@ pub(crate) mod protojson;
 pub(crate) mod raw;
 pub mod route;
 mod route_raw;
+pub mod rules;
 pub mod yaml;
 
 pub use document::Document;
@@ -63,7 +63,7 @@ impl Default for Limits {
 pub fn size_limit_error(size: usize, limit: usize, at_least: bool, location: Location) -> LoadError {
     let size = if at_least { format!("more than {limit}") } else { size.to_string() };
     LoadError::new(
-        &codes::INPUT_LIMIT,
+        &rules::INPUT_LIMIT,
         format!("the input is {size} bytes, over the size limit of {limit} bytes"),
         location,
     )
@@ -86,7 +86,7 @@ fn read(id: SourceId, file: &SourceFile, limits: &Limits) -> Result<document::Re
 
     let body_start = text.len() - text.trim_start_matches('\u{feff}').len();
     let Some(first) = first_significant(&text[body_start..]) else {
-        return Err(LoadError::new(&codes::EMPTY, "the input is empty", at(0)));
+        return Err(LoadError::new(&rules::EMPTY, "the input is empty", at(0)));
     };
     let first_offset = body_start + first.0;
     // JSON has no comments: a document after a `#` line is YAML, even if it is `[]`.
@@ -104,8 +104,8 @@ fn read(id: SourceId, file: &SourceFile, limits: &Limits) -> Result<document::Re
                 return Err(template_error(at(offset)));
             }
             let rule = match e.kind {
-                yaml::YamlErrorKind::Syntax => &codes::YAML_SYNTAX,
-                yaml::YamlErrorKind::Limit => &codes::INPUT_LIMIT,
+                yaml::YamlErrorKind::Syntax => &rules::YAML_SYNTAX,
+                yaml::YamlErrorKind::Limit => &rules::INPUT_LIMIT,
             };
             Err(LoadError::new(rule, e.message, at(e.offset)))
         }
@@ -132,7 +132,7 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
         None => {
             let offset = if is_json { read.first_offset } else { 0 };
             return Err(LoadError::new(
-                &codes::NOT_ENVOY,
+                &rules::NOT_ENVOY,
                 "not Envoy configuration: the document is a single value, not an object or a list",
                 at(offset),
             ));
@@ -408,7 +408,7 @@ fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, failure: &Failure, 
             if let Some(offset) = file.text().find("{{") {
                 return template_error(Location::new(id, "", Some(offset)));
             }
-            let rule = if message.contains("recursion limit") { &codes::INPUT_LIMIT } else { &codes::JSON_SYNTAX };
+            let rule = if message.contains("recursion limit") { &rules::INPUT_LIMIT } else { &rules::JSON_SYNTAX };
             let message = if message.contains("recursion limit") {
                 "nesting deeper than 128 levels".to_owned()
             } else if e.classify() == Category::Eof {
@@ -439,7 +439,7 @@ fn parse_error(id: SourceId, text: Locator<'_>, skip: usize, failure: &Failure, 
                 // For JSON the original offset is `json_offset` itself.
                 text.locate_pointer(&pointer).or(Some(text.original_offset(json_offset)))
             };
-            let rule = if duplicate.is_some() { &codes::DUPLICATE_KEY } else { &codes::INVALID_FIELD };
+            let rule = if duplicate.is_some() { &rules::DUPLICATE_KEY } else { &rules::INVALID_FIELD };
             let field = pointer.rsplit('/').next().filter(|t| !t.is_empty() && duplicate.is_none());
             let message = match field {
                 Some(f) if !f.bytes().all(|b| b.is_ascii_digit()) => format!("`{f}`: {message}"),
@@ -550,7 +550,7 @@ fn strip_position(e: &serde_json::Error) -> String {
 
 fn template_error(location: Location) -> LoadError {
     LoadError::new(
-        &codes::TEMPLATE,
+        &rules::TEMPLATE,
         "this is a Helm/Go template (it contains `{{ ... }}` actions), not rendered configuration",
         location,
     )

@@ -27,7 +27,7 @@ use prost_reflect::{
 };
 use serde_json::{Map, Value as Json};
 
-use super::{LoadError, codes};
+use super::{LoadError, rules};
 use crate::schema::Wkt;
 use crate::source::{Location, SourceFile, SourceId, Sources};
 
@@ -110,7 +110,7 @@ fn added(sources: &mut Sources, name: &str, text: Result<String, Failure>) -> Re
         Ok(text) => Ok(sources.add(SourceFile::new(name, text))),
         Err((pointer, message)) => {
             let id = sources.add(SourceFile::new(name, String::new()));
-            Err(LoadError::new(&codes::INVALID_FIELD, message, Location::new(id, pointer, None)))
+            Err(LoadError::new(&rules::INVALID_FIELD, message, Location::new(id, pointer, None)))
         }
     }
 }
@@ -128,7 +128,7 @@ pub fn add_discovery_response(sources: &mut Sources, name: &str, bytes: &[u8]) -
         Ok(text) => Ok(sources.add(SourceFile::new(name, text))),
         Err((pointer, message)) => {
             let id = sources.add(SourceFile::new(name, String::new()));
-            Err(LoadError::new(&codes::INVALID_FIELD, message, Location::new(id, pointer, None)))
+            Err(LoadError::new(&rules::INVALID_FIELD, message, Location::new(id, pointer, None)))
         }
     }
 }

@@ -37,7 +37,8 @@ pub struct Report {
 /// How many findings a run left out, by why: every one is counted, none vanishes silently.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Suppressed {
-    /// Of a rule not selected (`select`, `ignore`).
+    /// Of a rule not selected (`select`, `ignore`) that the run found anyway: the Gateway
+    /// model's. A check not selected is not run, so nothing of it is counted.
     pub not_selected: usize,
     /// By an `xdsck.io/ignore` annotation on the listener's CiliumEnvoyConfig.
     pub annotation: usize,
@@ -245,19 +246,22 @@ fn plural(count: usize, one: &str) -> String {
     if count == 1 { format!("{count} {one}") } else { format!("{count} {one}s") }
 }
 
-/// Every rule as `{"version": 1, "rules": [{code, name, severity, summary, explanation}]}`: what
-/// `xdsck rules --format json` prints and the web page shows.
+/// Every rule as `{"version": 1, "rules": [{code, name, severity, group, summary, input_problem,
+/// explanation}]}`: what `xdsck rules --format json` prints and the web page shows.
 pub fn rules_json() -> String {
-    let rules: Vec<serde_json::Value> = crate::rules()
-        .map(|r| {
+    let rules: Vec<serde_json::Value> = crate::codes::ALL
+        .iter()
+        .map(|row| {
+            let r = row.rule;
             serde_json::json!({
                 "code": r.code,
                 "name": r.name,
                 "severity": r.severity.as_str(),
+                "group": row.group.as_str(),
                 "summary": r.summary,
                 // XDS0xx: the input could not be read all through; selection never drops them,
                 // and the page lists them apart from Envoy's verdicts.
-                "input_problem": crate::settings::is_input_problem(r),
+                "input_problem": row.group == crate::codes::Group::Input,
                 "explanation": r.explanation(),
             })
         })

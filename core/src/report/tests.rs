@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::diagnostic::{Diagnostic, Rule, Severity};
-use crate::load::codes;
+use crate::load::rules;
 use crate::model::Inventory;
 use crate::source::{Location, SourceFile, Sources};
 
@@ -121,7 +121,7 @@ pub(crate) fn fixture() -> (Sources, Report) {
     .example("sni", "a.example.com");
     let info = Diagnostic::new(&CARVED, "2 listeners carve exact names out of wildcards");
     let unreadable =
-        Diagnostic::new(&codes::UNREADABLE, "cannot read missing, really.json: No such file or directory (os error 2)")
+        Diagnostic::new(&rules::UNREADABLE, "cannot read missing, really.json: No such file or directory (os error 2)")
             .at(Location::new(missing, "", None));
 
     let mut report = Report {

@@ -3,7 +3,7 @@
 //! names as old and, on the new one, on the chain it names as new; connections drawn at random
 //! that land differently are each inside a reported class; a reorder moves nothing.
 
-mod support;
+use crate::support;
 
 use std::net::Ipv4Addr;
 use std::process::Command;

@@ -7,7 +7,7 @@
 //! come from `$XDSCK_PROMETHEUS_DIR` (scripts/test.sh sets it through
 //! scripts/install-prometheus.sh) or PATH; without them the test fails, it never skips.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -475,7 +475,7 @@ fn exposed_findings(exposition: &str) -> BTreeMap<(String, String, String, Strin
         .collect()
 }
 
-/// The agent on an xDS stream (the in-process server of cli/tests/support): the metrics follow
+/// The agent on an xDS stream (the in-process server of cli/tests/it/support): the metrics follow
 /// each pushed version, the findings stay current while the stream is open, and a lost server
 /// is the source down.
 #[test]

@@ -11,7 +11,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("model", &["model", "diagnostic", "schema"]),
     ("input", &["load"]),
     ("engine", &["graph", "routing", "diff"]),
-    ("rules", &["checks"]),
+    ("rules", &["checks", "codes"]),
     ("output", &["report"]),
     ("front ends", &["lib", "trace", "settings", "gateway", "baseline"]),
 ];
@@ -21,6 +21,10 @@ const ALLOWED_UP: &[(&str, &str)] = &[
     // The annotation key is spelt once, in settings.
     ("load/classify.rs", "settings"),
     ("load/raw.rs", "settings"),
+    // The table of every code lists the rules the settings and the Gateway model declare where
+    // they report them.
+    ("codes.rs", "settings"),
+    ("codes.rs", "gateway"),
     // An HTTP trace follows a connection's trace (to be moved with the other renderings).
     ("routing/trace.rs", "trace"),
 ];
@@ -47,10 +51,24 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// A file's text without its unit tests (`#[cfg(test)]` and what follows it) and comments.
+/// A file's text without its inline unit tests (a `#[cfg(test)]` module block and what follows
+/// it; a `#[cfg(test)] mod tests;` line is only that line) and comments.
 fn code(text: &str) -> String {
-    let body = text.find("#[cfg(test)]").map_or(text, |i| &text[..i]);
-    body.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+    let mut lines = Vec::new();
+    let mut all = text.lines().peekable();
+    while let Some(line) = all.next() {
+        if line.trim() == "#[cfg(test)]" {
+            match all.peek() {
+                Some(next) if next.trim_end().ends_with(';') => {
+                    all.next();
+                    continue;
+                }
+                _ => break,
+            }
+        }
+        lines.push(line.split("//").next().unwrap_or(""));
+    }
+    lines.join("\n")
 }
 
 /// The top-level modules a text names as `crate::m` (in `use` lines, paths and macros).

@@ -16,7 +16,7 @@ pub const LISTENER_TYPE: &str = "type.googleapis.com/envoy.config.listener.v3.Li
 
 fn pool() -> &'static DescriptorPool {
     static POOL: OnceLock<DescriptorPool> = OnceLock::new();
-    POOL.get_or_init(|| DescriptorPool::decode(&include_bytes!("../../../core/schema/envoy.binpb")[..]).unwrap())
+    POOL.get_or_init(|| DescriptorPool::decode(&include_bytes!("../../../../core/schema/envoy.binpb")[..]).unwrap())
 }
 
 /// A Listener resource as an Any; the error is prost-reflect's for JSON that is not a Listener.

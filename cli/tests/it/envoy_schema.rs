@@ -18,7 +18,7 @@
 // The tally of mutants and verdicts is the test's report.
 #![allow(clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -202,7 +202,7 @@ fn full_listener() -> serde_json::Value {
 
 /// Each field the loaders read, given a value of the wrong type: the input loads, and one
 /// finding at its pointer says what Envoy says (each row was checked against envoy 1.40, which
-/// refuses every one; the Envoy harness in cli/tests/envoy_schema.rs does so for mutants).
+/// refuses every one; the Envoy harness in cli/tests/it/envoy_schema.rs does so for mutants).
 #[test]
 fn every_field_read_with_a_wrong_type_is_one_finding_at_its_pointer() {
     let base = full_listener();

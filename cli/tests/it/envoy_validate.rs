@@ -15,7 +15,7 @@
 //! Envoy comes from `scripts/install-envoy.sh` (`$XDSCK_ENVOY` wins); if that fails the test
 //! fails: it never skips.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

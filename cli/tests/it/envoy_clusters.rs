@@ -4,7 +4,7 @@
 //! it; xdsck has an `unknown-cluster` error exactly for the update Envoy refuses, with Envoy's
 //! text.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

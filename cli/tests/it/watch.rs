@@ -2,7 +2,7 @@
 //! stamped with the time and the configuration's own version, and — while the proxy is down —
 //! retries spaced by exponential backoff with jitter, as the README promises.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};

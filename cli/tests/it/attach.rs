@@ -7,7 +7,7 @@
 //! a plain HTTP/1.1 server (support/admin_server.rs) where Envoy's admin cannot be made to
 //! misbehave.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpStream};

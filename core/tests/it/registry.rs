@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use xdsck_core::checks;
+use xdsck_core::codes::{self, Group};
 
 /// Checks without an `ok-*` fixture, and why: any input that has a listener is an "ok" input for
 /// `no-listeners`, so the other rules' `ok-*` fixtures are its passing cases.
@@ -26,7 +26,7 @@ fn count(dir: &Path, prefix: &str) -> usize {
 #[test]
 fn codes_and_names_are_unique_and_listed_in_code_order() {
     let rules: Vec<_> = xdsck_core::rules().collect();
-    assert!(!rules.is_empty() && !checks::ALL.is_empty(), "the registry lists rules");
+    assert!(!rules.is_empty() && codes::checks().next().is_some(), "the registry lists rules");
     let codes: Vec<&str> = rules.iter().map(|r| r.code).collect();
     let mut sorted = codes.clone();
     sorted.sort_unstable();
@@ -37,16 +37,27 @@ fn codes_and_names_are_unique_and_listed_in_code_order() {
     let before = names.len();
     names.dedup();
     assert_eq!(names.len(), before, "rule names must be unique");
-    // The checks alone, as `checks::ALL` runs them, are in code order too.
-    let check_codes: Vec<&str> = checks::ALL.iter().map(|c| c.rule().code).collect();
-    assert!(check_codes.is_sorted(), "checks::ALL is not in code order: {check_codes:?}");
-    assert!(check_codes.iter().all(|c| codes.contains(c)), "every check's rule is listed by rules()");
+    // A check's row carries the rule the check reports under.
+    for row in codes::ALL {
+        if let Some(check) = row.check {
+            assert_eq!(check.rule(), row.rule, "{}: the row's rule is not its check's", row.rule.code);
+        }
+    }
+    // The group says what the code family says: XDS0 input, XDS4 gateway, a check for the rest.
+    for row in codes::ALL {
+        let family = &row.rule.code[..4];
+        match row.group {
+            Group::Input => assert!(family == "XDS0" && row.check.is_none(), "{}", row.rule.code),
+            Group::Gateway => assert!(family == "XDS4" && row.check.is_none(), "{}", row.rule.code),
+            _ => assert!(!matches!(family, "XDS0" | "XDS4") && row.check.is_some(), "{}", row.rule.code),
+        }
+    }
 }
 
 #[test]
 fn every_check_has_fixtures() {
     let mut problems = Vec::new();
-    for check in checks::ALL {
+    for check in codes::checks() {
         let name = check.rule().name;
         let dir = fixture_dir(name);
         if count(&dir, "bad-") == 0 {
@@ -60,7 +71,7 @@ fn every_check_has_fixtures() {
         }
     }
     for name in NO_OK_FIXTURE {
-        assert!(checks::ALL.iter().any(|c| c.rule().name == *name), "NO_OK_FIXTURE names `{name}`, not a check");
+        assert!(codes::checks().any(|c| c.rule().name == *name), "NO_OK_FIXTURE names `{name}`, not a check");
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

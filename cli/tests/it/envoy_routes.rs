@@ -14,7 +14,7 @@
 // The counts of probes and seeds are the test's report.
 #![allow(clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use std::net::Ipv4Addr;
 

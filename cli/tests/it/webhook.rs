@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 use support::tcp_proxy;
 
 /// A webhook process, killed when the test ends (also on panic).

@@ -20,7 +20,7 @@
 // The agreement counts and every disagreement are this test's output.
 #![allow(clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use std::net::Ipv4Addr;
 use std::path::Path;

@@ -9,7 +9,7 @@
 //! `cargo install --path` from the action's checkout), with the `dev` profile and this test
 //! build's target directory so that the build is mostly done already.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

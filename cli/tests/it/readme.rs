@@ -2,7 +2,7 @@
 //! `<!-- readme-test: xdsck ARGS (exit N) -->` line is compared with the output of running
 //! `xdsck ARGS` from the repository root, and the exit status with N.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

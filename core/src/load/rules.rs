@@ -1,7 +1,8 @@
 //! The input problems (`XDS0xx`): an input that cannot be read as Envoy configuration.
-//! Each is a [`Rule`] so `xdsck rules` and `xdsck explain` describe them like the checks.
+//! Each is a [`crate::Rule`] so `xdsck rules` and `xdsck explain` describe them like the checks; the
+//! table of every code, [`crate::codes`], lists them.
 
-use crate::diagnostic::{Rule, Severity, declare_rule};
+use crate::diagnostic::{Severity, declare_rule};
 
 declare_rule! {
     pub static UNREADABLE = {
@@ -102,17 +103,3 @@ declare_rule! {
         explanation: "codes/duplicate_key.md",
     }
 }
-
-/// Every input rule, in code order.
-pub static ALL: &[&Rule] = &[
-    &UNREADABLE,
-    &EMPTY,
-    &INVALID_UTF8,
-    &JSON_SYNTAX,
-    &YAML_SYNTAX,
-    &INVALID_FIELD,
-    &NOT_ENVOY,
-    &TEMPLATE,
-    &INPUT_LIMIT,
-    &DUPLICATE_KEY,
-];

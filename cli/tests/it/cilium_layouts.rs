@@ -3,7 +3,7 @@
 //! loads through the binary with its listener, chain and other-resource counts; Gateway API
 //! input and a Helm template are refused with one located finding and exit 2.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

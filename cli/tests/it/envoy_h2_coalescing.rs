@@ -11,7 +11,7 @@
 //! and Envoy agrees nothing is misrouted: A's table answers api.example.com as B's does, and a
 //! chain that offers no `h2` (the client's ALPN lands on HTTP/1.1, no connection to reuse).
 
-mod support;
+use crate::support;
 
 use std::net::Ipv4Addr;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! version difference the model has, the TenantGateway layouts of the seed story, and the
 //! rendered CiliumEnvoyConfigs through the real `envoy --mode validate`.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::path::Path;
