@@ -2,7 +2,7 @@
 
 use anyhow::{Result, bail};
 use xdsck_core::graph::MatchGraph;
-use xdsck_core::report::{self, RenderOptions};
+use xdsck_core::report::{self, RenderOptions, trace};
 use xdsck_core::trace::Query;
 
 use crate::args::{ClientKind, GraphArgs, GraphFormat, TraceArgs, TraceFormat};
@@ -67,10 +67,10 @@ fn trace(args: &TraceArgs, mut snapshot: xdsck_core::model::Snapshot<'_>, source
         None => None,
     };
     print(&match (args.format, &http) {
-        (TraceFormat::Text, None) => answer.to_text(),
-        (TraceFormat::Text, Some(h)) => answer.to_text() + &h.to_text(),
-        (TraceFormat::Json, None) => answer.to_json(),
-        (TraceFormat::Json, Some(h)) => serde_json::to_string_pretty(&h.with_connection(&answer))? + "\n",
+        (TraceFormat::Text, None) => trace::text(&answer),
+        (TraceFormat::Text, Some(h)) => trace::text(&answer) + &trace::http_text(h),
+        (TraceFormat::Json, None) => trace::json(&answer),
+        (TraceFormat::Json, Some(h)) => serde_json::to_string_pretty(&trace::with_http(&answer, h))? + "\n",
     })?;
     // Like grep without a match: the connection reaches no chain, or the request no route.
     let unrouted = http.as_ref().is_some_and(|h| h.is_unrouted());
@@ -116,15 +116,15 @@ fn draw(args: &GraphArgs, mut snapshot: xdsck_core::model::Snapshot<'_>) -> Resu
     };
     let graph = MatchGraph::build(listener);
     print(&match args.format {
-        GraphFormat::Dot => graph.to_dot(),
-        GraphFormat::Mermaid => graph.to_mermaid(),
-        GraphFormat::Svg => match graph.to_svg(&[]) {
+        GraphFormat::Dot => report::graph::dot(&graph),
+        GraphFormat::Mermaid => report::graph::mermaid(&graph),
+        GraphFormat::Svg => match report::graph::svg(&graph, &[]) {
             Some(svg) => svg,
             None => bail!(
                 "listener '{}' has {} nodes, too many to draw (at most {}); use --format dot",
                 listener.name,
                 graph.node_count(),
-                xdsck_core::graph::render::MAX_SVG_NODES
+                report::graph::MAX_SVG_NODES
             ),
         },
     })?;

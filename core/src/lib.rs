@@ -73,8 +73,9 @@ pub struct Options {
     pub one_envoy: bool,
 }
 
-/// Loads every source, runs every check, and returns the sorted report. An input that cannot be
-/// loaded contributes one `XDS0xx` finding and no listeners; the others are still checked.
+/// Loads every source, runs the checks of the rules `options.settings` select (building only
+/// what they read), and returns the sorted report. An input that cannot be loaded contributes
+/// one `XDS0xx` finding and no listeners; the others are still checked.
 pub fn analyze(sources: &Sources, options: &Options) -> Report {
     analyze_except(sources, options, Vec::new())
 }
@@ -140,19 +141,7 @@ pub fn analyze_then<R>(
     }
     // A failure naming no loaded source still reaches the output rather than vanishing.
     report.findings.extend(failed);
-    // Every finding's location becomes a line and column when the report is rendered: the line
-    // index of a 300 MB input (a tenth of a second) is built meanwhile.
-    let (found, ()) = parallel::join(
-        || checks::run_selected(&snapshot, sources, |r| options.settings.is_selected(r)),
-        || {
-            for (_, file) in sources.iter() {
-                file.line_index();
-            }
-        },
-    );
-    checks::append(&mut report.findings, found.findings);
-    report.notes.extend(found.notes);
-    suppress(&mut report, &snapshot, sources, &options.settings);
+    check_into(&mut report, &snapshot, sources, &options.settings);
     let out = then(&snapshot, report);
     free(snapshot);
     out
@@ -254,6 +243,25 @@ fn name_proxies(report: &mut Report, snapshot: &Snapshot<'_>) {
     }
 }
 
+/// What every run does once its inputs are loaded, whichever front end loaded them: the checks
+/// of the selected rules on the snapshot, their findings and notes into `report`, then the
+/// settings and annotations applied and the findings sorted.
+fn check_into(report: &mut Report, snapshot: &Snapshot<'_>, sources: &Sources, settings: &settings::Settings) {
+    // Every finding's location becomes a line and column when the report is rendered: the line
+    // index of a 300 MB input (a tenth of a second) is built meanwhile.
+    let (found, ()) = parallel::join(
+        || checks::run_selected(snapshot, sources, |r| settings.is_selected(r)),
+        || {
+            for (_, file) in sources.iter() {
+                file.line_index();
+            }
+        },
+    );
+    checks::append(&mut report.findings, found.findings);
+    report.notes.extend(found.notes);
+    suppress(report, snapshot, sources, settings);
+}
+
 /// Applies the settings and the inputs' `xdsck.io/ignore` annotations, then sorts.
 fn suppress(report: &mut Report, snapshot: &Snapshot<'_>, sources: &Sources, settings: &settings::Settings) {
     name_proxies(report, snapshot);
@@ -263,8 +271,9 @@ fn suppress(report: &mut Report, snapshot: &Snapshot<'_>, sources: &Sources, set
     report.sort();
 }
 
-/// Runs every check on inputs the caller has already loaded (listeners decoded from a live xDS
-/// stream, see `load::proto`), with the problems found while loading them as extra findings.
+/// Runs the selected checks on inputs the caller has already loaded (listeners decoded from a
+/// live xDS stream, see `load::proto`), with the problems found while loading them as extra
+/// findings.
 /// Each input's source must be in `sources` (its text may be empty: findings then carry a
 /// pointer and no line).
 pub fn analyze_inputs(sources: &Sources, inputs: Vec<model::Input<'_>>, problems: Vec<Diagnostic>) -> Report {
@@ -285,10 +294,7 @@ pub fn analyze_inputs_with(
     // What one run renders (a Gateway's CiliumEnvoyConfigs) is one Envoy's configuration.
     let snapshot = Snapshot { inputs, one_envoy: true };
     report.findings.extend(problems);
-    let checked = checks::run_selected(&snapshot, sources, |r| settings.is_selected(r));
-    report.findings.extend(checked.findings);
-    report.notes.extend(checked.notes);
-    suppress(&mut report, &snapshot, sources, settings);
+    check_into(&mut report, &snapshot, sources, settings);
     report
 }
 

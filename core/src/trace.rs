@@ -10,11 +10,6 @@ use crate::graph::trace::{Client, Connection, Outcome, Trace};
 use crate::model::{Address, Listener, ListenerState, Snapshot};
 use crate::source::Sources;
 
-/// A value the question did not give, as a trace prints it.
-const NOT_GIVEN: &str = "(not given)";
-/// A value the client does not send (no SNI, no ALPN), as a trace prints it.
-const NONE: &str = "(none)";
-
 /// How the question describes the connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Attributes {
@@ -187,7 +182,7 @@ pub struct Answer {
 }
 
 /// How a trace names a tcp_proxy's clusters: `cluster 'a'`, `weighted clusters 'a', 'b'`.
-pub(crate) fn describe_tcp_proxy(clusters: &[String]) -> String {
+pub fn describe_tcp_proxy(clusters: &[String]) -> String {
     let quoted: Vec<String> = clusters.iter().map(|c| format!("'{c}'")).collect();
     match quoted.len() {
         1 => format!("cluster {}", quoted[0]),
@@ -343,123 +338,10 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
     })
 }
 
-/// The traced listener's match graph as SVG, the connection's path drawn in colour level by
-/// level; `None` for a listener that selects chains with `filter_chain_matcher` (no index) or
-/// whose graph is too big to draw (see [`ListenerMatch::to_svg`]).
-pub fn graph_svg(snapshot: &Snapshot<'_>, answer: &Answer) -> Option<String> {
-    let (_, listener) = select_listener(snapshot, Some(&answer.listener), None).ok()?;
-    // The graph is built the same way every time, so the trace's node indices are this one's.
-    ListenerMatch::build(listener).to_svg(&answer.trace.path)
-}
-
 impl Answer {
-    fn outcome(&self) -> &'static str {
-        match self.trace.outcome {
-            Outcome::Chain(_) => "filter_chain",
-            Outcome::Default => "default_filter_chain",
-            Outcome::Closed => "closed",
-            Outcome::NeedsInput(_) => "needs_input",
-        }
-    }
-
     /// Whether Envoy closes the connection (`xdsck trace` then exits 1).
     pub fn is_closed(&self) -> bool {
         matches!(self.trace.outcome, Outcome::Closed)
-    }
-
-    /// The answer as one JSON object.
-    pub fn to_json(&self) -> String {
-        let c = &self.connection;
-        let value = serde_json::json!({
-            "source": self.source,
-            "proxy": self.proxy,
-            "listener": self.listener,
-            "filter_chain": self.filter_chain,
-            "outcome": self.outcome(),
-            "tcp_proxy": self.tcp_proxy.as_ref().map(|c| serde_json::json!({"clusters": c})),
-            "connection": {
-                "destination": c.destination.map(|d| d.to_string()),
-                "source": c.source.map(|s| s.to_string()),
-                "direct_source": c.direct_source.map(|s| s.to_string()),
-                "transport_protocol": c.transport_protocol,
-                "server_name": c.server_name,
-                "application_protocols": c.application_protocols,
-            },
-            "levels": self.trace.steps.iter().map(|s| serde_json::json!({
-                "level": s.level.as_str(),
-                "value": s.value,
-                "chosen": s.chosen,
-                "ambiguous": s.ambiguous,
-                "lost": s.lost.iter().map(|(k, why)| serde_json::json!({"key": k, "why": why})).collect::<Vec<_>>(),
-                "unmatched": s.unmatched,
-                "unmatched_keys": s.unmatched_keys,
-            })).collect::<Vec<_>>(),
-            "notes": self.notes,
-        });
-        let mut out = serde_json::to_string_pretty(&value).expect("JSON values serialise");
-        out.push('\n');
-        out
-    }
-
-    /// The answer for a person.
-    pub fn to_text(&self) -> String {
-        use std::fmt::Write as _;
-        let mut out = String::new();
-        let c = &self.connection;
-        let _ = match &self.proxy {
-            Some(proxy) => writeln!(out, "listener {} ({}, proxy {proxy})", self.listener_display, self.source),
-            None => writeln!(out, "listener {} ({})", self.listener_display, self.source),
-        };
-        // Spelt as the levels below spell them: `(not given)` for what the question left out,
-        // `(none)` for what the client does not send.
-        let _ = writeln!(
-            out,
-            "connection: dst {} src {} transport {} sni {} alpn {}",
-            c.destination.map_or(NOT_GIVEN.into(), |d| d.to_string()),
-            c.source.map_or(NOT_GIVEN.into(), |s| s.to_string()),
-            c.transport_protocol,
-            if c.server_name.is_empty() { NONE } else { &c.server_name },
-            if c.application_protocols.is_empty() { NONE.to_owned() } else { c.application_protocols.join(",") },
-        );
-        for s in &self.trace.steps {
-            let chosen = s.chosen.as_deref().unwrap_or("nothing matches");
-            let _ = writeln!(
-                out,
-                "  {:<21} {:<28} -> {}{}",
-                s.level.as_str(),
-                s.value,
-                chosen,
-                if s.ambiguous { "  (undefined choice)" } else { "" }
-            );
-            for (k, why) in &s.lost {
-                let _ = writeln!(out, "  {:<21} {:<28}    not {k}: {why}", "", "");
-            }
-            if s.chosen.is_none() {
-                for k in &s.unmatched_keys {
-                    let _ = writeln!(out, "  {:<21} {:<28}    not {k}: does not match {}", "", "", s.value);
-                }
-                let more = s.unmatched.saturating_sub(s.unmatched_keys.len());
-                if more > 0 {
-                    let _ = writeln!(out, "  {:<21} {:<28}    and {more} more, none of which matches", "", "");
-                }
-            }
-        }
-        let proxied = self
-            .tcp_proxy
-            .as_ref()
-            .map_or_else(String::new, |c| format!(": tcp_proxy passes the connection to {}", describe_tcp_proxy(c)));
-        let _ = match (&self.trace.outcome, &self.filter_chain) {
-            (Outcome::Chain(_), Some(name)) => writeln!(out, "=> filter chain {name}{proxied}"),
-            (Outcome::Default, Some(name)) => {
-                writeln!(out, "=> no chain matches: default_filter_chain {name}{proxied}")
-            }
-            (Outcome::NeedsInput(_), _) => writeln!(out, "=> undecided"),
-            _ => writeln!(out, "=> no chain matches and there is no default chain: Envoy closes the connection"),
-        };
-        for n in &self.notes {
-            let _ = writeln!(out, "note: {n}");
-        }
-        out
     }
 }
 

@@ -173,7 +173,7 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     xdsck_core::trace::one_proxy(&mut snapshot, q.proxy.as_deref()).map_err(|e| e.to_string())?;
     let query = query(&q)?;
     let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
-    let Some(host) = &q.host else { return Ok(answer.to_json()) };
+    let Some(host) = &q.host else { return Ok(xdsck_core::report::trace::json(&answer)) };
     // As `xdsck trace --host`: the connection's answer with an `http` object last.
     let mut headers = Vec::new();
     for h in q.headers.iter().filter(|h| !h.trim().is_empty()) {
@@ -182,7 +182,7 @@ pub fn trace_json(text: &str, query_json: &str) -> Result<String, String> {
     let path = q.path.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| "/".to_owned());
     let req = xdsck_core::routing::Request { host: host.clone(), path, method: "GET".to_owned(), headers };
     let http = xdsck_core::routing::trace::trace_http(&snapshot, &answer, &req);
-    Ok(http.with_connection(&answer).to_string())
+    Ok(xdsck_core::report::trace::with_http(&answer, &http).to_string())
 }
 
 /// [`trace_graph`] for Rust callers: the traced listener's match graph as SVG with the
@@ -199,7 +199,7 @@ pub fn trace_graph_json(text: &str, query_json: &str) -> Result<String, String> 
     xdsck_core::trace::one_proxy(&mut snapshot, q.proxy.as_deref()).map_err(|e| e.to_string())?;
     let query = query(&q)?;
     let answer = xdsck_core::trace::trace(&snapshot, &sources, &query).map_err(|e| e.to_string())?;
-    Ok(xdsck_core::trace::graph_svg(&snapshot, &answer).unwrap_or_default())
+    Ok(xdsck_core::report::trace::graph_svg(&snapshot, &answer).unwrap_or_default())
 }
 
 /// The core question a [`TraceQuery`] asks.

@@ -14,7 +14,6 @@
 
 pub mod key;
 pub mod matcher;
-pub mod render;
 pub mod select;
 pub mod trace;
 
@@ -406,6 +405,16 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     /// The key nodes of one level, in creation order.
     pub fn nodes_at(&self, level: Level) -> impl Iterator<Item = NodeIndex> + '_ {
         self.graph.node_indices().filter(move |&n| matches!(&self.graph[n], Node::Key { level: l, .. } if *l == level))
+    }
+
+    /// The listener's node, where every connection starts.
+    pub fn root(&self) -> NodeIndex {
+        self.root
+    }
+
+    /// Every edge (parent, child), in the order they were added: for drawing.
+    pub fn edges(&self) -> impl Iterator<Item = (NodeIndex, NodeIndex)> + '_ {
+        self.graph.edge_references().map(|e| (e.source(), e.target()))
     }
 
     /// What a node is.

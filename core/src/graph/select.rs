@@ -180,15 +180,6 @@ impl<'l, 'a> ListenerMatch<'l, 'a> {
             Outcome::Closed | Outcome::NeedsInput(_) => None,
         }
     }
-
-    /// The index drawn as SVG with `path` in colour; `None` for a matcher (no index to draw) or
-    /// an index too big to draw.
-    pub fn to_svg(&self, path: &[super::NodeIndex]) -> Option<String> {
-        match self.engine() {
-            Engine::Index(graph) => graph.to_svg(path),
-            Engine::Matcher(_) => None,
-        }
-    }
 }
 
 /// The index level that reads the same attribute as a matcher input, for an undecided answer:

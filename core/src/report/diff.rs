@@ -228,7 +228,7 @@ fn landing_json(l: &Landing) -> Value {
     json!({
         "virtual_host": l.virtual_host,
         "route": l.route,
-        "action": l.action.as_ref().map(crate::routing::trace::action_json),
+        "action": l.action.as_ref().map(crate::report::trace::action_json),
         "undecided": l.undecided,
     })
 }

@@ -5,11 +5,13 @@
 pub mod concise;
 pub mod diff;
 pub mod github;
+pub mod graph;
 pub mod json;
 pub mod line;
 pub mod openreports;
 pub mod sarif;
 pub mod text;
+pub mod trace;
 
 #[cfg(test)]
 mod tests;

@@ -34,52 +34,6 @@ impl HttpAnswer {
         self.steps.push((stage, text.into()));
     }
 
-    /// As the `http` object of `trace --format json`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "route_config": self.route_config,
-            "virtual_host": self.virtual_host,
-            "route": self.route,
-            "action": self.action.as_ref().map(action_json),
-            "undecided": self.undecided,
-            "tcp_proxy": self.tcp_proxy.as_ref().map(|c| serde_json::json!({"clusters": c})),
-            "steps": self.steps.iter().map(|(s, t)| serde_json::json!({"stage": s, "detail": t})).collect::<Vec<_>>(),
-        })
-    }
-
-    /// The connection's answer (`trace --format json`) with this request's decision as one more
-    /// key, `http`, last: what `xdsck trace --host` prints and the page shows.
-    pub fn with_connection(&self, answer: &Answer) -> serde_json::Value {
-        let mut value: serde_json::Value = serde_json::from_str(&answer.to_json()).unwrap_or_default();
-        if let Some(o) = value.as_object_mut() {
-            o.insert("http".to_owned(), self.to_json());
-        }
-        value
-    }
-
-    /// As lines following the connection's trace.
-    pub fn to_text(&self) -> String {
-        use std::fmt::Write as _;
-        let mut out = String::new();
-        for (stage, text) in &self.steps {
-            let _ = writeln!(out, "  {stage:<21} {text}");
-        }
-        let _ = match (&self.route, &self.action) {
-            (Some(r), Some(a)) => writeln!(out, "=> route {r}: {a}"),
-            (None, Some(a)) => writeln!(out, "=> {a}"),
-            _ if self.undecided => writeln!(out, "=> undecided"),
-            _ if let Some(c) = &self.tcp_proxy => {
-                writeln!(
-                    out,
-                    "=> not routed: tcp_proxy passes the connection to {}",
-                    crate::trace::describe_tcp_proxy(c)
-                )
-            }
-            _ => writeln!(out, "=> no route: Envoy answers 404"),
-        };
-        out
-    }
-
     /// Whether Envoy answers without a route (404), which `trace` reports with exit status 1.
     pub fn is_unrouted(&self) -> bool {
         self.action.is_none() && !self.undecided && self.tcp_proxy.is_none()
@@ -242,23 +196,5 @@ pub(crate) fn route_in_table(
             out.step("route", "no route matches: Envoy answers 404 (no other virtual host is tried)")
         }
         RouteOutcome::Undecided(_) => out.undecided = true,
-    }
-}
-
-/// An action as the `action` object of `trace --format json`: its kind and its target.
-pub(crate) fn action_json(action: &Action) -> serde_json::Value {
-    use serde_json::json;
-    match action {
-        Action::Cluster(c) => json!({"kind": "cluster", "cluster": c}),
-        Action::WeightedClusters(w) => json!({
-            "kind": "weighted_clusters",
-            "clusters": w.iter().map(|(n, weight)| json!({"name": n, "weight": weight})).collect::<Vec<_>>(),
-        }),
-        Action::ClusterHeader(h) => json!({"kind": "cluster_header", "header": h}),
-        Action::ClusterPlugin => json!({"kind": "cluster_specifier_plugin"}),
-        Action::Redirect(to) => json!({"kind": "redirect", "redirect": to}),
-        Action::DirectResponse { status, body } => json!({"kind": "direct_response", "status": status, "body": body}),
-        Action::Other(k) => json!({"kind": k}),
-        Action::Missing => json!({"kind": "none"}),
     }
 }

@@ -10,10 +10,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("places", &["source", "parallel"]),
     ("model", &["model", "diagnostic", "schema"]),
     ("input", &["load"]),
-    ("engine", &["graph", "routing", "diff"]),
+    ("engine", &["graph", "routing", "trace", "diff"]),
     ("rules", &["checks", "codes"]),
     ("output", &["report"]),
-    ("front ends", &["lib", "trace", "settings", "gateway", "baseline"]),
+    ("front ends", &["lib", "settings", "gateway", "baseline"]),
 ];
 
 /// The arrows up that docs/architecture.md names, as (file, module it reaches).
@@ -25,8 +25,6 @@ const ALLOWED_UP: &[(&str, &str)] = &[
     // they report them.
     ("codes.rs", "settings"),
     ("codes.rs", "gateway"),
-    // An HTTP trace follows a connection's trace (to be moved with the other renderings).
-    ("routing/trace.rs", "trace"),
 ];
 
 /// The layer of `crate::name`: a module's, or, for an item of `lib.rs` itself
