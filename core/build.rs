@@ -36,7 +36,7 @@ fn main() {
         let deflated = miniz_oxide::deflate::compress_to_vec(&raw, 10);
         std::fs::write(explanations.join(format!("{name}.deflate")), &deflated).expect("OUT_DIR is writable");
         // A rule declared beside a folder of explanations names it with the folder
-        // (`codes/unreadable.md`).
+        // (`rules/unreadable.md`).
         let parent = path.parent().and_then(|p| p.file_name()).expect("under src/");
         std::fs::create_dir_all(explanations.join(parent)).expect("OUT_DIR is writable");
         std::fs::write(explanations.join(parent).join(format!("{name}.deflate")), &deflated)

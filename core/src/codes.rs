@@ -31,6 +31,18 @@ pub enum Group {
 }
 
 impl Group {
+    /// The group whose checks are in `checks/<folder>/`: a check's folder is its group, so the
+    /// two cannot disagree (an unknown folder stops the build).
+    const fn of_folder(folder: &str) -> Self {
+        match folder.as_bytes() {
+            b"schema" => Self::Schema,
+            b"listener" => Self::Listener,
+            b"matcher" => Self::Matcher,
+            b"route" => Self::Route,
+            _ => panic!("a folder of checks/ that is no group"),
+        }
+    }
+
     /// The group's name in `xdsck rules --format json`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -72,10 +84,14 @@ impl Code {
     }
 }
 
-/// A check's row: its file's `RULE` and the check.
+/// A check's row: its file's `RULE`, the check, and the group its folder names.
 macro_rules! check {
-    ($module:ident :: $check:ident, $group:ident) => {
-        Code { rule: &checks::$module::RULE, group: Group::$group, check: Some(&checks::$module::$check) }
+    ($folder:ident :: $module:ident :: $check:ident) => {
+        Code {
+            rule: &checks::$folder::$module::RULE,
+            group: Group::of_folder(stringify!($folder)),
+            check: Some(&checks::$folder::$module::$check),
+        }
     };
 }
 
@@ -92,53 +108,53 @@ pub static ALL: &[Code] = &[
     Code::input(&load::rules::INPUT_LIMIT),
     Code::input(&load::rules::DUPLICATE_KEY),
     Code::input(&settings::INVALID_SUPPRESSION),
-    check!(duplicate_filter_chain_match::DuplicateFilterChainMatch, Listener),
-    check!(overlapping_filter_chain_match::OverlappingFilterChainMatch, Listener),
-    check!(partial_wildcard_server_name::PartialWildcardServerName, Listener),
-    check!(invalid_cidr::InvalidCidr, Listener),
-    check!(unimplemented_field::UnimplementedField, Schema),
-    check!(no_filter_chains::NoFilterChains, Listener),
-    check!(matcher_chain_name::MatcherChainName, Matcher),
-    check!(duplicate_listener_address::DuplicateListenerAddress, Listener),
-    check!(duplicate_listener_in_update::DuplicateListenerInUpdate, Listener),
-    check!(rejected_update::RejectedUpdate, Listener),
-    check!(matcher_server_name_domain::MatcherServerNameDomain, Matcher),
-    check!(missing_address::MissingAddress, Listener),
-    check!(duplicate_domain::DuplicateDomain, Route),
-    check!(matcher_and_routes::MatcherAndRoutes, Route),
-    check!(unknown_cluster::UnknownCluster, Route),
-    check!(unknown_field::UnknownField, Schema),
-    check!(invalid_value::InvalidValue, Schema),
-    check!(constraint_violation::ConstraintViolation, Schema),
-    check!(unknown_extension::UnknownExtension, Schema),
-    check!(invalid_setting::InvalidSetting, Schema),
-    check!(cilium_protojson::CiliumProtojson, Schema),
-    check!(invalid_address::InvalidAddress, Schema),
-    check!(invalid_cluster::InvalidCluster, Schema),
-    check!(missing_certificate::MissingCertificate, Schema),
-    check!(invalid_config_source::InvalidConfigSource, Schema),
-    check!(invalid_tls_context::InvalidTlsContext, Schema),
-    check!(match_blackhole::MatchBlackhole, Listener),
-    check!(unreachable_filter_chain::UnreachableFilterChain, Listener),
-    check!(ambiguous_catch_all::AmbiguousCatchAll, Listener),
-    check!(matcher_missing_chain::MatcherMissingChain, Matcher),
-    check!(misleading_server_name::MisleadingServerName, Listener),
-    check!(misleading_cidr::MisleadingCidr, Listener),
-    check!(duplicate_static_listener::DuplicateStaticListener, Listener),
-    check!(matcher_unused_chain::MatcherUnusedChain, Matcher),
-    check!(matcher_ignored_match::MatcherIgnoredMatch, Matcher),
-    check!(matcher_upper_case_domain::MatcherUpperCaseDomain, Matcher),
-    check!(shadowed_route::ShadowedRoute, Route),
-    check!(unmatchable_domain::UnmatchableDomain, Route),
-    check!(unrouted_server_name::UnroutedServerName, Route),
-    check!(h2_coalescing_misroute::H2CoalescingMisroute, Route),
-    check!(ignored_field::IgnoredField, Schema),
-    check!(repeated_field::RepeatedField, Schema),
-    check!(wildcard_overlap::WildcardOverlap, Listener),
-    check!(skipped_document::SkippedDocument, Schema),
-    check!(no_listeners::NoListeners, Listener),
-    check!(route_not_analysed::RouteNotAnalysed, Route),
-    check!(unvalidated_payload::UnvalidatedPayload, Schema),
+    check!(listener::duplicate_filter_chain_match::DuplicateFilterChainMatch),
+    check!(listener::overlapping_filter_chain_match::OverlappingFilterChainMatch),
+    check!(listener::partial_wildcard_server_name::PartialWildcardServerName),
+    check!(listener::invalid_cidr::InvalidCidr),
+    check!(schema::unimplemented_field::UnimplementedField),
+    check!(listener::no_filter_chains::NoFilterChains),
+    check!(matcher::matcher_chain_name::MatcherChainName),
+    check!(listener::duplicate_listener_address::DuplicateListenerAddress),
+    check!(listener::duplicate_listener_in_update::DuplicateListenerInUpdate),
+    check!(listener::rejected_update::RejectedUpdate),
+    check!(matcher::matcher_server_name_domain::MatcherServerNameDomain),
+    check!(listener::missing_address::MissingAddress),
+    check!(route::duplicate_domain::DuplicateDomain),
+    check!(route::matcher_and_routes::MatcherAndRoutes),
+    check!(route::unknown_cluster::UnknownCluster),
+    check!(schema::unknown_field::UnknownField),
+    check!(schema::invalid_value::InvalidValue),
+    check!(schema::constraint_violation::ConstraintViolation),
+    check!(schema::unknown_extension::UnknownExtension),
+    check!(schema::invalid_setting::InvalidSetting),
+    check!(schema::cilium_protojson::CiliumProtojson),
+    check!(schema::invalid_address::InvalidAddress),
+    check!(schema::invalid_cluster::InvalidCluster),
+    check!(schema::missing_certificate::MissingCertificate),
+    check!(schema::invalid_config_source::InvalidConfigSource),
+    check!(schema::invalid_tls_context::InvalidTlsContext),
+    check!(listener::match_blackhole::MatchBlackhole),
+    check!(listener::unreachable_filter_chain::UnreachableFilterChain),
+    check!(listener::ambiguous_catch_all::AmbiguousCatchAll),
+    check!(matcher::matcher_missing_chain::MatcherMissingChain),
+    check!(listener::misleading_server_name::MisleadingServerName),
+    check!(listener::misleading_cidr::MisleadingCidr),
+    check!(listener::duplicate_static_listener::DuplicateStaticListener),
+    check!(matcher::matcher_unused_chain::MatcherUnusedChain),
+    check!(matcher::matcher_ignored_match::MatcherIgnoredMatch),
+    check!(matcher::matcher_upper_case_domain::MatcherUpperCaseDomain),
+    check!(route::shadowed_route::ShadowedRoute),
+    check!(route::unmatchable_domain::UnmatchableDomain),
+    check!(route::unrouted_server_name::UnroutedServerName),
+    check!(route::h2_coalescing_misroute::H2CoalescingMisroute),
+    check!(schema::ignored_field::IgnoredField),
+    check!(schema::repeated_field::RepeatedField),
+    check!(listener::wildcard_overlap::WildcardOverlap),
+    check!(schema::skipped_document::SkippedDocument),
+    check!(listener::no_listeners::NoListeners),
+    check!(route::route_not_analysed::RouteNotAnalysed),
+    check!(schema::unvalidated_payload::UnvalidatedPayload),
     Code::gateway(&gateway::rules::NOT_MODELLED),
     Code::gateway(&gateway::rules::LISTENER_CONFLICTED),
     Code::gateway(&gateway::rules::TERMINATE_PASSTHROUGH_PAIR),

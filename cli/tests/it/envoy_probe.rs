@@ -281,10 +281,10 @@ impl ProbeResult {
 /// if one was grabbed between the check and Envoy's bind, the batch is retried on new ports.
 fn run_batch(envoy_bin: &Path, seeds: &[u64]) -> (Vec<GenListener>, Vec<ProbeResult>) {
     let mut attempt = 0;
-    let (listeners, mut live) = loop {
+    let (listeners, mut live, hold_source) = loop {
         attempt += 1;
         let (listen, hold_listen) = envoy::free_ports(2 * seeds.len(), &LOOPBACKS);
-        let (source, hold_source) = envoy::free_ports(2 * seeds.len(), &SOURCE_IPS);
+        let (source, hold_source) = envoy::reserve_source_ports(2 * seeds.len(), &SOURCE_IPS);
         let listeners: Vec<GenListener> = seeds
             .iter()
             .enumerate()
@@ -298,9 +298,9 @@ fn run_batch(envoy_bin: &Path, seeds: &[u64]) -> (Vec<GenListener>, Vec<ProbeRes
         let admin = LiveEnvoy::admin_socket(dir.path());
         let jsons: Vec<&Value> = listeners.iter().map(|l| &l.json).collect();
         let bootstrap = generate::bootstrap(&jsons, Some(admin.to_str().unwrap()));
-        drop((hold_listen, hold_source));
+        drop(hold_listen);
         match LiveEnvoy::start(envoy_bin, dir, &bootstrap) {
-            Ok(live) => break (listeners, live),
+            Ok(live) => break (listeners, live, hold_source),
             Err(e) if attempt < 3 && e.contains("cannot bind") => eprintln!("retrying batch on new ports: {e}"),
             Err(e) => panic!("live Envoy for seeds {seeds:?} did not start: {e}"),
         }
@@ -322,7 +322,7 @@ fn run_batch(envoy_bin: &Path, seeds: &[u64]) -> (Vec<GenListener>, Vec<ProbeRes
         let xdsck = xdsck_trace(&dump, &listeners[*i].name, probe, src_port);
         ProbeResult { listener: *i, probe: probe.clone(), src_port, envoy: answer, xdsck }
     });
-    drop(live);
+    drop((live, hold_source));
     (listeners, results)
 }
 

@@ -44,8 +44,8 @@ pub(crate) const MATCHER_AND_ROUTES: &str = "cannot set both matcher and routes 
 /// A route naming a cluster the cluster manager does not have, when the table validates its
 /// clusters: the same text for an inline table (the listener or bootstrap is refused) and an
 /// RDS update (refused alone). Checked with envoy 1.40, `--mode validate` and live.
-pub(crate) fn unknown_cluster(what: super::unknown_cluster::Use, cluster: &str) -> String {
-    use super::unknown_cluster::Use;
+pub(crate) fn unknown_cluster(what: super::route::unknown_cluster::Use, cluster: &str) -> String {
+    use super::route::unknown_cluster::Use;
     let kind = match what {
         Use::Target => "",
         Use::Weighted => "weighted ",

@@ -1,62 +1,23 @@
 //! The checks. Each lives in its own file and reads top to bottom: its [`Rule`], how it builds
-//! its diagnostic, then its logic. [`crate::codes`] is the one explicit registry, in code order.
+//! its diagnostic, then its logic. The files are in a folder per group of
+//! [`crate::codes::Group`] (`schema/`, `listener/`, `matcher/`, `route/`); what several rules
+//! share (Envoy's words, CIDR parsing, the schema problems' walk, repeated listener names,
+//! BoringSSL's refusals) is beside the folders, never in one. [`crate::codes`] is the one
+//! explicit registry, in code order.
 //!
 //! Codes: `XDS1xx` Envoy rejects the configuration (severity error); `XDS2xx` Envoy accepts it
 //! but connections are lost or misrouted (warning); `XDS3xx` worth knowing (info).
 
-pub(crate) mod ambiguous_catch_all;
+pub(crate) mod listener;
+pub(crate) mod matcher;
+pub(crate) mod route;
+pub(crate) mod schema;
+
 pub(crate) mod boringssl;
 pub(crate) mod cidr_ranges;
-pub(crate) mod cilium_protojson;
-pub(crate) mod constraint_violation;
-pub(crate) mod duplicate_domain;
-pub(crate) mod duplicate_filter_chain_match;
-pub(crate) mod duplicate_listener_address;
-pub(crate) mod duplicate_listener_in_update;
-pub(crate) mod duplicate_static_listener;
 pub(crate) mod envoy_text;
-pub(crate) mod h2_coalescing_misroute;
-pub(crate) mod ignored_field;
-pub(crate) mod invalid_address;
-pub(crate) mod invalid_cidr;
-pub(crate) mod invalid_cluster;
-pub(crate) mod invalid_config_source;
-pub(crate) mod invalid_setting;
-pub(crate) mod invalid_tls_context;
-pub(crate) mod invalid_value;
-pub(crate) mod match_blackhole;
-pub(crate) mod matcher_and_routes;
-pub(crate) mod matcher_chain_name;
-pub(crate) mod matcher_ignored_match;
-pub(crate) mod matcher_missing_chain;
-pub(crate) mod matcher_server_name_domain;
-pub(crate) mod matcher_unused_chain;
-pub(crate) mod matcher_upper_case_domain;
-pub(crate) mod misleading_cidr;
-pub(crate) mod misleading_server_name;
-pub(crate) mod missing_address;
-pub(crate) mod missing_certificate;
-pub(crate) mod no_filter_chains;
-pub(crate) mod no_listeners;
-pub(crate) mod overlapping_filter_chain_match;
-pub(crate) mod partial_wildcard_server_name;
-pub(crate) mod rejected_update;
-pub(crate) mod repeated_field;
 pub(crate) mod repeated_listener_names;
-pub(crate) mod route_not_analysed;
 pub(crate) mod schema_problems;
-pub(crate) mod shadowed_route;
-pub(crate) mod skipped_document;
-pub(crate) mod unimplemented_field;
-pub(crate) mod unknown_cluster;
-pub(crate) mod unknown_extension;
-pub(crate) mod unknown_field;
-/// What the report says when routes' clusters could not be checked.
-pub(crate) mod unmatchable_domain;
-pub(crate) mod unreachable_filter_chain;
-pub(crate) mod unrouted_server_name;
-pub(crate) mod unvalidated_payload;
-pub(crate) mod wildcard_overlap;
 
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::graph::MatchGraph;
@@ -330,7 +291,7 @@ impl ListenerCx<'_, '_> {
 }
 
 pub use crate::diagnostic::HasRule;
-pub(crate) use skipped_document::walked_past;
+pub(crate) use schema::skipped_document::walked_past;
 
 /// One check.
 pub trait Check: HasRule + Sync {
@@ -423,8 +384,8 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
         append(&mut findings, found);
     }
     // The note belongs to `unknown-cluster`: a run without it did not try to check clusters.
-    let notes = if checks.iter().any(|c| c.rule() == &unknown_cluster::RULE) {
-        unknown_cluster::not_checked(&cx).into_iter().map(str::to_owned).collect()
+    let notes = if checks.iter().any(|c| c.rule() == &route::unknown_cluster::RULE) {
+        route::unknown_cluster::not_checked(&cx).into_iter().map(str::to_owned).collect()
     } else {
         Vec::new()
     };

@@ -3,13 +3,15 @@
 //! configuration written against an older xdsck still selects what it meant. Codes never change
 //! meaning; only names are kept here.
 
-use crate::diagnostic::Rule;
-
-use crate::checks::{
-    constraint_violation, duplicate_listener_in_update, duplicate_static_listener, invalid_cidr, misleading_cidr,
+use crate::checks::listener::{
+    duplicate_listener_in_update, duplicate_static_listener, invalid_cidr, match_blackhole, misleading_cidr,
+    misleading_server_name, partial_wildcard_server_name,
 };
-use crate::checks::{match_blackhole, matcher_ignored_match, matcher_missing_chain, matcher_unused_chain};
-use crate::checks::{matcher_upper_case_domain, misleading_server_name, partial_wildcard_server_name};
+use crate::checks::matcher::{
+    matcher_ignored_match, matcher_missing_chain, matcher_unused_chain, matcher_upper_case_domain,
+};
+use crate::checks::schema::constraint_violation;
+use crate::diagnostic::Rule;
 
 /// An old rule name and the rules that now carry what it meant.
 #[derive(Debug)]

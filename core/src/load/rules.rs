@@ -10,7 +10,7 @@ declare_rule! {
         name: "unreadable-input",
         severity: Severity::Error,
         summary: "The input could not be read (missing file, permission denied, I/O error).",
-        explanation: "codes/unreadable.md",
+        explanation: "rules/unreadable.md",
     }
 }
 
@@ -20,7 +20,7 @@ declare_rule! {
         name: "empty-input",
         severity: Severity::Error,
         summary: "The input is empty or holds only whitespace and comments.",
-        explanation: "codes/empty.md",
+        explanation: "rules/empty.md",
     }
 }
 
@@ -30,7 +30,7 @@ declare_rule! {
         name: "invalid-utf8",
         severity: Severity::Error,
         summary: "The input is not valid UTF-8 text.",
-        explanation: "codes/invalid_utf8.md",
+        explanation: "rules/invalid_utf8.md",
     }
 }
 
@@ -40,7 +40,7 @@ declare_rule! {
         name: "json-syntax",
         severity: Severity::Error,
         summary: "The input is not well-formed JSON (syntax error or truncated file).",
-        explanation: "codes/json_syntax.md",
+        explanation: "rules/json_syntax.md",
     }
 }
 
@@ -50,7 +50,7 @@ declare_rule! {
         name: "yaml-syntax",
         severity: Severity::Error,
         summary: "The input is not well-formed YAML.",
-        explanation: "codes/yaml_syntax.md",
+        explanation: "rules/yaml_syntax.md",
     }
 }
 
@@ -60,7 +60,7 @@ declare_rule! {
         name: "invalid-field",
         severity: Severity::Error,
         summary: "A value the reader cannot take in at all (a number beyond any numeric type): the input is not loaded.",
-        explanation: "codes/invalid_field.md",
+        explanation: "rules/invalid_field.md",
     }
 }
 
@@ -70,7 +70,7 @@ declare_rule! {
         name: "not-envoy-config",
         severity: Severity::Error,
         summary: "Well-formed JSON or YAML, but not an Envoy configuration xdsck reads.",
-        explanation: "codes/not_envoy.md",
+        explanation: "rules/not_envoy.md",
     }
 }
 
@@ -80,7 +80,7 @@ declare_rule! {
         name: "unrendered-template",
         severity: Severity::Error,
         summary: "The input is a Helm or Go template, not rendered YAML.",
-        explanation: "codes/template.md",
+        explanation: "rules/template.md",
     }
 }
 
@@ -90,7 +90,7 @@ declare_rule! {
         name: "input-limit",
         severity: Severity::Error,
         summary: "The input exceeds a safety limit (nesting depth, YAML alias expansion, size).",
-        explanation: "codes/input_limit.md",
+        explanation: "rules/input_limit.md",
     }
 }
 
@@ -100,6 +100,6 @@ declare_rule! {
         name: "duplicate-key",
         severity: Severity::Error,
         summary: "A key appears twice in the Kubernetes part of an input (apiVersion, kind, metadata): kubectl refuses the manifest.",
-        explanation: "codes/duplicate_key.md",
+        explanation: "rules/duplicate_key.md",
     }
 }

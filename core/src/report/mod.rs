@@ -10,6 +10,7 @@ pub mod json;
 pub mod line;
 pub mod openreports;
 pub mod sarif;
+pub mod summary;
 pub mod text;
 pub mod trace;
 

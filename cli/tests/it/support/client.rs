@@ -115,8 +115,10 @@ pub fn run(probe: &Probe) -> (Answer, u16) {
 
 fn connect(probe: &Probe) -> std::io::Result<Socket> {
     let sock = Socket::new(Domain::IPV4, Type::STREAM, None)?;
-    // Lets a fixed source port be bound again while an old connection on it lingers.
+    // Lets a fixed source port be bound again while an old connection on it lingers, and beside
+    // the socket that reserves it (`envoy::reserve_source_ports`).
     sock.set_reuse_address(true)?;
+    sock.set_reuse_port(true)?;
     sock.bind(&SocketAddrV4::new(probe.src.0, probe.src.1.unwrap_or(0)).into())?;
     sock.connect_timeout(&SocketAddrV4::new(probe.dst.0, probe.dst.1).into(), Duration::from_secs(2))?;
     Ok(sock)

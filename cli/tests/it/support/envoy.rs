@@ -214,6 +214,39 @@ fn dechunk(mut body: &str) -> Option<String> {
     }
 }
 
+/// Source ports for probes, reserved on every IP in `ips` for as long as the returned sockets
+/// live: each is bound (not listening) with `SO_REUSEPORT`, so [`super::client::run`], which
+/// sets it too, can bind the port, while no other socket of the test binary can (the kernel
+/// hands out no port a socket is bound to, neither for `bind(0)` nor for a connection's own
+/// port). With every test module in one binary, a port merely checked free is taken by another
+/// test's connection often enough to fail a probe.
+pub fn reserve_source_ports(count: usize, ips: &[Ipv4Addr]) -> (Vec<u16>, Vec<socket2::Socket>) {
+    let reserve = |ip: Ipv4Addr, port: u16| -> std::io::Result<socket2::Socket> {
+        let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+        sock.set_reuse_address(true)?;
+        sock.set_reuse_port(true)?;
+        sock.bind(&SocketAddrV4::new(ip, port).into())?;
+        Ok(sock)
+    };
+    let mut held = Vec::new();
+    let mut ports = Vec::new();
+    'search: while ports.len() < count {
+        let first = reserve(ips[0], 0).expect("bind a loopback port");
+        let port = first.local_addr().unwrap().as_socket().unwrap().port();
+        let mut also = Vec::new();
+        for ip in &ips[1..] {
+            match reserve(*ip, port) {
+                Ok(s) => also.push(s),
+                Err(_) => continue 'search,
+            }
+        }
+        ports.push(port);
+        held.push(first);
+        held.extend(also);
+    }
+    (ports, held)
+}
+
 /// Ports that are free right now on every IP in `ips`. They come from the kernel's ephemeral
 /// range (bind to port 0), which no test here uses for fixed ports, and are held until the
 /// returned guard is dropped — just before Envoy binds them — so two allocations never overlap.

@@ -62,7 +62,7 @@ impl Check for WildcardOverlap {
                 // A shared tenant listener has one finding per tenant: 100k of them are most of
                 // the work of all checks, so they are built on every core, kept in order.
                 let carved: Vec<_> = carved.into_iter().collect();
-                super::append(out, par_map(&carved, |(wildcard, names)| diagnostic(&l, *wildcard, names)));
+                crate::checks::append(out, par_map(&carved, |(wildcard, names)| diagnostic(&l, *wildcard, names)));
             }
         }
     }
