@@ -221,45 +221,42 @@ fn dechunk(mut body: &str) -> Option<String> {
 /// port). With every test module in one binary, a port merely checked free is taken by another
 /// test's connection often enough to fail a probe.
 pub fn reserve_source_ports(count: usize, ips: &[Ipv4Addr]) -> (Vec<u16>, Vec<socket2::Socket>) {
-    let reserve = |ip: Ipv4Addr, port: u16| -> std::io::Result<socket2::Socket> {
+    ports_on(count, ips, |ip, port| {
         let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
         sock.set_reuse_address(true)?;
         sock.set_reuse_port(true)?;
         sock.bind(&SocketAddrV4::new(ip, port).into())?;
-        Ok(sock)
-    };
-    let mut held = Vec::new();
-    let mut ports = Vec::new();
-    'search: while ports.len() < count {
-        let first = reserve(ips[0], 0).expect("bind a loopback port");
-        let port = first.local_addr().unwrap().as_socket().unwrap().port();
-        let mut also = Vec::new();
-        for ip in &ips[1..] {
-            match reserve(*ip, port) {
-                Ok(s) => also.push(s),
-                Err(_) => continue 'search,
-            }
-        }
-        ports.push(port);
-        held.push(first);
-        held.extend(also);
-    }
-    (ports, held)
+        let port = sock.local_addr()?.as_socket().map_or(port, |a| a.port());
+        Ok((sock, port))
+    })
 }
 
 /// Ports that are free right now on every IP in `ips`. They come from the kernel's ephemeral
 /// range (bind to port 0), which no test here uses for fixed ports, and are held until the
 /// returned guard is dropped — just before Envoy binds them — so two allocations never overlap.
 pub fn free_ports(count: usize, ips: &[Ipv4Addr]) -> (Vec<u16>, Vec<TcpListener>) {
+    ports_on(count, ips, |ip, port| {
+        let l = TcpListener::bind(SocketAddrV4::new(ip, port))?;
+        let port = l.local_addr()?.port();
+        Ok((l, port))
+    })
+}
+
+/// `count` ports the kernel gives on `ips[0]` (`bind(ip, 0)`) that `bind` can also take on
+/// every other IP, with what holds them.
+fn ports_on<T>(
+    count: usize,
+    ips: &[Ipv4Addr],
+    bind: impl Fn(Ipv4Addr, u16) -> std::io::Result<(T, u16)>,
+) -> (Vec<u16>, Vec<T>) {
     let mut held = Vec::new();
     let mut ports = Vec::new();
     'search: while ports.len() < count {
-        let first = TcpListener::bind(SocketAddrV4::new(ips[0], 0)).expect("bind a loopback port");
-        let port = first.local_addr().unwrap().port();
+        let (first, port) = bind(ips[0], 0).expect("bind a loopback port");
         let mut also = Vec::new();
         for ip in &ips[1..] {
-            match TcpListener::bind(SocketAddrV4::new(*ip, port)) {
-                Ok(l) => also.push(l),
+            match bind(*ip, port) {
+                Ok((h, _)) => also.push(h),
                 Err(_) => continue 'search,
             }
         }
