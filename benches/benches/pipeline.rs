@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Bencher, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use xdsck_benches::{Format, Routes, Spec, write};
-use xdsck_core::graph::MatchGraph;
-use xdsck_core::graph::trace::Connection;
+use xdsck_core::chain_match::MatchGraph;
+use xdsck_core::chain_match::trace::Connection;
 use xdsck_core::report::{Format as Out, RenderOptions, render};
 use xdsck_core::{Options, SourceFile, SourceId, Sources, analyze, checks, load};
 

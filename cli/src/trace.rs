@@ -1,7 +1,7 @@
 //! `xdsck trace` and `xdsck graph`: questions about one listener of one input.
 
 use anyhow::{Result, bail};
-use xdsck_core::graph::MatchGraph;
+use xdsck_core::chain_match::MatchGraph;
 use xdsck_core::report::{self, RenderOptions, trace};
 use xdsck_core::trace::Query;
 

@@ -9,8 +9,8 @@ pub mod requests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::chain_match::select::ListenerMatch;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::graph::select::ListenerMatch;
 use crate::model::route::RouteTables;
 use crate::model::{Address, Listener, Snapshot};
 use crate::source::{Locator, Sources};
@@ -18,7 +18,7 @@ use crate::source::{Locator, Sources};
 pub use connections::{Class, Moved, Side, Witness};
 pub use requests::{Landing, MovedRequest, RequestClass};
 
-use crate::graph::trace::Outcome;
+use crate::chain_match::trace::Outcome;
 use requests::Routed;
 
 /// One version: its model, its inputs, and the findings `check` gives on them (as one Envoy's).

@@ -35,12 +35,12 @@
 #![warn(unreachable_pub, missing_docs)]
 
 pub mod baseline;
+pub mod chain_match;
 pub mod checks;
 pub mod codes;
 pub mod diagnostic;
 pub mod diff;
 pub mod gateway;
-pub mod graph;
 pub mod load;
 pub mod model;
 mod parallel;

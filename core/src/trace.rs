@@ -4,9 +4,9 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::graph::matcher::MatcherStep;
-use crate::graph::select::{ListenerMatch, SelectError};
-use crate::graph::trace::{Client, Connection, Outcome, Trace};
+use crate::chain_match::matcher::MatcherStep;
+use crate::chain_match::select::{ListenerMatch, SelectError};
+use crate::chain_match::trace::{Client, Connection, Outcome, Trace};
 use crate::model::{Address, Listener, ListenerState, Snapshot};
 use crate::source::Sources;
 
@@ -348,7 +348,7 @@ impl Answer {
 #[cfg(test)]
 mod tests {
     use super::{Attributes, ClientKind, attributes};
-    use crate::graph::trace::Client;
+    use crate::chain_match::trace::Client;
 
     fn alpn(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| (*s).to_owned()).collect()

@@ -409,6 +409,11 @@ struct Streams {
     outbox: Outboxes,
 }
 
+/// The aggregated discovery service's client on `channel`, taking answers up to `max` bytes.
+fn ads(channel: Channel, max: usize) -> AggregatedDiscoveryServiceClient<Channel> {
+    AggregatedDiscoveryServiceClient::new(channel).max_decoding_message_size(max)
+}
+
 /// Opens the streams of `options.api` and queues each type's first request.
 async fn open(channel: Channel, options: &Options, protocol: &mut Protocol) -> Streams {
     let (in_tx, incoming) = mpsc::channel(16);
@@ -422,12 +427,7 @@ async fn open(channel: Channel, options: &Options, protocol: &mut Protocol) -> S
                 in_tx,
                 None,
                 rx,
-                move |r| {
-                    Box::pin(async move {
-                        let mut c = AggregatedDiscoveryServiceClient::new(channel).max_decoding_message_size(max);
-                        c.delta_aggregated_resources(r).await
-                    })
-                },
+                move |r| Box::pin(async move { ads(channel, max).delta_aggregated_resources(r).await }),
                 |m, _| Incoming::Delta(m),
             );
             let mut o = Outbox::new();
@@ -447,13 +447,7 @@ async fn open(channel: Channel, options: &Options, protocol: &mut Protocol) -> S
                         in_tx,
                         None,
                         rx,
-                        move |r| {
-                            Box::pin(async move {
-                                let mut c =
-                                    AggregatedDiscoveryServiceClient::new(channel).max_decoding_message_size(max);
-                                c.stream_aggregated_resources(r).await
-                            })
-                        },
+                        move |r| Box::pin(async move { ads(channel, max).stream_aggregated_resources(r).await }),
                         Incoming::Sotw,
                     );
                     o.streams.insert("", tx);

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use xdsck_core::graph::MatchGraph;
+use xdsck_core::chain_match::MatchGraph;
 use xdsck_core::report::{Format, RenderOptions, render};
 use xdsck_core::{Options, SourceFile, SourceId, Sources, analyze, checks, load};
 

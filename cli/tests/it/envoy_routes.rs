@@ -187,7 +187,7 @@ fn ask_xdsck(sources: &Sources, g: &Gen, req: &Request) -> Result<Option<String>
         destination: format!("127.0.0.1:{}", g.port).parse().unwrap(),
         source: None,
         direct_source: None,
-        attributes: Attributes::Client(xdsck_core::graph::trace::Client::Http1),
+        attributes: Attributes::Client(xdsck_core::chain_match::trace::Client::Http1),
     };
     let answer = xdsck_core::trace::trace(&snapshot, sources, &query).map_err(|e| e.to_string())?;
     let http = xdsck_core::routing::trace::trace_http(&snapshot, &answer, req);

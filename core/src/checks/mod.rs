@@ -19,9 +19,9 @@ pub(crate) mod envoy_text;
 pub(crate) mod repeated_listener_names;
 pub(crate) mod schema_problems;
 
+use crate::chain_match::MatchGraph;
+use crate::chain_match::select::ListenerMatch;
 use crate::diagnostic::{Diagnostic, Rule};
-use crate::graph::MatchGraph;
-use crate::graph::select::ListenerMatch;
 use crate::model::{FilterChain, Input, Listener, Snapshot};
 use crate::parallel::par_map;
 use crate::source::{Location, Locator, SourceId, Sources};
@@ -132,6 +132,12 @@ impl<'s, 'a> Context<'s, 'a> {
     /// Every live listener (static, active or declared), in input order.
     pub fn listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
         self.listeners.iter().copied()
+    }
+
+    /// The live listeners that select chains with a `filter_chain_matcher` (Envoy then builds no
+    /// index and ignores `filter_chain_match`).
+    pub fn matcher_listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
+        self.listeners().filter(|l| l.listener.filter_chain_matcher.is_some())
     }
 
     /// Every `server_names` entry Envoy's filter-chain index reads, with its listener, chain

@@ -21,9 +21,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use ipnet::IpNet;
 use serde_json::Value;
 
-use crate::graph::key::{Key, Level};
-use crate::graph::select::ListenerMatch;
-use crate::graph::trace::{Client, Connection, Outcome};
+use crate::chain_match::key::{Key, Level};
+use crate::chain_match::select::ListenerMatch;
+use crate::chain_match::trace::{Client, Connection, Outcome};
 use crate::model::{Address, FilterChain, Listener};
 use crate::source::Locator;
 

@@ -1,6 +1,6 @@
 //! The unified `filter_chain_matcher` (`xds.type.matcher.v3.Matcher`), typed.
 //!
-//! The loaders read it once into these types (`load::matcher`); `graph::matcher` evaluates and
+//! The loaders read it once into these types (`load::matcher`); `chain_match::matcher` evaluates and
 //! validates it; the checks and `xdsck trace` read it here. What xdsck does not model (an input
 //! or extension it does not know) leaves the tree as the reason why, never a guess, while the
 //! actions and `ServerNameMatcher`s around it stay readable for the checks.
@@ -15,7 +15,7 @@ use crate::source::Pointer;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterChainMatcher {
     /// The typed tree as written, or why xdsck cannot model it (the first thing it does not
-    /// know). Whether Envoy accepts what is written is `graph::matcher`'s to say
+    /// know). Whether Envoy accepts what is written is `chain_match::matcher`'s to say
     /// (`Matcher::rejection`).
     pub tree: Result<Matcher, String>,
     /// Every action naming a filter chain (`google.protobuf.StringValue`), in document order,

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use crate::chain_match::trace::Client;
 use crate::diff::{Class, Diff, Landing, ListenerDiff, Moved, MovedRequest, Status, Witness};
-use crate::graph::trace::Client;
 use crate::report::Report;
 use crate::source::Sources;
 

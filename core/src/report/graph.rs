@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use petgraph::graph::NodeIndex;
 
-use crate::graph::select::{Engine, ListenerMatch};
-use crate::graph::{Level, MatchGraph, Node};
+use crate::chain_match::select::{Engine, ListenerMatch};
+use crate::chain_match::{Level, MatchGraph, Node};
 
 fn label(g: &MatchGraph<'_, '_>, node: NodeIndex) -> String {
     match g.node(node) {
@@ -77,7 +77,7 @@ const MAX_LABEL: usize = 40;
 
 /// The graph as a standalone SVG document: one column per level (the listener, then
 /// destination_port … source_port, then the chains), each node a box, the nodes of `path`
-/// (a trace's [`crate::graph::trace::Trace::path`]) and the edges between them drawn in colour.
+/// (a trace's [`crate::chain_match::trace::Trace::path`]) and the edges between them drawn in colour.
 /// `None` when the graph has more than [`MAX_SVG_NODES`] nodes. Styles are attributes, not
 /// a stylesheet, so the document shows the same as an `<img>` under a strict CSP.
 pub fn svg(g: &MatchGraph<'_, '_>, path: &[NodeIndex]) -> Option<String> {

@@ -43,7 +43,7 @@ pub fn json(snapshot: &Snapshot<'_>, sources: &Sources) -> String {
                         .flat_map(|c| c.filter_chain_match.as_ref().unwrap_or(&no_match).server_names.iter())
                         .map(|n| &**n)
                         .collect();
-                    let mut under = crate::graph::key::covering_wildcards(&names).into_iter();
+                    let mut under = crate::chain_match::key::covering_wildcards(&names).into_iter();
                     for c in &mut chains {
                         c.covered_by = under.by_ref().take(c.r#match.server_names.len()).collect();
                         if c.covered_by.iter().all(Option::is_none) {

@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
-use crate::graph::select::ListenerMatch;
-use crate::graph::trace::Outcome;
+use crate::chain_match::select::ListenerMatch;
+use crate::chain_match::trace::Outcome;
 use crate::model::Snapshot;
 use crate::model::route::Action;
 use crate::routing::trace::HttpAnswer;

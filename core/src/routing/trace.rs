@@ -2,7 +2,7 @@
 //! http_connection_manager, its route table, the virtual host and the route — as a step of its
 //! own after the connection's trace ([`crate::trace::trace`]).
 
-use crate::graph::trace::Outcome;
+use crate::chain_match::trace::Outcome;
 use crate::model::route::{Action, HcmRoutes, RequireTls, RouteTables};
 use crate::model::{FilterChain, Snapshot};
 use crate::routing::{DomainIndex, Request, RouteOutcome, RouteVerdict, describe_path, strip_port};

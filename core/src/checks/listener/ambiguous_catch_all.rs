@@ -1,9 +1,9 @@
 //! `ambiguous-catch-all`: an explicit `0.0.0.0/0` (or `::/0`) next to an unset range list at the
 //! same place of Envoy's index. Envoy accepts it and then picks either.
 
+use crate::chain_match::{Key, Level, Node, NodeIndex};
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::graph::{Key, Level, Node, NodeIndex};
 
 declare_rule! {
     pub(crate) static RULE for AmbiguousCatchAll = {

@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
+use crate::chain_match::Excluded;
 use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::graph::Excluded;
 use crate::model::{CidrRange, FilterChain, FilterChainMatch, SourceType};
 
 declare_rule! {

@@ -12,10 +12,10 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
+use crate::chain_match::trace::{Connection, Outcome};
+use crate::chain_match::{Key, Level, MatchGraph, Node, NodeIndex};
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::graph::trace::{Connection, Outcome};
-use crate::graph::{Key, Level, MatchGraph, Node, NodeIndex};
 use crate::model::{Address, SourceType};
 
 declare_rule! {

@@ -1,9 +1,9 @@
 //! `overlapping-filter-chain-match`: two chains (or one chain twice) claim the same connection
 //! tuple after Envoy's normalisation; Envoy rejects the listener.
 
+use crate::chain_match::{Key, Level, Overlap};
 use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::graph::{Key, Level, Overlap};
 
 declare_rule! {
     pub(crate) static RULE for OverlappingFilterChainMatch = {

@@ -36,7 +36,7 @@ impl Check for PartialWildcardServerName {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for (l, chain, i, name) in cx.index_server_names() {
-            if crate::graph::key::is_partial_wildcard(name) {
+            if crate::chain_match::key::is_partial_wildcard(name) {
                 out.push(diagnostic(&l, chain, i, name));
             }
         }

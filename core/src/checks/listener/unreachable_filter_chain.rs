@@ -6,9 +6,9 @@
 
 use std::net::IpAddr;
 
+use crate::chain_match::key;
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::graph::key;
 use crate::model::{Address, FilterChain, Listener};
 
 declare_rule! {

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::chain_match::{Key, Level, NodeIndex};
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::graph::{Key, Level, NodeIndex};
 use crate::parallel::par_map;
 
 declare_rule! {

@@ -51,10 +51,7 @@ impl Check for MatcherChainName {
     }
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
-        for l in cx.listeners() {
-            if l.listener.filter_chain_matcher.is_none() {
-                continue;
-            }
+        for l in cx.matcher_listeners() {
             let mut first: HashMap<&str, usize> = HashMap::with_capacity(l.listener.filter_chains.len());
             for (i, chain) in l.listener.filter_chains.iter().enumerate() {
                 if chain.name.is_empty() {

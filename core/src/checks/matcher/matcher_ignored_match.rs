@@ -44,10 +44,7 @@ impl Check for MatcherIgnoredMatch {
     }
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
-        for l in cx.listeners() {
-            if l.listener.filter_chain_matcher.is_none() {
-                continue;
-            }
+        for l in cx.matcher_listeners() {
             for chain in &l.listener.filter_chains {
                 if chain.filter_chain_match.as_ref().is_some_and(restricts) {
                     out.push(diagnostic(&l, chain));

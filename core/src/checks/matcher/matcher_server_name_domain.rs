@@ -1,9 +1,9 @@
 //! `matcher-server-name-domain`: a `ServerNameMatcher` in `filter_chain_matcher` with a domain
 //! Envoy refuses (repeated, empty, or a wildcard other than `*` and `*.domain`).
 
+use crate::chain_match::matcher::{DomainError, server_name_errors_at};
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::graph::matcher::{DomainError, server_name_errors_at};
 use crate::source::Location;
 
 declare_rule! {

@@ -7,8 +7,8 @@
 //! xdsck cannot see certificates (they often come by SDS), so it takes a chain's certificate to
 //! cover what its `server_names` cover, with a certificate's wildcard reach: `*.example.com`
 //! covers `api.example.com`, not `a.b.example.com`. Which chain a connection reaches is asked of
-//! the listener's own filter-chain index ([`crate::graph::MatchGraph::reach`], what
-//! [`crate::graph::select::ListenerMatch`] selects with) with the address the
+//! the listener's own filter-chain index ([`crate::chain_match::MatchGraph::reach`], what
+//! [`crate::chain_match::select::ListenerMatch`] selects with) with the address the
 //! first chain is reached on, so both connections are to the same IP and port. Reported only
 //! where it is certain that the two answers differ: both tables are in the input, the request
 //! reaches different virtual hosts that route differently (or one reaches none), and the first
@@ -20,9 +20,9 @@ use std::net::{IpAddr, SocketAddr};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::chain_match::trace::{Client, Connection, Outcome};
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::graph::trace::{Client, Connection, Outcome};
 use crate::model::route::{Action, Hcm, HcmRoutes, RouteTable, RouteTables, VirtualHost};
 use crate::model::{Address, FilterChain, Protocol};
 use crate::routing::{DomainIndex, Request, RouteOutcome, select_route, strip_port};

@@ -1,8 +1,8 @@
 use serde_json::{Value, json};
 
 use super::{Moved, Side, connections, region_witnesses};
-use crate::graph::select::ListenerMatch;
-use crate::graph::trace::Client;
+use crate::chain_match::select::ListenerMatch;
+use crate::chain_match::trace::Client;
 
 fn chain(name: &str, names: &[&str], alpn: &[&str], cluster: &str) -> Value {
     json!({"name": name,

@@ -1,4 +1,9 @@
-//! Envoy's filter-chain index for one listener, as a petgraph tree.
+//! Which filter chain takes a connection, as Envoy decides it: the filter-chain index of one
+//! listener (here: [`MatchGraph`], a petgraph tree), the unified `filter_chain_matcher`
+//! ([`matcher`]), and [`select::ListenerMatch`], which asks whichever of the two a listener
+//! uses.
+//!
+//! The index:
 //!
 //! Envoy expands every chain's `filter_chain_match` into the cross product of its repeated
 //! fields and inserts each tuple into a tree with one level per criterion (envoy-matching.md
