@@ -316,6 +316,8 @@ pub struct Checked {
     pub findings: Vec<Diagnostic>,
     /// What the run could not check, said once for the run (see `unknown-cluster`).
     pub notes: Vec<String>,
+    /// What the run built for its checks besides the model: the union of their [`Reads`].
+    pub built: Reads,
 }
 
 /// Runs every check on a snapshot.
@@ -395,5 +397,52 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
     } else {
         Vec::new()
     };
-    Checked { findings, notes }
+    Checked { findings, notes, built: reads }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SourceFile;
+
+    /// A listener with an inline route table, so that both what a run can build apply.
+    const LISTENER: &str = r#"
+name: edge
+address: {socket_address: {address: 0.0.0.0, port_value: 443}}
+listener_filters: [{name: envoy.filters.listener.tls_inspector}]
+filter_chains:
+- filter_chain_match: {server_names: ["*.example.com", api.example.com]}
+  filters:
+  - name: envoy.filters.network.http_connection_manager
+    typed_config:
+      "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+      stat_prefix: edge
+      http_filters: [{name: envoy.filters.http.router, typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}}]
+      route_config:
+        virtual_hosts:
+        - {name: a, domains: [api.example.com], routes: [{match: {prefix: /}, direct_response: {status: 200}}]}
+        - {name: b, domains: [API.example.com], routes: [{match: {prefix: /}, direct_response: {status: 200}}]}
+"#;
+
+    #[test]
+    fn a_run_builds_only_what_its_selected_checks_read() {
+        let mut sources = Sources::new();
+        sources.add(SourceFile::new("edge.yaml", LISTENER));
+        let documents = crate::read_documents(&sources, &crate::Options::default());
+        let (snapshot, failed) = crate::load_all(&documents);
+        assert!(failed.is_empty(), "{failed:?}");
+        let only = |code: &'static str| run_selected(&snapshot, &sources, move |r: &Rule| r.code == code);
+        // A route rule: route tables, no filter-chain index, and it still finds its duplicate.
+        let duplicate_domain = only("XDS114");
+        assert_eq!(duplicate_domain.built, Reads::ROUTES);
+        assert!(duplicate_domain.findings.iter().all(|d| d.rule.code == "XDS114"));
+        assert!(!duplicate_domain.findings.is_empty());
+        // An index rule: the index only.
+        let wildcard_overlap = only("XDS301");
+        assert_eq!(wildcard_overlap.built, Reads::GRAPHS);
+        assert!(!wildcard_overlap.findings.is_empty());
+        // A rule of the model alone builds neither; every rule builds both.
+        assert_eq!(only("XDS118").built, Reads::MODEL);
+        assert_eq!(run_all(&snapshot, &sources).built, Reads::GRAPHS_AND_ROUTES);
+    }
 }
