@@ -307,6 +307,12 @@ pub trait Check: HasRule + Sync {
 
     /// What [`Self::run`] reads besides the model.
     fn reads(&self) -> Reads;
+
+    /// What the check could not look at for want of input, said once for the run (a check
+    /// that had nothing to run on is not "no findings"); most checks have nothing to say.
+    fn notes(&self, _cx: Context<'_, '_>) -> Vec<&'static str> {
+        Vec::new()
+    }
 }
 
 /// What the checks found in a snapshot.
@@ -314,7 +320,7 @@ pub trait Check: HasRule + Sync {
 pub struct Checked {
     /// The findings, in registry order.
     pub findings: Vec<Diagnostic>,
-    /// What the run could not check, said once for the run (see `unknown-cluster`).
+    /// What the checks run could not check, said once for the run ([`Check::notes`]).
     pub notes: Vec<String>,
     /// What the run built for its checks besides the model: the union of their [`Reads`].
     pub built: Reads,
@@ -391,12 +397,8 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
     for found in per_check {
         append(&mut findings, found);
     }
-    // The note belongs to `unknown-cluster`: a run without it did not try to check clusters.
-    let notes = if checks.iter().any(|c| c.rule() == &route::unknown_cluster::RULE) {
-        route::unknown_cluster::not_checked(&cx).into_iter().map(str::to_owned).collect()
-    } else {
-        Vec::new()
-    };
+    // Each check run says what it could not look at: a check not run says nothing.
+    let notes = checks.iter().flat_map(|c| c.notes(cx)).map(str::to_owned).collect();
     Checked { findings, notes, built: reads }
 }
 

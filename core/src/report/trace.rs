@@ -28,8 +28,15 @@ fn outcome(answer: &Answer) -> &'static str {
 
 /// The answer as one JSON object.
 pub fn json(answer: &Answer) -> String {
+    let mut out = serde_json::to_string_pretty(&value(answer)).expect("JSON values serialise");
+    out.push('\n');
+    out
+}
+
+/// [`json`]'s object, for a caller that adds to it ([`with_http`]).
+fn value(answer: &Answer) -> serde_json::Value {
     let c = &answer.connection;
-    let value = serde_json::json!({
+    serde_json::json!({
         "source": answer.source,
         "proxy": answer.proxy,
         "listener": answer.listener,
@@ -54,10 +61,7 @@ pub fn json(answer: &Answer) -> String {
             "unmatched_keys": s.unmatched_keys,
         })).collect::<Vec<_>>(),
         "notes": answer.notes,
-    });
-    let mut out = serde_json::to_string_pretty(&value).expect("JSON values serialise");
-    out.push('\n');
-    out
+    })
 }
 
 /// The answer for a person.
@@ -135,7 +139,7 @@ pub fn http_json(http: &HttpAnswer) -> serde_json::Value {
 /// The connection's answer ([`json`]) with the request's decision as one more key, `http`,
 /// last: what `xdsck trace --host` prints and the page shows.
 pub fn with_http(answer: &Answer, http: &HttpAnswer) -> serde_json::Value {
-    let mut value: serde_json::Value = serde_json::from_str(&json(answer)).unwrap_or_default();
+    let mut value = value(answer);
     if let Some(o) = value.as_object_mut() {
         o.insert("http".to_owned(), http_json(http));
     }

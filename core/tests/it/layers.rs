@@ -49,20 +49,28 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// A file's text without its inline unit tests (a `#[cfg(test)]` module block and what follows
-/// it; a `#[cfg(test)] mod tests;` line is only that line) and comments.
+/// A file's text without its test-only items and comments: a `#[cfg(test)]` item (an inline
+/// test module, a test helper) is left out up to the line that closes it at its own
+/// indentation, a `#[cfg(test)] mod tests;` line is only that line; what follows is read.
 fn code(text: &str) -> String {
     let mut lines = Vec::new();
     let mut all = text.lines().peekable();
     while let Some(line) = all.next() {
         if line.trim() == "#[cfg(test)]" {
-            match all.peek() {
-                Some(next) if next.trim_end().ends_with(';') => {
-                    all.next();
-                    continue;
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let close = format!("{indent}}}");
+            match all.next() {
+                Some(item) if item.trim_end().ends_with(';') => {}
+                Some(_) => {
+                    for rest in all.by_ref() {
+                        if rest.trim_end() == close {
+                            break;
+                        }
+                    }
                 }
-                _ => break,
+                None => {}
             }
+            continue;
         }
         lines.push(line.split("//").next().unwrap_or(""));
     }

@@ -146,6 +146,10 @@ impl Check for UnknownCluster {
         Reads::ROUTES
     }
 
+    fn notes(&self, cx: Context<'_, '_>) -> Vec<&'static str> {
+        not_checked(&cx)
+    }
+
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         let known = Known::of(cx.snapshot, true);
         let kinds: HashMap<SourceId, InputKind> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
@@ -218,7 +222,7 @@ fn mirrors(
 /// this run could not: a route table Envoy validates that names a cluster (as a target, a
 /// weighted cluster or a mirror) with no cluster list to compare it with, or one in a
 /// CiliumEnvoyConfig. Empty when every such cluster was checked or there is none.
-pub(crate) fn not_checked(cx: &Context<'_, '_>) -> Vec<&'static str> {
+fn not_checked(cx: &Context<'_, '_>) -> Vec<&'static str> {
     let known = Known::of(cx.snapshot, false);
     let kinds: HashMap<SourceId, InputKind> = cx.snapshot.inputs.iter().map(|i| (i.source, i.kind)).collect();
     let (mut unlisted, mut cilium) = (false, false);
