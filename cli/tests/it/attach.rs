@@ -9,8 +9,8 @@
 
 use crate::support;
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, TcpStream};
+use std::io::Read;
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, mpsc};
@@ -21,7 +21,7 @@ use support::admin_server::{AdminServer, Answer};
 use support::envoy::{self, LiveEnvoy};
 use support::proto_build;
 use support::xds_server::{Bind, CutRelay, Flood, LISTENER_TYPE, Mode, State, XdsServer};
-use support::{Kill, attach_watch, edge, lines, tcp_proxy};
+use support::{Kill, attach_watch, edge, http_get, lines, tcp_proxy};
 use xdsck_core::{SourceFile, Sources};
 
 fn workspace() -> PathBuf {
@@ -295,32 +295,6 @@ fn wait_for_listeners(
             log()
         );
         std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// HTTP/1.0 GET over TCP, by hand: the test's own client, not xdsck's.
-fn http_get(addr: &str, path: &str) -> Result<String, String> {
-    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").map_err(|e| e.to_string())?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).map_err(|e| e.to_string())?;
-    let (head, mut body) = raw.split_once("\r\n\r\n").ok_or("no header end")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(head.lines().next().unwrap_or_default().to_owned());
-    }
-    if !head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        return Ok(body.to_owned());
-    }
-    let mut out = String::new();
-    loop {
-        let (size, rest) = body.split_once("\r\n").ok_or("bad chunk")?;
-        let size = usize::from_str_radix(size.trim(), 16).map_err(|e| e.to_string())?;
-        if size == 0 {
-            return Ok(out);
-        }
-        out.push_str(&rest[..size]);
-        body = &rest[size + 2..];
     }
 }
 

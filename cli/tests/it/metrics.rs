@@ -10,8 +10,8 @@
 use crate::support;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Ipv4Addr, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use support::envoy::{self, LiveEnvoy};
 use support::proto_build;
 use support::xds_server::{Bind, State, XdsServer};
-use support::{Kill, tcp_proxy};
+use support::{Kill, http_get, tcp_proxy};
 
 /// `name` in `$XDSCK_PROMETHEUS_DIR`, else on PATH; a missing tool fails the test loudly.
 fn tool(name: &str) -> PathBuf {
@@ -80,23 +80,6 @@ fn write_lds(dir: &Path, version: &str, listeners: &[Value]) {
     std::fs::write(&staging, serde_json::to_vec(&json!({"version_info": version, "resources": listeners})).unwrap())
         .unwrap();
     std::fs::rename(&staging, dir.join("lds").join("lds.json")).unwrap();
-}
-
-/// A plain HTTP/1.1 GET over TCP, by hand: the test's own client.
-fn http_get(addr: &str, path: &str) -> Result<String, String> {
-    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").map_err(|e| e.to_string())?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).map_err(|e| e.to_string())?;
-    let (head, body) = raw.split_once("\r\n\r\n").ok_or("no header end")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(head.lines().next().unwrap_or_default().to_owned());
-    }
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        return Err("unexpected chunked answer".into());
-    }
-    Ok(body.to_owned())
 }
 
 /// An instant PromQL query through Prometheus' HTTP API: each series' labels (without

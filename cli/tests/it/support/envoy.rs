@@ -201,7 +201,8 @@ impl Drop for LiveEnvoy {
     }
 }
 
-fn dechunk(mut body: &str) -> Option<String> {
+/// A chunked HTTP/1.1 body, decoded; `None` when it is not well formed.
+pub fn dechunk(mut body: &str) -> Option<String> {
     let mut out = String::new();
     loop {
         let (size, rest) = body.split_once("\r\n")?;

@@ -23,6 +23,25 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// An HTTP/1.1 GET over TCP, by hand (the tests' own client, not xdsck's): the body of a 200
+/// answer, decoded when chunked; the status line of any other.
+pub fn http_get(addr: &str, path: &str) -> Result<String, String> {
+    use std::io::Write as _;
+    let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).map_err(|e| e.to_string())?;
+    let (head, body) = raw.split_once("\r\n\r\n").ok_or("no header end")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(head.lines().next().unwrap_or_default().to_owned());
+    }
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        return envoy::dechunk(body).ok_or_else(|| "bad chunked body".to_owned());
+    }
+    Ok(body.to_owned())
+}
+
 /// Process output as text, for messages.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
