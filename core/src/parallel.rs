@@ -57,6 +57,26 @@ pub(crate) fn join<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B) -> (A, B)
     (a(), b())
 }
 
+/// `(background(), here())`: `background` on another core while `here` runs on this thread,
+/// which may hold what cannot leave it (a locked stdout).
+#[cfg(feature = "parallel")]
+pub(crate) fn beside<A: Send, B>(background: impl FnOnce() -> A + Send, here: impl FnOnce() -> B) -> (A, B) {
+    let mut done = None;
+    let slot = &mut done;
+    let b = rayon::in_place_scope(move |s| {
+        s.spawn(move |_| *slot = Some(background()));
+        here()
+    });
+    // The scope returns only when what it spawned has finished.
+    (done.expect("a scope waits for what it spawned"), b)
+}
+
+/// `(background(), here())`.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn beside<A, B>(background: impl FnOnce() -> A, here: impl FnOnce() -> B) -> (A, B) {
+    (background(), here())
+}
+
 /// Runs `produce` on this thread, which hands out pieces of work as it finds them (with the
 /// function it is given); each piece is done by `work` on another core meanwhile. Then `take`
 /// is given the results on this thread, in the order the pieces were handed out, each as soon

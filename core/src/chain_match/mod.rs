@@ -203,14 +203,14 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         // hundreds of megabytes, and one pass over them costs what the insertion below does.
         let facts = par_map(chains, |c| {
             let m = c.filter_chain_match.as_ref();
-            (FxBuildHasher.hash_one(rules(m)), tuples(m))
+            (FxBuildHasher.hash_one(rules(m)), tuples(m), m.map_or(0, |m| m.server_names.len()))
         });
         // At most one node per level and expanded tuple, plus its leaf: sized once from that
         // bound, the vectors never regrow (reserved pages that stay unused cost no memory).
         // Capped: a hostile cross product must not reserve memory up front it would never fill.
         let estimate = facts
             .iter()
-            .map(|&(_, t)| 10 * t)
+            .map(|&(_, t, _)| 10 * t)
             .fold(1usize, usize::saturating_add)
             .min(chains.len().saturating_mul(64).saturating_add(1024));
         let mut graph = DiGraph::with_capacity(estimate, estimate);
@@ -219,8 +219,13 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             listener,
             graph,
             root,
-            // One entry per chain is enough for the usual wide node (server names at one port).
-            children: HashTable::with_capacity(listener.filter_chains.len()),
+            // Room for a child per chain or per server name, whichever are more: the usual wide
+            // node is the server names at one port. Growing past that rehashes every entry (a
+            // walk to its key's node each) on one core: at 100k tenants the 500k names outgrew
+            // a table sized by the 400k chains.
+            children: HashTable::with_capacity(
+                listener.filter_chains.len().max(facts.iter().map(|&(_, _, names)| names).sum()),
+            ),
             counts: Vec::with_capacity(estimate),
             overlaps: Vec::new(),
             excluded: vec![None; listener.filter_chains.len()],
@@ -230,7 +235,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             return g;
         }
         // Envoy rejects a chain whose match equals an earlier one before it indexes it.
-        let hashes: Vec<u64> = facts.iter().map(|&(h, _)| h).collect();
+        let hashes: Vec<u64> = facts.iter().map(|&(h, _, _)| h).collect();
         let same = same_as_earlier(&hashes, |i, j| {
             rules(chains[i].filter_chain_match.as_ref()) == rules(chains[j].filter_chain_match.as_ref())
         });

@@ -355,6 +355,24 @@ pub(crate) fn append<T>(out: &mut Vec<T>, mut found: Vec<T>) {
     }
 }
 
+/// What the checks are handed of each live listener (its input, the Envoy it is in, where its
+/// places are), with its index or matcher when one was built.
+fn listener_cxs<'s, 'a>(
+    live: &'s [(usize, SourceId, Locator<'s>, &'s Listener<'a>)],
+    matchings: Option<&'s [ListenerMatch<'s, 'a>]>,
+) -> Vec<ListenerCx<'s, 'a>> {
+    live.iter()
+        .enumerate()
+        .map(|(i, &(envoy, source, locator, listener))| ListenerCx {
+            source,
+            envoy,
+            locator,
+            listener,
+            matching: matchings.map(|m| &m[i]),
+        })
+        .collect()
+}
+
 fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
     let reads = checks.iter().fold(Reads::MODEL, |r, c| r.union(c.reads()));
     let live: Vec<(usize, SourceId, Locator<'_>, &Listener<'_>)> = snapshot
@@ -366,35 +384,36 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (envoy, input.source, text, l))
         })
         .collect();
-    // The route tables are found by a pass over every chain's filters: on another core while
-    // the listeners' indexes are built.
-    let (matchings, routes) = crate::parallel::join(
-        || reads.graphs.then(|| par_map(&live, |(_, _, _, l)| ListenerMatch::build(l))),
-        || reads.routes.then(|| crate::model::route::RouteTables::of(snapshot)),
-    );
-    let listeners: Vec<ListenerCx<'_, '_>> = live
-        .iter()
-        .enumerate()
-        .map(|(i, &(envoy, source, text, listener))| ListenerCx {
-            source,
-            envoy,
-            locator: text,
-            listener,
-            matching: matchings.as_ref().map(|m| &m[i]),
-        })
-        .collect();
-    let cx = Context { snapshot, sources, listeners: &listeners, routes: routes.as_ref(), tables: &[] };
-    let tables = if reads.routes { cx.find_route_tables() } else { Vec::new() };
-    let cx = Context { tables: &tables, ..cx };
-    // Checks are independent readers of the same graphs; their findings are concatenated in
-    // registry order, so the output does not depend on which finished first.
-    let per_check = par_map(checks, |check| {
+    let run = |cx: Context<'_, '_>, check: &&dyn Check| {
         let mut out = Vec::new();
         check.run(cx, &mut out);
         out
-    });
-    let mut findings = Vec::with_capacity(per_check.iter().map(Vec::len).sum());
-    for found in per_check {
+    };
+    // What reads only the model runs on the other cores while the listeners' indexes are built
+    // (which keep one core and a part of another busy), with the route tables found by a pass
+    // over every chain's filters; the rest after.
+    let (early, late): (Vec<_>, Vec<_>) = checks.iter().enumerate().partition(|(_, c)| c.reads() == Reads::MODEL);
+    let (matchings, (routes, early_found)) = crate::parallel::join(
+        || reads.graphs.then(|| par_map(&live, |(_, _, _, l)| ListenerMatch::build(l))),
+        || {
+            let listeners = listener_cxs(&live, None);
+            let cx = Context { snapshot, sources, listeners: &listeners, routes: None, tables: &[] };
+            let found = par_map(&early, |(_, check)| run(cx, check));
+            (reads.routes.then(|| crate::model::route::RouteTables::of(snapshot)), found)
+        },
+    );
+    let listeners = listener_cxs(&live, matchings.as_deref());
+    let cx = Context { snapshot, sources, listeners: &listeners, routes: routes.as_ref(), tables: &[] };
+    let tables = if reads.routes { cx.find_route_tables() } else { Vec::new() };
+    let cx = Context { tables: &tables, ..cx };
+    let late_found = par_map(&late, |(_, check)| run(cx, check));
+    // Checks are independent readers of the same graphs; their findings are concatenated in
+    // registry order, so the output does not depend on which finished first or when it ran.
+    let mut per_check: Vec<(usize, Vec<Diagnostic>)> =
+        early.iter().map(|&(i, _)| i).zip(early_found).chain(late.iter().map(|&(i, _)| i).zip(late_found)).collect();
+    per_check.sort_unstable_by_key(|&(i, _)| i);
+    let mut findings = Vec::with_capacity(per_check.iter().map(|(_, f)| f.len()).sum());
+    for (_, found) in per_check {
         append(&mut findings, found);
     }
     // Each check run says what it could not look at: a check not run says nothing.

@@ -258,6 +258,18 @@ fn json() {
 }
 
 #[test]
+fn json_written_in_batches_is_the_whole_object_serialized_at_once() {
+    // More findings than two batches (4096 each): the first, those written while the next is
+    // rendered, and the last.
+    let (sources, mut report) = fixture();
+    let one = report.findings.clone();
+    report.findings = (0..10_000).map(|i| one[i % one.len()].clone()).collect();
+    let out = render(Format::Json, &report, &sources, RenderOptions::default());
+    let whole = json::output(&report, &sources, report.findings.iter().map(|d| json::finding(d, &sources)).collect());
+    assert!(out == serde_json::to_string_pretty(&whole).unwrap() + "\n");
+}
+
+#[test]
 fn sarif() {
     let (sources, report) = fixture();
     insta::assert_snapshot!(render(Format::Sarif, &report, &sources, RenderOptions::default()));

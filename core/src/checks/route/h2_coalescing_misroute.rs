@@ -269,15 +269,24 @@ impl Check for H2CoalescingMisroute {
             // The exact server names of the listener, and by parent domain: what a wildcard's
             // certificate covers (one label). Borrowed where already lower case, hashed with
             // FxHash: a tenant listener has hundreds of thousands of names.
-            let mut exact: FxHashSet<Cow<'_, str>> = FxHashSet::default();
-            let mut by_parent: FxHashMap<Cow<'_, str>, Vec<Cow<'_, str>>> = FxHashMap::default();
-            let every_name = chains.iter().flat_map(|c| c.filter_chain_match.iter().flat_map(|m| &m.server_names));
-            for n in every_name.map(|n| lower(n)).filter(|n| !n.is_empty() && !n.starts_with('*')) {
-                if let Some(parent) = parent_of(&n) {
-                    by_parent.entry(parent).or_default().push(n.clone());
-                }
-                exact.insert(n);
-            }
+            // Built on the first chain that offers HTTP/2: a tenant listener whose chains route
+            // nothing over HTTP/2 (passthrough, or no route table) never pays for them.
+            let names_of_listener = std::cell::OnceCell::new();
+            let names_of_listener = || {
+                names_of_listener.get_or_init(|| {
+                    let mut exact: FxHashSet<Cow<'_, str>> = FxHashSet::default();
+                    let mut by_parent: FxHashMap<Cow<'_, str>, Vec<Cow<'_, str>>> = FxHashMap::default();
+                    let every_name =
+                        chains.iter().flat_map(|c| c.filter_chain_match.iter().flat_map(|m| &m.server_names));
+                    for n in every_name.map(|n| lower(n)).filter(|n| !n.is_empty() && !n.starts_with('*')) {
+                        if let Some(parent) = parent_of(&n) {
+                            by_parent.entry(parent).or_default().push(n.clone());
+                        }
+                        exact.insert(n);
+                    }
+                    (exact, by_parent)
+                })
+            };
             let land = |dst: SocketAddr, sni: &str| {
                 let client = Client::Tls { sni: sni.to_owned(), alpn: BROWSER_ALPN.map(str::to_owned).to_vec() };
                 let (c, _) = Connection::detect(l.listener, &client, Some(dst), None);
@@ -292,13 +301,14 @@ impl Check for H2CoalescingMisroute {
             for a in chains {
                 let Some(http_a) = http_of(&cx, l.envoy, a).filter(|&h| offers_h2(a, h)) else { continue };
                 let Some(dst) = destination(&l, a) else { continue };
+                let (exact, by_parent) = names_of_listener();
                 let a_names = names(a);
                 // Each name of A as a concrete host, with the entry it came from.
                 let concrete: Vec<(usize, String)> = a_names
                     .iter()
                     .enumerate()
                     .filter_map(|(i, n)| match n.strip_prefix("*.") {
-                        Some(parent) => Some((i, under_wildcard(parent, &exact))),
+                        Some(parent) => Some((i, under_wildcard(parent, exact))),
                         None if !n.is_empty() && !n.contains('*') => Some((i, n.to_string())),
                         None => None,
                     })
