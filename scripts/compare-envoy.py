@@ -8,6 +8,7 @@ minified (one line of JSON, what `json.dump`, `json.Marshal` and `jq -c` write) 
     python3 scripts/compare-envoy.py --small 1000 --large 10000 --shapes minified
     python3 scripts/compare-envoy.py --data /tmp/xdsck-inputs   # generate once, reuse after
     python3 scripts/compare-envoy.py --routes    # each TLS chain's HCM with an inline route table
+    python3 scripts/compare-envoy.py --layout per-tenant   # a listener per tenant (Istio's, Envoy Gateway's shape)
     python3 scripts/compare-envoy.py --baseline /tmp/base-build/release   # another build beside this one
 
 Every number comes from one invocation on this machine (xdsck and the floor: the fastest of
@@ -15,7 +16,9 @@ Every number comes from one invocation on this machine (xdsck and the floor: the
 `xdsck-gen` (Cilium's TenantGateway layout, one shared 443 listener), which both Envoy and
 xdsck read. With `--routes` every tenant's TLS-terminating chain carries an inline route table
 (a virtual host per server name, five routes each) and the bootstrap the clusters they name,
-so `check` does its route analysis too. Envoy runs only on the small input: at 100k tenants it takes many minutes.
+so `check` does its route analysis too. With `--layout per-tenant` each tenant has a listener
+of its own (on its own address) instead of a chain set in one shared listener: 10k tenants are
+10k listeners, the shape of a gateway that renders a listener per route or per tenant. Envoy runs only on the small input: at 100k tenants it takes many minutes.
 Binaries are taken from `$CARGO_TARGET_DIR/release` (default `target/release`).
 
 `--baseline DIR` times a second build's `xdsck` (DIR holds it, as built from another checkout
@@ -69,6 +72,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="runs per xdsck/floor measurement; the fastest counts")
     ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: minified, pretty")
     ap.add_argument("--routes", action="store_true", help="inline route tables per TLS chain (and their clusters)")
+    ap.add_argument("--layout", default="shared", choices=("shared", "per-tenant"), help="one shared listener, or a listener per tenant")
     ap.add_argument("--data", help="directory for the generated inputs, kept and reused (default: a temporary one)")
     ap.add_argument("--baseline", help="directory of another build's xdsck binary, timed beside this build's")
     args = ap.parse_args()
@@ -88,11 +92,12 @@ def main():
         files = {}
         for shape in shapes:
             for size, tenants in (("small", args.small), ("large", args.large)):
-                kind = "routes-" if args.routes else ""
+                kind = ("routes-" if args.routes else "") + ("per-tenant-" if args.layout == "per-tenant" else "")
                 path = os.path.join(data, f"bootstrap-{kind}{tenants}-{shape}.json")
                 if not (args.data and os.path.exists(path)):
                     flags = ["--minified"] if shape == "minified" else []
                     flags += ["--routes", "inline"] if args.routes else []
+                    flags += ["--layout", args.layout]
                     subprocess.run([os.path.join(RELEASE, "xdsck-gen"), "--tenants", str(tenants), "--format", "bootstrap-json", *flags, "--out", path], check=True)
                 files[(shape, size)] = (tenants, path, os.path.getsize(path))
 

@@ -39,7 +39,7 @@ pub use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
 use crate::model::{ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
-use crate::parallel::par_map;
+use crate::parallel::par_map_cheap;
 pub use key::{Key, Level};
 
 /// Up to this many children a node's keys are found by scanning its edges.
@@ -201,7 +201,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         let chains = &listener.filter_chains;
         // What each chain's match is, read on every core: at tenant scale the chains are
         // hundreds of megabytes, and one pass over them costs what the insertion below does.
-        let facts = par_map(chains, |c| {
+        let facts = par_map_cheap(chains, |c| {
             let m = c.filter_chain_match.as_ref();
             (FxBuildHasher.hash_one(rules(m)), tuples(m), m.map_or(0, |m| m.server_names.len()))
         });
@@ -247,30 +247,33 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         // work), the next block's while this one's are inserted.
         let mut tuple: Vec<Key<'l>> = Vec::with_capacity(9);
         let fill = |block: &'l [FilterChain<'a>]| -> Vec<Option<ChainKeys<'l>>> {
-            par_map(block, |c| {
+            par_map_cheap(block, |c| {
                 let mut keys = ChainKeys::default();
                 keys.fill(c.filter_chain_match.as_ref()).then_some(keys)
             })
         };
         let mut blocks = chains.chunks(KEY_BLOCK).enumerate();
         let mut next = blocks.next().map(|(b, block)| (b, fill(block)));
+        let mut insert = |b: usize, keys: &[Option<ChainKeys<'l>>]| {
+            for (j, keys) in keys.iter().enumerate() {
+                let i = b * KEY_BLOCK + j;
+                if g.excluded[i].is_some() {
+                    continue;
+                }
+                match keys {
+                    Some(keys) => g.insert_level(i, keys, 0, g.root, &mut tuple),
+                    None => g.excluded[i] = Some(Excluded::Invalid),
+                }
+            }
+        };
         while let Some((b, keys)) = next {
-            let (_, following) = crate::parallel::join(
-                || {
-                    for (j, keys) in keys.iter().enumerate() {
-                        let i = b * KEY_BLOCK + j;
-                        if g.excluded[i].is_some() {
-                            continue;
-                        }
-                        match keys {
-                            Some(keys) => g.insert_level(i, keys, 0, g.root, &mut tuple),
-                            None => g.excluded[i] = Some(Excluded::Invalid),
-                        }
-                    }
-                },
-                || blocks.next().map(|(b, block)| (b, fill(block))),
-            );
-            next = following;
+            // The last block (the only one of a short list) has no next to read meanwhile.
+            next = if blocks.len() == 0 {
+                insert(b, &keys);
+                None
+            } else {
+                crate::parallel::join(|| insert(b, &keys), || blocks.next().map(|(b, block)| (b, fill(block)))).1
+            };
         }
         g
     }
@@ -549,7 +552,7 @@ fn tuples(m: Option<&FilterChainMatch<'_>>) -> usize {
 /// into a table of millions.
 fn same_as_earlier(hashes: &[u64], equal: impl Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
     let mut order: Vec<(u64, usize)> = hashes.iter().copied().zip(0..).collect();
-    crate::parallel::par_sort_unstable(&mut order);
+    crate::parallel::sort_unstable_cheap(&mut order);
     let mut same = Vec::new();
     // The first item of each distinct value among those of one hash, by index.
     let mut firsts: Vec<usize> = Vec::new();

@@ -16,7 +16,7 @@ use crate::model::{
     Casing, ClusterList, ClusterName, ErrorState, FilterChain, IgnoreAnnotation, Input, InputKind, Listener,
     ListenerState, NetworkFilterKind, Skipped, SkippedKind,
 };
-use crate::parallel::{par_map, par_map_mut};
+use crate::parallel::{par_map_cheap, par_map_mut_cheap};
 use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
 
 const LISTENER_TYPE: &str = "envoy.config.listener.v3.Listener";
@@ -762,9 +762,9 @@ impl<'a> Walk<'a> {
         };
         // Only a chain with an HCM needs its place spelled out (most chains have none). On
         // every core: a tenant listener's chains are hundreds of megabytes to pass over.
-        let pointers: Vec<Option<String>> = par_map(&l.filter_chains, |c| has_hcm(c).then(|| l.chain_pointer(c)));
+        let pointers: Vec<Option<String>> = par_map_cheap(&l.filter_chains, |c| has_hcm(c).then(|| l.chain_pointer(c)));
         let default = l.default_filter_chain.as_ref().filter(|c| has_hcm(c)).map(|c| l.chain_pointer(c));
-        let mut found = par_map_mut(&mut l.filter_chains, |i, chain| {
+        let mut found = par_map_mut_cheap(&mut l.filter_chains, |i, chain| {
             pointers[i].as_deref().map(|p| place_chain(chain, p, source)).unwrap_or_default()
         });
         if let (Some(chain), Some(p)) = (l.default_filter_chain.as_mut(), default) {

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use crate::chain_match::{Key, Level, NodeIndex};
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::parallel::par_map;
+use crate::parallel::par_map_cheap;
 
 declare_rule! {
     pub(crate) static RULE for WildcardOverlap = {
@@ -49,7 +49,7 @@ impl Check for WildcardOverlap {
                     .filter(|&a| g.chains_below(a).iter().any(|&c| l.listener.filter_chains[c].terminates_tls()));
                 // The wildcards are looked up on every core: a hash probe or three per name
                 // into a table of millions, at tenant scale most of this check's work.
-                let owners = par_map(&children, |&n| match g.key(n) {
+                let owners = par_map_cheap(&children, |&n| match g.key(n) {
                     Some(Key::Name(name)) => g.wildcard_for(parent, name).or(catch_all),
                     _ => None,
                 });
@@ -62,7 +62,10 @@ impl Check for WildcardOverlap {
                 // A shared tenant listener has one finding per tenant: 100k of them are most of
                 // the work of all checks, so they are built on every core, kept in order.
                 let carved: Vec<_> = carved.into_iter().collect();
-                crate::checks::append(out, par_map(&carved, |(wildcard, names)| diagnostic(&l, *wildcard, names)));
+                crate::checks::append(
+                    out,
+                    par_map_cheap(&carved, |(wildcard, names)| diagnostic(&l, *wildcard, names)),
+                );
             }
         }
     }
