@@ -122,11 +122,13 @@ pub fn read_expanded(paths: &[(PathBuf, bool)], max_bytes: usize) -> (Sources, V
 }
 
 /// Files at least this large are read on every core.
+#[cfg(any(unix, test))]
 const PARALLEL_READ_BYTES: usize = 8 << 20;
 
 /// [`read_at_most`] of a file; a large one is read in one piece per core, each into its part of
 /// one buffer. Reading 200 MB on one core is mostly faulting in the buffer's fresh pages, which
 /// the cores can do at once: a tenth of a 100k-tenant run's wall time was this read, on one core.
+#[cfg(unix)]
 fn read_file(f: std::fs::File, max: usize, size: Option<u64>) -> std::io::Result<Vec<u8>> {
     let Some(len) = size.and_then(|n| usize::try_from(n).ok()).filter(|&n| (PARALLEL_READ_BYTES..=max).contains(&n))
     else {
@@ -171,12 +173,10 @@ fn read_in_pieces(f: &std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The first `len` bytes of `f`.
+/// [`read_at_most`] of a file, as a stream.
 #[cfg(not(unix))]
-fn read_in_pieces(f: &std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
-    let mut bytes = vec![0u8; len];
-    (&*f).read_exact(&mut bytes)?;
-    Ok(bytes)
+fn read_file(f: std::fs::File, max: usize, size: Option<u64>) -> std::io::Result<Vec<u8>> {
+    read_at_most(f, max, size)
 }
 
 /// Reads up to `max + 1` bytes: enough to tell that an input is over the limit. A file's size

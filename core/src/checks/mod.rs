@@ -390,16 +390,19 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
         out
     };
     // What reads only the model runs on the other cores while the listeners' indexes are built
-    // (which keep one core and a part of another busy), with the route tables found by a pass
-    // over every chain's filters; the rest after.
+    // (which keep one core and a part of another busy), and so does the pass over every chain's
+    // filters that finds the route tables; the rest after.
     let (early, late): (Vec<_>, Vec<_>) = checks.iter().enumerate().partition(|(_, c)| c.reads() == Reads::MODEL);
     let (matchings, (routes, early_found)) = crate::parallel::join(
         || reads.graphs.then(|| par_map(&live, |(_, _, _, l)| ListenerMatch::build(l))),
         || {
             let listeners = listener_cxs(&live, None);
             let cx = Context { snapshot, sources, listeners: &listeners, routes: None, tables: &[] };
-            let found = par_map(&early, |(_, check)| run(cx, check));
-            (reads.routes.then(|| crate::model::route::RouteTables::of(snapshot)), found)
+            let (found, routes) = crate::parallel::join(
+                || par_map(&early, |(_, check)| run(cx, check)),
+                || reads.routes.then(|| crate::model::route::RouteTables::of(snapshot)),
+            );
+            (routes, found)
         },
     );
     let listeners = listener_cxs(&live, matchings.as_deref());
