@@ -28,7 +28,7 @@ pub(super) fn classify<'a>(
     id: SourceId,
     text: Locator<'a>,
     documents: Documents<'a>,
-    split: Vec<Vec<FilterChain<'a>>>,
+    split: Vec<super::raw::PartList<'a>>,
 ) -> Result<Input<'a>, LoadError> {
     let split = Rc::new(RefCell::new(split));
     let mut walk = Walk::new(id, &split);
@@ -160,7 +160,7 @@ fn not_envoy(id: SourceId, text: Locator<'_>, pointer: &str, what: &str) -> Load
 
 /// The chain lists the schema walk read in parts, by handle (see `raw::Chains`): shared by the
 /// walks of a text's proxies, each taking its listeners' own.
-type Split<'a> = Rc<RefCell<Vec<Vec<FilterChain<'a>>>>>;
+type Split<'a> = Rc<RefCell<Vec<super::raw::PartList<'a>>>>;
 
 struct Walk<'a> {
     source: SourceId,
@@ -329,7 +329,8 @@ impl<'a> Walk<'a> {
                 let inner = Casing::from_camel(resources.camel);
                 let sr = join_field(&pointer, casing, "static_resources");
                 let base = join_field(&sr, inner, "listeners");
-                for (i, l) in resources.listeners.unwrap_or_default().into_iter().enumerate() {
+                let listeners = resources.listeners.map(|l| l.take(&mut self.split.borrow_mut()));
+                for (i, l) in listeners.unwrap_or_default().into_iter().enumerate() {
                     self.listener(l, join_index(&base, i), ListenerState::Static, None);
                 }
                 build.static_secrets = resources.secrets.unwrap_or_default().into_iter().map(|s| cow(s.name)).collect();
@@ -391,7 +392,8 @@ impl<'a> Walk<'a> {
             // A SotW RDS response answers every name asked; a delta one only what changed.
             self.route_answers |= !delta && obj.type_url.as_ref().is_some_and(|t| is_type(&t.0, ROUTE_TYPE));
             let base = join_field(&pointer, casing, "resources");
-            for (i, r) in obj.resources.unwrap_or_default().into_iter().enumerate() {
+            let resources = obj.resources.map(|r| r.take(&mut self.split.borrow_mut()));
+            for (i, r) in resources.unwrap_or_default().into_iter().enumerate() {
                 self.resource(r, join_index(&base, i), listener_type, false);
             }
             if delta && let Some(c) = &mut self.clusters {
@@ -463,6 +465,7 @@ impl<'a> Walk<'a> {
                 }
             }
             let dp = join_field(p, casing, "dynamic_listeners");
+            let dynamic_listeners = dynamic_listeners.map(|d| d.take(&mut self.split.borrow_mut()));
             for (j, d) in dynamic_listeners.unwrap_or_default().into_iter().enumerate() {
                 let casing = Casing::from_camel(d.camel);
                 let dynamic = Dynamic {

@@ -226,7 +226,7 @@ fn parse<'a>(
     skip: usize,
     yaml: bool,
     problems: &mut Vec<crate::model::problem::Problem>,
-    split: &mut Vec<Vec<crate::model::FilterChain<'a>>>,
+    split: &mut Vec<raw::PartList<'a>>,
 ) -> Result<Option<Documents<'a>>, Failure> {
     let body = &json[skip..];
     let Some((at, first)) = first_significant(body) else {
@@ -299,7 +299,7 @@ fn read_document<'a>(
     place: &Place<'a>,
     yaml: bool,
     problems: &mut Vec<crate::model::problem::Problem>,
-    split: &mut Vec<Vec<crate::model::FilterChain<'a>>>,
+    split: &mut Vec<raw::PartList<'a>>,
 ) -> Result<RawObject<'a>, Failure> {
     use envoy_json::Walk;
     let object = doc.trim_start().starts_with('{');
@@ -317,7 +317,7 @@ fn read_document<'a>(
     // the listener their handle (from `split.len()` on: one table for every document here).
     let walk = Walk::new(json, kind.mode());
     #[cfg(feature = "parallel")]
-    let walk = walk.splitting(raw::read_chain_part, split.len());
+    let walk = walk.splitting(raw::read_part, split.len());
     let obj = read_with(&walk, doc, place, root)?;
     let repeated = walk.take_repeated();
     if repeated.is_empty() {
@@ -326,7 +326,7 @@ fn read_document<'a>(
         return Ok(obj);
     }
     drop(obj);
-    // The merging reading reads every list in order (see `Walk::chain_reader`).
+    // The merging reading reads every list in order (see `Walk::part_reader`).
     let walk = Walk::new(json, kind.mode()).merging(repeated, yaml);
     let obj = read_with(&walk, doc, place, root)?;
     problems.extend(walk.into_problems());
@@ -624,20 +624,29 @@ mod tests {
     }
 
     /// The listener, its problems and the objects giving a field twice, read by one walk
-    /// (`split`: the one that reads long chain lists in parts).
+    /// (`split`: the one that reads long lists in parts).
     fn read(json: &str, split: bool) -> (String, String, Vec<String>, usize) {
+        read_as(json, split, |obj, table| vec![obj.into_listener(String::new(), table)])
+    }
+
+    /// As [`read`], the listeners `listeners` takes from what was read.
+    fn read_as<'a>(
+        json: &'a str,
+        split: bool,
+        listeners: impl FnOnce(raw::RawObject<'a>, &mut Vec<raw::PartList<'a>>) -> Vec<crate::model::Listener<'a>>,
+    ) -> (String, String, Vec<String>, usize) {
         let _scope = protojson::ParseScope::new(json);
         let (kind, typed) = envoy_json::root_of(json);
         let walk = envoy_json::Walk::new(json, kind.mode());
-        let walk = if split { walk.splitting(raw::read_chain_part, 0) } else { walk };
+        let walk = if split { walk.splitting(raw::read_part, 0) } else { walk };
         let Ok(obj) = read_with(&walk, json, &Place::default(), Root { kind, typed }) else { panic!("not read") };
         let mut table = walk.take_split();
         let parts = table.len();
         let mut repeated: Vec<String> = walk.take_repeated().iter().map(|r| format!("{r:?}")).collect();
         repeated.sort();
         let problems = walk.into_problems();
-        let listener = obj.into_listener(String::new(), &mut table);
-        (format!("{listener:?}"), format!("{problems:#?}"), repeated, parts)
+        let listeners = listeners(obj, &mut table);
+        (format!("{listeners:?}"), format!("{problems:#?}"), repeated, parts)
     }
 
     #[test]
@@ -654,6 +663,54 @@ mod tests {
             assert_eq!(whole_repeated, parts_repeated);
             // Case 3 gives `stat_prefix` twice; `repeat_at`, `name`.
             assert_eq!(whole_repeated.len(), 364 + usize::from(repeat_at.is_some()));
+            assert_eq!(whole, parts);
+        }
+    }
+
+    /// A bootstrap of `n` short listeners (each with the chains of [`listener`]'s variety and
+    /// a refused field of its own here and there), with a long one (a chain list read in parts
+    /// itself) at `long_at`.
+    fn bootstrap(n: usize, long_at: Option<usize>, repeat_at: Option<usize>) -> String {
+        let short = listener(11, None, None);
+        let listeners: Vec<String> = (0..n)
+            .map(|i| match i {
+                _ if Some(i) == long_at => listener(4000, None, None),
+                _ if Some(i) == repeat_at => short.replacen(r#""name": "l""#, r#""name": "l", "name": "again""#, 1),
+                _ if i % 37 == 9 => "null".to_owned(),
+                _ if i % 7 == 3 => short.replacen(r#""name": "l""#, r#""name": "l", "lisener_filters": []"#, 1),
+                _ => short.replacen(r#""name": "l""#, &format!(r#""name": "l{i}""#), 1),
+            })
+            .collect();
+        format!(r#"{{"static_resources": {{"listeners": [{}]}}}}"#, listeners.join(",\n"))
+    }
+
+    fn bootstrap_listeners<'a>(
+        obj: raw::RawObject<'a>,
+        table: &mut Vec<raw::PartList<'a>>,
+    ) -> Vec<crate::model::Listener<'a>> {
+        let listeners = obj.static_resources.and_then(|r| r.listeners).map(|l| l.take(table)).unwrap_or_default();
+        listeners.into_iter().map(|l| l.into_listener(String::new(), table)).collect()
+    }
+
+    #[test]
+    fn a_listener_list_read_in_parts_is_the_list_read_in_order() {
+        // A long listener first: the list is read in order, each chain list by the splitting
+        // walk (a short one too: found, then read on this thread), so 291 short listeners (8
+        // of the 300 are `null`) and the long one give a list each; in the middle: read on the
+        // thread that finds the parts, its chains in parts (two lists: its chains, the list).
+        for (long_at, repeat_at, lists) in
+            [(None, None, 1), (None, Some(150), 1), (Some(0), None, 292), (Some(120), None, 2)]
+        {
+            let json = bootstrap(300, long_at, repeat_at);
+            let (whole, whole_problems, whole_repeated, unsplit) = read_as(&json, false, bootstrap_listeners);
+            let (parts, parts_problems, parts_repeated, split) = read_as(&json, true, bootstrap_listeners);
+            assert_eq!((unsplit, split), (0, lists));
+            assert!(whole_problems.matches("kind:").count() > 1000, "{whole_problems}");
+            assert!(whole_problems.contains("lisener_filters"));
+            assert_eq!(whole_problems, parts_problems);
+            assert_eq!(whole_repeated, parts_repeated);
+            // A chain of each short listener gives `stat_prefix` twice; `repeat_at`, `name`.
+            assert!(whole_repeated.len() >= 291 + usize::from(repeat_at.is_some()), "{whole_repeated:?}");
             assert_eq!(whole, parts);
         }
     }

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use serde::de::{Deserialize, Deserializer, Visitor};
 
+use super::envoy_json::ListKind;
 use super::protojson::{
     Bool, Captured, Elements, I64, Present, Repeated, Str, Strict, U32, Wrapped, enum_value, offset_of, proto_message,
 };
@@ -87,7 +88,7 @@ proto_message! {
         configs: Repeated<RawObject<'a>> = "configs",
         // ListenersConfigDump
         static_listeners: Repeated<RawStaticListener<'a>> = "static_listeners" | "staticListeners",
-        dynamic_listeners: Repeated<RawDynamicListener<'a>> = "dynamic_listeners" | "dynamicListeners",
+        dynamic_listeners: LongList<RawDynamicListener<'a>> = "dynamic_listeners" | "dynamicListeners",
         // ClustersConfigDump: only the clusters' names are read, for the routes' cluster check
         static_clusters: Repeated<RawClusterEntry<'a>> = "static_clusters" | "staticClusters",
         dynamic_active_clusters: Repeated<RawClusterEntry<'a>> = "dynamic_active_clusters" | "dynamicActiveClusters",
@@ -121,7 +122,7 @@ proto_message! {
         transport_socket: Box<RawTransportSocket<'a>> = "transport_socket" | "transportSocket",
         health_checks: Repeated<RawHealthCheck<'a>> = "health_checks" | "healthChecks",
         // DiscoveryResponse, DeltaDiscoveryResponse
-        resources: Repeated<RawObject<'a>> = "resources",
+        resources: LongList<RawObject<'a>> = "resources",
         version_info: Str<'a> = "version_info" | "versionInfo",
         type_url: Str<'a> = "type_url" | "typeUrl",
         nonce: Present = "nonce",
@@ -221,7 +222,7 @@ impl<'a> RawObject<'a> {
 
     /// Builds the model Listener from this object's Listener fields (its chains taken from
     /// `split` when the walk read them in parts).
-    pub(crate) fn into_listener(self, pointer: String, split: &mut [Vec<FilterChain<'a>>]) -> Listener<'a> {
+    pub(crate) fn into_listener(self, pointer: String, split: &mut [PartList<'a>]) -> Listener<'a> {
         let casing = Casing::from_camel(self.camel);
         Listener {
             name: cow(self.name),
@@ -302,9 +303,82 @@ proto_message! {
 
 proto_message! {
     pub(crate) struct RawStaticResources<'a> as "a Bootstrap.StaticResources object" {
-        listeners: Repeated<RawObject<'a>> = "listeners",
+        listeners: LongList<RawObject<'a>> = "listeners",
         clusters: Repeated<BuiltCluster<'a>> = "clusters",
         secrets: Repeated<RawNamed<'a>> = "secrets",
+    }
+}
+
+/// A list that may be long and of short items, each of which may hold a long list itself (a
+/// bootstrap's `listeners`, a discovery response's `resources`, a config_dump's
+/// `dynamic_listeners`: a listener per tenant, as Istio and Envoy Gateway render): read item by
+/// item, or in parts on every core by the walk, which hands over the handle of what it read.
+#[derive(Debug)]
+pub(crate) enum LongList<T> {
+    Read(Vec<T>),
+    /// The handle of the items in the loader's table of lists read in parts.
+    Split(usize),
+}
+
+impl<T> Default for LongList<T> {
+    fn default() -> Self {
+        LongList::Read(Vec::new())
+    }
+}
+
+/// An item of a [`LongList`]: which of the loader's kinds of lists read in parts it is read as.
+pub(crate) trait PartItem<'a>: Sized {
+    const KIND: ListKind;
+    /// The items of a list of this kind read in parts.
+    fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>>;
+}
+
+impl<'a> PartItem<'a> for RawObject<'a> {
+    const KIND: ListKind = ListKind::Objects;
+    fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>> {
+        match list {
+            PartList::Objects(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl<'a> PartItem<'a> for RawDynamicListener<'a> {
+    const KIND: ListKind = ListKind::DynamicListeners;
+    fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>> {
+        match list {
+            PartList::DynamicListeners(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl<'a, T: PartItem<'a>> LongList<T> {
+    /// The items, taken from `split` when they were read in parts.
+    pub(crate) fn take(self, split: &mut [PartList<'a>]) -> Vec<T> {
+        match self {
+            LongList::Read(items) => items,
+            LongList::Split(h) => split.get_mut(h).and_then(T::items).map(std::mem::take).unwrap_or_default(),
+        }
+    }
+}
+
+impl<'de, T: PartItem<'de> + Deserialize<'de> + Default> Deserialize<'de> for LongList<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de> + Default> Visitor<'de> for V<T> {
+            type Value = LongList<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list")
+            }
+            fn visit_u128<E: serde::de::Error>(self, handle: u128) -> Result<Self::Value, E> {
+                Ok(LongList::Split(handle as usize))
+            }
+            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                Repeated::deserialize(d).map(|r| LongList::Read(r.0))
+            }
+        }
+        d.deserialize_newtype_struct(T::KIND.name(), V(std::marker::PhantomData))
     }
 }
 
@@ -688,6 +762,78 @@ proto_message! {
 // ---------------------------------------------------------------------------------------------
 // Filter chains.
 
+/// A long list a walk read in parts on every core (see [`ListKind`]): what the typed reader of
+/// the whole list would have read, kept by handle in the loader's table until the object that
+/// holds the list takes it.
+#[derive(Debug)]
+pub(crate) enum PartList<'a> {
+    Chains(Vec<FilterChain<'a>>),
+    Objects(Vec<RawObject<'a>>),
+    DynamicListeners(Vec<RawDynamicListener<'a>>),
+}
+
+impl<'a> PartList<'a> {
+    pub(crate) fn empty(kind: ListKind) -> Self {
+        match kind {
+            ListKind::Chains => PartList::Chains(Vec::new()),
+            ListKind::Objects => PartList::Objects(Vec::new()),
+            ListKind::DynamicListeners => PartList::DynamicListeners(Vec::new()),
+        }
+    }
+
+    /// This part, with room for a whole list of `len` items (sized once: an item is a few
+    /// hundred bytes to a few kilobytes, and each doubling copies all of them).
+    pub(crate) fn with_capacity_for(mut self, len: usize) -> Self {
+        match &mut self {
+            PartList::Chains(v) => v.reserve_exact(len.saturating_sub(v.len())),
+            PartList::Objects(v) => v.reserve_exact(len.saturating_sub(v.len())),
+            PartList::DynamicListeners(v) => v.reserve_exact(len.saturating_sub(v.len())),
+        }
+        self
+    }
+
+    /// Appends the next part of the same list.
+    pub(crate) fn extend(&mut self, next: Self) {
+        match (self, next) {
+            (PartList::Chains(v), PartList::Chains(n)) => v.extend(n),
+            (PartList::Objects(v), PartList::Objects(n)) => v.extend(n),
+            (PartList::DynamicListeners(v), PartList::DynamicListeners(n)) => v.extend(n),
+            // The parts of one list are read by one kind's reader.
+            _ => {}
+        }
+    }
+}
+
+/// Reads the items of a part of a long list (see [`PartList`]); the first has index `first`
+/// in the list.
+#[cfg(feature = "parallel")]
+pub(crate) fn read_part<'de>(
+    items: &mut super::envoy_json::PartItems<'_, '_, 'de>,
+    first: usize,
+    kind: ListKind,
+) -> Result<PartList<'de>, serde_json::Error> {
+    let capacity = items.items_left();
+    Ok(match kind {
+        ListKind::Chains => match read_chains(first, capacity, |e| e.visit_seq(items))? {
+            Chains::Read(chains) => PartList::Chains(chains),
+            Chains::Split(_) => PartList::Chains(Vec::new()),
+        },
+        ListKind::Objects => PartList::Objects(read_items(items, capacity)?),
+        ListKind::DynamicListeners => PartList::DynamicListeners(read_items(items, capacity)?),
+    })
+}
+
+/// The items of a part of a [`LongList`], as its own reader reads them.
+#[cfg(feature = "parallel")]
+fn read_items<'de, T: Deserialize<'de> + Default>(
+    items: &mut super::envoy_json::PartItems<'_, '_, 'de>,
+    capacity: usize,
+) -> Result<Vec<T>, serde_json::Error> {
+    let mut out = Vec::with_capacity(capacity);
+    Elements { push: &mut |item| out.push(item), what: "a list", depth: 0 }.visit_seq(items)?;
+    Ok(out)
+}
+
 /// `filter_chains`: converted chain by chain as the list is read, or read in parts on every
 /// core by the walk (a long list), which hands over the handle of what it read.
 #[derive(Debug)]
@@ -699,31 +845,20 @@ pub(crate) enum Chains<'a> {
 
 impl<'a> Chains<'a> {
     /// The chains, taken from `split` when they were read in parts.
-    pub(crate) fn take(self, split: &mut [Vec<FilterChain<'a>>]) -> Vec<FilterChain<'a>> {
+    pub(crate) fn take(self, split: &mut [PartList<'a>]) -> Vec<FilterChain<'a>> {
         match self {
             Chains::Read(chains) => chains,
-            Chains::Split(h) => split.get_mut(h).map(std::mem::take).unwrap_or_default(),
+            Chains::Split(h) => match split.get_mut(h) {
+                Some(PartList::Chains(chains)) => std::mem::take(chains),
+                _ => Vec::new(),
+            },
         }
     }
 }
 
 impl<'de> Deserialize<'de> for Chains<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_newtype_struct(super::envoy_json::SPLIT_LIST, ChainsVisitor)
-    }
-}
-
-/// Reads the chains of a part of a listener's `filter_chains` (see [`Chains`]); the first has
-/// index `first` in the list.
-#[cfg(feature = "parallel")]
-pub(crate) fn read_chain_part<'de>(
-    items: &mut super::envoy_json::ChainItems<'_, '_, 'de>,
-    first: usize,
-) -> Result<Vec<FilterChain<'de>>, serde_json::Error> {
-    let capacity = items.items_left();
-    match read_chains(first, capacity, |e| e.visit_seq(items))? {
-        Chains::Read(chains) => Ok(chains),
-        Chains::Split(_) => Ok(Vec::new()),
+        d.deserialize_newtype_struct(ListKind::Chains.name(), ChainsVisitor)
     }
 }
 

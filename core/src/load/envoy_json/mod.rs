@@ -21,10 +21,10 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 
 pub(crate) use document::{RootKind, root_kind, root_of};
-pub(crate) use repeated::{ChainItems, SPLIT_LIST};
+pub(crate) use repeated::{ListKind, PartItems};
 pub(crate) use value::{Checked, Shape};
 
-use crate::model::FilterChain;
+use crate::load::raw::PartList;
 use crate::model::problem::{Anchor, Problem, ProblemKind};
 use crate::schema::{MsgId, Schema};
 use crate::source::{escape_pointer_token, join_index};
@@ -116,21 +116,22 @@ pub(crate) struct Walk<'de> {
     /// `google.protobuf.Struct` first, so of a key written twice only the last counts, and the
     /// keys reach the JSON parser sorted.
     yaml: bool,
-    /// The typed reader of a part of a listener's `filter_chains`, when this walk may read such
-    /// lists in parts on every core (see [`Walk::splitting`]).
-    chains: Option<ChainReader>,
+    /// The typed reader of a part of a long list (a listener's `filter_chains`, a bootstrap's
+    /// `listeners`), when this walk may read such lists in parts on every core (see
+    /// [`Walk::splitting`]).
+    reader: Option<PartReader>,
     /// The lists read in parts, by handle: the typed reader holds the handle, the loader takes
     /// the list (see [`Walk::take_split`]).
-    split: RefCell<Vec<Vec<FilterChain<'de>>>>,
+    split: RefCell<Vec<PartList<'de>>>,
     /// The handle of this walk's first list read in parts (the loader keeps one table for every
     /// document of a text).
     split_base: usize,
 }
 
-/// Reads the items of one part of a listener's `filter_chains` (their first has index `.1` in
-/// the list) into the model.
-pub(crate) type ChainReader =
-    for<'r, 'w, 'de> fn(&mut ChainItems<'r, 'w, 'de>, usize) -> Result<Vec<FilterChain<'de>>, serde_json::Error>;
+/// Reads the items of one part of a list of the given kind (their first has index `.1` in the
+/// list) as the typed reader of the whole list would.
+pub(crate) type PartReader =
+    for<'r, 'w, 'de> fn(&mut PartItems<'r, 'w, 'de>, usize, ListKind) -> Result<PartList<'de>, serde_json::Error>;
 
 /// The place a walk is at, taken to read a part of a list on another thread: what the part's
 /// own walk starts from.
@@ -146,10 +147,13 @@ struct Fork<'de> {
 }
 
 /// What a part's walk found, for the walk it was forked from.
-pub(crate) struct Found {
+pub(crate) struct Found<'de> {
     problems: Vec<Problem>,
     repeated: std::collections::HashSet<Repeated>,
     failed_at: Option<String>,
+    /// The lists it read in parts itself (a long listener's chains), their handles numbered on
+    /// from those of the walk it was forked from (see [`Fork::splitting_walk`]).
+    split: Vec<PartList<'de>>,
 }
 
 #[derive(Debug)]
@@ -212,6 +216,13 @@ impl<'de> Fork<'de> {
         }
         walk
     }
+
+    /// A walk that starts where the forked one was and reads long lists in parts itself (on
+    /// the thread that forked it: a part's walk on a pool thread must not wait for the pool),
+    /// their handles from `base` on.
+    fn splitting_walk(&self, reader: PartReader, base: usize) -> Walk<'de> {
+        Walk { reader: Some(reader), split_base: base, ..self.walk() }
+    }
 }
 
 impl<'de> Walk<'de> {
@@ -238,17 +249,18 @@ impl<'de> Walk<'de> {
             }),
             merge: None,
             yaml: false,
-            chains: None,
+            reader: None,
             split: RefCell::new(Vec::new()),
             split_base: 0,
         }
     }
 
-    /// This walk reads a listener's long `filter_chains` in parts on every core, each part with
-    /// `reader`; the lists it so reads get handles from `base` on.
+    /// This walk reads long lists (a listener's `filter_chains`, a bootstrap's `listeners`) in
+    /// parts on every core, each part with `reader`; the lists it so reads get handles from
+    /// `base` on.
     #[cfg(feature = "parallel")]
-    pub(crate) fn splitting(mut self, reader: ChainReader, base: usize) -> Self {
-        self.chains = Some(reader);
+    pub(crate) fn splitting(mut self, reader: PartReader, base: usize) -> Self {
+        self.reader = Some(reader);
         self.split_base = base;
         self
     }
@@ -256,13 +268,13 @@ impl<'de> Walk<'de> {
     /// The reader of a part of a list, when this walk reads lists in parts here: never while it
     /// joins repeated fields (the objects it buffers are read in their order), nor where the
     /// typed readers follow another parser's rules (a CiliumEnvoyConfig's) or none.
-    fn chain_reader(&self) -> Option<ChainReader> {
+    fn part_reader(&self) -> Option<PartReader> {
         // With one core (the page) there is nothing to gain, and the code is left out.
         if !cfg!(feature = "parallel") {
             return None;
         }
         let mode = self.mode();
-        self.chains.filter(|_| self.merge.is_none() && matches!(mode, Mode::Static | Mode::Dynamic))
+        self.reader.filter(|_| self.merge.is_none() && matches!(mode, Mode::Static | Mode::Dynamic))
     }
 
     /// The place this walk is at, for a walk of a part of the list being read.
@@ -281,25 +293,32 @@ impl<'de> Walk<'de> {
     }
 
     /// Keeps a list read in parts; its handle.
-    fn keep_split(&self, chains: Vec<FilterChain<'de>>) -> usize {
+    fn keep_split(&self, list: PartList<'de>) -> usize {
         let mut split = self.split.borrow_mut();
-        split.push(chains);
+        split.push(list);
         self.split_base + split.len() - 1
     }
 
+    /// The handle the next list kept will get.
+    fn next_handle(&self) -> usize {
+        self.split_base + self.split.borrow().len()
+    }
+
     /// The lists read in parts, in the order of their handles.
-    pub(crate) fn take_split(&self) -> Vec<Vec<FilterChain<'de>>> {
+    pub(crate) fn take_split(&self) -> Vec<PartList<'de>> {
         std::mem::take(&mut self.split.borrow_mut())
     }
 
     /// What a part's walk found.
-    fn found(self) -> Found {
+    fn found(self) -> Found<'de> {
+        let split = self.take_split();
         let st = self.st.into_inner();
-        Found { problems: st.problems, repeated: st.repeated, failed_at: st.failed_at }
+        Found { problems: st.problems, repeated: st.repeated, failed_at: st.failed_at, split }
     }
 
     /// Takes in what the walk of a part found, in the list's order.
-    fn absorb(&self, found: Found) {
+    fn absorb(&self, found: Found<'de>) {
+        self.split.borrow_mut().extend(found.split);
         let mut st = self.st.borrow_mut();
         st.problems.extend(found.problems);
         st.repeated.extend(found.repeated);

@@ -15,6 +15,7 @@ use super::scalar::Ev;
 use super::texts::Leaf;
 use super::value::{CheckedSeed, EmptyMap, EvDe, Shape};
 use super::{Mode, PgvIndex, Walk};
+use crate::load::raw::PartList;
 use crate::model::problem::ProblemKind;
 use crate::schema::rules::{KindRules, MapRules, RepeatedRules};
 use crate::schema::{FieldRules, Kind, MsgId};
@@ -129,10 +130,43 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
     }
 }
 
-/// The name a typed reader gives `deserialize_newtype_struct` to have a listener's
-/// `filter_chains` read in parts on every core ([`RepeatedSeq::split`]): it is then handed the
-/// handle of the list (`visit_u128`), which the loader exchanges for the chains.
-pub(crate) const SPLIT_LIST: &str = "$xdsck::split_list";
+/// The long lists read in parts on every core ([`RepeatedSeq::split`]): a typed reader asks
+/// for one by giving `deserialize_newtype_struct` its [`ListKind::name`]; it is then handed the
+/// handle of the list (`visit_u128`), which the loader exchanges for what was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    /// A listener's `filter_chains` (one tenant listener: 400k chains).
+    Chains,
+    /// A bootstrap's `listeners` or a discovery response's `resources` (a listener per
+    /// tenant, as Istio and Envoy Gateway render): unlike a chain, one item may hold a long
+    /// list itself.
+    Objects,
+    /// A config_dump's `dynamic_listeners`, as `Objects`.
+    DynamicListeners,
+}
+
+impl ListKind {
+    const ALL: [ListKind; 3] = [ListKind::Chains, ListKind::Objects, ListKind::DynamicListeners];
+
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            ListKind::Chains => "$xdsck::split_chains",
+            ListKind::Objects => "$xdsck::split_objects",
+            ListKind::DynamicListeners => "$xdsck::split_dynamic_listeners",
+        }
+    }
+
+    fn named(name: &str) -> Option<ListKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether an item may hold a long list of its own: such an item, when long, is read on
+    /// the thread that finds the parts, its own lists in parts (a part's walk on a pool thread
+    /// reads everything in order: it must not wait for the pool).
+    fn items_hold_lists(self) -> bool {
+        self != ListKind::Chains
+    }
+}
 
 /// The size of a part of a list read in parts, and so the least list so read: below it the
 /// threads do not pay; above, the parts are many enough that no core waits long for another.
@@ -153,16 +187,37 @@ impl<'de> SeqAccess<'de> for RawItems<'_, 'de> {
     }
 }
 
-/// The items of one part of a listener's `filter_chains`, as its typed reader reads them.
-pub(crate) type ChainItems<'r, 'w, 'de> = RepeatedSeq<'w, 'de, RawItems<'r, 'de>>;
+/// The items of one part of a list read in parts, as its typed reader reads them.
+pub(crate) type PartItems<'r, 'w, 'de> = RepeatedSeq<'w, 'de, RawItems<'r, 'de>>;
 
 // Only the CLI's build reads lists in parts.
 #[cfg(feature = "parallel")]
-impl ChainItems<'_, '_, '_> {
+impl PartItems<'_, '_, '_> {
     /// How many items are still to be read.
     pub(crate) fn items_left(&self) -> usize {
         self.inner.0.len()
     }
+}
+
+/// A part of a list handed out to be read: its items (the first's index in the list), or,
+/// for an item that holds a long list of its own, what the finding thread read of it.
+enum Piece<'de, R> {
+    Items(usize, Vec<&'de RawValue>),
+    Read(R),
+}
+
+/// Whether the list at the walk's place starts with an item shorter than a part, seen by
+/// parsing at most a part's text: a list of a few long items (a bootstrap whose one listener
+/// holds 400k chains) is read in order as before, each item's own long lists in parts, instead
+/// of being skipped once here and again in the item's own walk.
+fn first_item_short(w: &Walk<'_>) -> bool {
+    let Some(rest) = w.value_text().and_then(|t| t.strip_prefix('[')) else { return false };
+    let mut end = rest.len().min(PART_BYTES);
+    while !rest.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut de = serde_json::Deserializer::from_str(&rest[..end]);
+    <&RawValue as serde::Deserialize>::deserialize(&mut de).is_ok()
 }
 
 impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
@@ -170,25 +225,31 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
     /// on every core, when the walk allows it: this thread finds the items' texts (serde_json's
     /// skipping, the cost of a bare parse) and hands out each part as soon as it has found it,
     /// to be checked and read as the list would be on another core meanwhile; the parts'
-    /// problems are taken back in the list's order. The handle of the chains read; `None` when
+    /// problems are taken back in the list's order. The handle of what was read; `None` when
     /// the list is to be read here as usual (nothing of it has been read then).
-    fn split(&mut self) -> Result<Option<usize>, S::Error> {
+    fn split(&mut self, kind: ListKind) -> Result<Option<usize>, S::Error> {
         let list = &mut self.list;
         let w = list.w;
-        let Some(reader) = w.chain_reader().filter(|_| list.json_index == 0 && list.counter.unique.is_none()) else {
+        let Some(reader) = w.part_reader().filter(|_| list.json_index == 0 && list.counter.unique.is_none()) else {
             return Ok(None);
         };
+        if kind.items_hold_lists() && !first_item_short(w) {
+            return Ok(None);
+        }
         let (msg, field) = (list.counter.msg, list.counter.field);
         let fork = w.fork();
-        let read_part = |(first, items): (usize, Vec<&'de RawValue>)| {
-            let walk = fork.walk();
+        let read = |walk: Walk<'de>, first: usize, items: &[&'de RawValue]| {
             let _scope = crate::load::protojson::ParseScope::new(walk.text);
             let mut seq = RepeatedSeq::new(RawItems(items.iter()), msg, field, &walk);
             seq.list.json_index = first;
             seq.list.counter.count = first as u64;
             seq.list.counter.part = true;
-            let chains = reader(&mut seq, first).map_err(|e| e.to_string());
-            (chains, walk.found())
+            let part = reader(&mut seq, first, kind).map_err(|e| e.to_string());
+            (part, walk.found())
+        };
+        let read_part = |piece: Piece<'de, _>| match piece {
+            Piece::Items(first, items) => read(fork.walk(), first, &items),
+            Piece::Read(done) => done,
         };
         let inner = &mut self.inner;
         let mut raws: Vec<&'de RawValue> = Vec::new();
@@ -198,13 +259,16 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
         // Where the part being found starts; 0 until the list has reached a part's size.
         let mut start = 0;
         // The list's length once the skip has found all of it (and no list in it): only then
-        // are the parts' chains and problems taken.
+        // are the parts' lists and problems taken.
         let whole = std::cell::Cell::new(None);
-        let mut chains = Vec::new();
+        let mut out: Option<PartList<'de>> = None;
         let mut error = None;
         let skipped = crate::parallel::pipeline(
             |hand| -> Result<(), S::Error> {
                 let mut size = 0;
+                // The handles the lists read in parts by the items read here will get: they
+                // are kept in the list's order, after this thread has found the whole list.
+                let mut handle = w.next_handle();
                 loop {
                     w.push_index(raws.len());
                     let got = inner.next_element::<&'de RawValue>();
@@ -214,13 +278,22 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
                     nested |= raw.get().starts_with('[');
                     size += raw.get().len();
                     raws.push(raw);
-                    if !nested && size >= PART_BYTES {
-                        hand((start, raws[start..].to_vec()));
+                    if !nested && kind.items_hold_lists() && raw.get().len() >= PART_BYTES {
+                        let i = raws.len() - 1;
+                        if start < i {
+                            hand(Piece::Items(start, raws[start..i].to_vec()));
+                        }
+                        let done = read(fork.splitting_walk(reader, handle), i, &raws[i..]);
+                        handle += done.1.split.len();
+                        hand(Piece::Read(done));
+                        (start, size) = (raws.len(), 0);
+                    } else if !nested && size >= PART_BYTES {
+                        hand(Piece::Items(start, raws[start..].to_vec()));
                         (start, size) = (raws.len(), 0);
                     }
                 }
                 if !nested && start > 0 && start < raws.len() {
-                    hand((start, raws[start..].to_vec()));
+                    hand(Piece::Items(start, raws[start..].to_vec()));
                 }
                 if !nested {
                     whole.set(Some(raws.len()));
@@ -231,15 +304,11 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
             |(part, found)| {
                 let Some(len) = whole.get() else { return };
                 w.absorb(found);
-                match part {
-                    Ok(c) => {
-                        // Sized once, for the whole list: no copy as it grows.
-                        if chains.capacity() == 0 {
-                            chains.reserve_exact(len);
-                        }
-                        chains.extend(c);
-                    }
-                    Err(e) => {
+                match (part, &mut out) {
+                    (Ok(part), Some(out)) => out.extend(part),
+                    // Sized once, for the whole list: no copy as it grows.
+                    (Ok(part), None) => out = Some(part.with_capacity_for(len)),
+                    (Err(e), _) => {
                         error.get_or_insert(e);
                     }
                 }
@@ -249,20 +318,20 @@ impl<'w, 'de, S: SeqAccess<'de>> RepeatedSeq<'w, 'de, S> {
         list.done = true;
         if nested || start == 0 {
             let mut seq = RepeatedSeq::new(RawItems(raws.iter()), msg, field, w);
-            let chains = reader(&mut seq, 0).map_err(de::Error::custom)?;
-            return Ok(Some(w.keep_split(chains)));
+            let part = reader(&mut seq, 0, kind).map_err(de::Error::custom)?;
+            return Ok(Some(w.keep_split(part)));
         }
         if let Some(e) = error {
             return Err(de::Error::custom(e));
         }
         list.counter.count = raws.len() as u64;
         list.counter.finish();
-        Ok(Some(w.keep_split(chains)))
+        Ok(Some(w.keep_split(out.unwrap_or_else(|| PartList::empty(kind)))))
     }
 }
 
 /// A repeated field's list as the typed reader is handed it: a sequence, which a reader that
-/// asks for [`SPLIT_LIST`] may have read in parts instead.
+/// asks for a [`ListKind`] may have read in parts instead.
 pub(crate) struct ListDe<'a, 'w, 'de, S> {
     pub(crate) seq: &'a mut super::value::AnySeq<'w, 'de, S>,
 }
@@ -275,9 +344,9 @@ impl<'a, 'w, 'de, S: SeqAccess<'de>> Deserializer<'de> for ListDe<'a, 'w, 'de, S
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, v: V) -> Result<V::Value, S::Error> {
-        if name == SPLIT_LIST
+        if let Some(kind) = ListKind::named(name)
             && let super::value::AnySeq::Repeated(list) = &mut *self.seq
-            && let Some(handle) = list.split()?
+            && let Some(handle) = list.split(kind)?
         {
             return v.visit_u128(handle as u128);
         }
