@@ -377,6 +377,19 @@ impl<'de, T: PartItem<'de> + Deserialize<'de> + Default> Deserialize<'de> for Lo
             fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
                 Repeated::deserialize(d).map(|r| LongList::Read(r.0))
             }
+            // A reader that does not know the newtype (not the walk's) hands the value itself.
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, s: S) -> Result<Self::Value, S::Error> {
+                self.visit_newtype_struct(serde::de::value::SeqAccessDeserializer::new(s))
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, m: M) -> Result<Self::Value, M::Error> {
+                self.visit_newtype_struct(serde::de::value::MapAccessDeserializer::new(m))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                self.visit_newtype_struct(serde::de::value::UnitDeserializer::new())
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                self.visit_unit()
+            }
         }
         d.deserialize_newtype_struct(T::KIND.name(), V(std::marker::PhantomData))
     }
