@@ -408,9 +408,12 @@ fn string_matches(kind: &HeaderMatch, v: &str) -> Option<bool> {
 }
 
 /// An RE2 full match. The `regex` crate agrees with RE2 on the syntax both accept (neither has
-/// backreferences or lookaround); without the `regex` feature (the web page) it is not tried.
+/// backreferences or lookaround) once the Perl classes are written out as RE2 means them
+/// (`\d` is `[0-9]` to RE2, every script's digits to the crate); without the `regex` feature
+/// (the web page) it is not tried.
 #[cfg(feature = "regex")]
 fn full_match(pattern: &str, text: &str) -> Option<bool> {
+    let pattern = crate::schema::re2::for_engine(pattern).unwrap_or_else(|| pattern.to_owned());
     let re = regex::Regex::new(&format!("^(?:{pattern})$")).ok()?;
     Some(re.is_match(text))
 }
@@ -460,6 +463,17 @@ pub(crate) fn select_route(vh: &VirtualHost, req: &Request) -> RouteChoice {
 mod tests {
     use super::*;
     use crate::model::route::{Action, RouteMatch, TableOrigin};
+
+    #[cfg(feature = "regex")]
+    #[test]
+    fn safe_regex_classes_are_re2s() {
+        // RE2's `\d` is `[0-9]`, its `\w` ASCII, its `\s` without `\v`.
+        assert_eq!(full_match(r"v\d+", "v42"), Some(true));
+        assert_eq!(full_match(r"v\d+", "v\u{663}"), Some(false));
+        assert_eq!(full_match(r"\w+", "caf\u{e9}"), Some(false));
+        assert_eq!(full_match(r"a\sb", "a\u{b}b"), Some(false));
+        assert_eq!(full_match(r"a\sb", "a b"), Some(true));
+    }
 
     fn table<'a>(vhs: &[(&'a str, &[&'a str])], ignore_port: bool) -> RouteTable<'a> {
         RouteTable {

@@ -252,6 +252,96 @@ fn prefix_chars(s: &str, n: usize) -> &str {
     s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i])
 }
 
+/// `pattern` (RE2 syntax) with RE2's Perl classes written out as the classes RE2 means by them,
+/// for an engine of the regex crate's family, whose `\s` also takes `\v` (and, in Unicode mode,
+/// every Unicode space, as its `\d` and `\w` take every script's digits and letters): `\d` is
+/// `[0-9]`, `\w` `[0-9A-Za-z_]` and `\s` `[\t\n\f\r ]` to RE2. `None` for what has no such
+/// writing the engines share (a negated class inside brackets, `\b`, case folding, Unicode
+/// classes): the caller then matches the pattern as written.
+pub(crate) fn for_engine(pattern: &str) -> Option<String> {
+    // Without octal escapes, which the engines do not read either: what is printed parses again.
+    let mut ast = ParserBuilder::new().build().parse(pattern).ok()?;
+    ascii_classes(&mut ast)?;
+    Some(ast.to_string())
+}
+
+/// The literals and ranges RE2 means by a Perl class.
+fn perl_items(p: &regex_syntax::ast::ClassPerl) -> Vec<ClassSetItem> {
+    use regex_syntax::ast::{ClassPerlKind, ClassSetRange, Literal};
+    let lit = |c: char| Literal { span: p.span, kind: LiteralKind::HexFixed(HexLiteralKind::X), c };
+    let range = |a: char, b: char| ClassSetItem::Range(ClassSetRange { span: p.span, start: lit(a), end: lit(b) });
+    match p.kind {
+        ClassPerlKind::Digit => vec![range('0', '9')],
+        ClassPerlKind::Word => {
+            vec![range('0', '9'), range('A', 'Z'), range('a', 'z'), ClassSetItem::Literal(lit('_'))]
+        }
+        ClassPerlKind::Space => {
+            ['\t', '\n', '\x0c', '\r', ' '].into_iter().map(|c| ClassSetItem::Literal(lit(c))).collect()
+        }
+    }
+}
+
+fn ascii_classes(ast: &mut Ast) -> Option<()> {
+    use regex_syntax::ast::{AssertionKind, ClassBracketed, ClassSetUnion};
+    match ast {
+        Ast::ClassPerl(p) => {
+            let kind = ClassSet::Item(ClassSetItem::Union(ClassSetUnion { span: p.span, items: perl_items(p) }));
+            *ast = Ast::class_bracketed(ClassBracketed { span: p.span, negated: p.negated, kind });
+            Some(())
+        }
+        Ast::ClassBracketed(c) => class_set_ascii(&mut c.kind),
+        Ast::Repetition(r) => ascii_classes(&mut r.ast),
+        Ast::Group(g) => {
+            if let GroupKind::NonCapturing(f) = &g.kind
+                && f.items.iter().any(|i| matches!(i.kind, FlagsItemKind::Flag(Flag::CaseInsensitive)))
+            {
+                return None;
+            }
+            ascii_classes(&mut g.ast)
+        }
+        Ast::Alternation(a) => a.asts.iter_mut().try_for_each(ascii_classes),
+        Ast::Concat(c) => c.asts.iter_mut().try_for_each(ascii_classes),
+        Ast::Flags(f) if f.flags.items.iter().any(|i| matches!(i.kind, FlagsItemKind::Flag(Flag::CaseInsensitive))) => {
+            None
+        }
+        Ast::Assertion(a)
+            if !matches!(
+                a.kind,
+                AssertionKind::StartLine | AssertionKind::EndLine | AssertionKind::StartText | AssertionKind::EndText
+            ) =>
+        {
+            None
+        }
+        Ast::ClassUnicode(_) => None,
+        Ast::Empty(_) | Ast::Dot(_) | Ast::Flags(_) | Ast::Literal(_) | Ast::Assertion(_) => Some(()),
+    }
+}
+
+fn class_set_ascii(set: &mut ClassSet) -> Option<()> {
+    match set {
+        ClassSet::BinaryOp(op) => {
+            class_set_ascii(&mut op.lhs)?;
+            class_set_ascii(&mut op.rhs)
+        }
+        ClassSet::Item(item) => class_item_ascii(item),
+    }
+}
+
+fn class_item_ascii(item: &mut ClassSetItem) -> Option<()> {
+    use regex_syntax::ast::ClassSetUnion;
+    match item {
+        // In a union its items join the union's (a negated one would need a nested class).
+        ClassSetItem::Perl(p) if !p.negated => {
+            *item = ClassSetItem::Union(ClassSetUnion { span: p.span, items: perl_items(p) });
+            Some(())
+        }
+        ClassSetItem::Perl(_) | ClassSetItem::Unicode(_) => None,
+        ClassSetItem::Bracketed(b) => class_set_ascii(&mut b.kind),
+        ClassSetItem::Union(u) => u.items.iter_mut().try_for_each(class_item_ascii),
+        ClassSetItem::Empty(_) | ClassSetItem::Literal(_) | ClassSetItem::Range(_) | ClassSetItem::Ascii(_) => Some(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::refusal;

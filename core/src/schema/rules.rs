@@ -163,8 +163,18 @@ pub struct StringRules {
 #[serde(from = "String", into = "String")]
 pub struct Pattern {
     source: String,
-    regex: std::sync::OnceLock<Option<regex_lite::Regex>>,
+    regex: std::sync::OnceLock<Option<Engine>>,
 }
+
+/// The engine PGV's patterns run on: the regex crate's own where the build has it (the CLI: a
+/// lazy DFA; a tenth of loading 10k listeners with inline route tables went to the small
+/// engine's backtracking-free but slow PikeVM), its small engine on the page (which leaves the
+/// large one out). Both read a pattern's Perl classes RE2's way once [`super::re2::for_engine`]
+/// has written them out.
+#[cfg(feature = "regex")]
+type Engine = regex::Regex;
+#[cfg(not(feature = "regex"))]
+type Engine = regex_lite::Regex;
 
 impl From<String> for Pattern {
     fn from(source: String) -> Self {
@@ -185,8 +195,12 @@ impl Pattern {
     }
 
     fn full_match(&self, value: &str) -> bool {
-        // FullMatch: the whole value, whatever anchors the pattern has.
-        let regex = self.regex.get_or_init(|| regex_lite::Regex::new(&format!("^(?:{})$", self.source)).ok());
+        // FullMatch: the whole value, whatever anchors the pattern has; the Perl classes as RE2
+        // reads them (every one of Envoy's patterns has such a writing: see the schema's tests).
+        let regex = self.regex.get_or_init(|| {
+            let source = super::re2::for_engine(&self.source).unwrap_or_else(|| self.source.clone());
+            Engine::new(&format!("^(?:{source})$")).ok()
+        });
         // A pattern the engine cannot compile matches everything rather than reject valid input.
         regex.as_ref().is_none_or(|r| r.is_match(value))
     }
@@ -342,6 +356,17 @@ fn dur_of(v: &Value) -> Option<Dur> {
 }
 
 impl FieldRules {
+    /// The sources of the patterns these rules (and their items', keys' and values') hold.
+    #[cfg(test)]
+    pub(crate) fn patterns(&self) -> Vec<&str> {
+        match &self.kind {
+            Some(KindRules::String(r)) => r.pattern.iter().map(|p| &*p.source).collect(),
+            Some(KindRules::Repeated(r)) => r.items.iter().flat_map(FieldRules::patterns).collect(),
+            Some(KindRules::Map(r)) => r.keys.iter().chain(&r.values).flat_map(FieldRules::patterns).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Compiles a `validate.FieldRules` option.
     #[cfg(feature = "compile")]
     pub(super) fn compile(m: &DynamicMessage) -> FieldRules {
@@ -1235,6 +1260,21 @@ fn go_duration_literal(d: Dur) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patterns_match_as_re2_matches_them() {
+        // RE2's `\s` is `[\t\n\f\r ]`: no vertical tab, no Unicode space.
+        let p = Pattern::from(r"^[^\s,]+$".to_owned());
+        assert!(p.full_match("a\u{b}b"));
+        assert!(p.full_match("a\u{a0}b"));
+        assert!(!p.full_match("a b"));
+        assert!(!p.full_match("a,b"));
+        assert!(!p.full_match("a\tb"));
+        // FullMatch: the whole value, whatever the pattern's anchors.
+        let p = Pattern::from("[0-9]+|x".to_owned());
+        assert!(p.full_match("42") && p.full_match("x"));
+        assert!(!p.full_match("42x"));
+    }
 
     #[test]
     fn go_floats_print_like_fmt_v() {

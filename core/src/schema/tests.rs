@@ -39,3 +39,36 @@ fn extension_wrappers_are_known_by_their_fields() {
         assert!(s.message(s.find(name).unwrap()).extension.is_some(), "{name}");
     }
 }
+
+#[test]
+fn every_pgv_pattern_has_a_writing_both_engines_read_as_re2_does() {
+    // PGV's C++ matches `pattern` with RE2; the regex crate's engines read `\\s` and its kin
+    // their own way, so each pattern is run as `re2::for_engine` writes it out. A pattern of a
+    // later Envoy without such a writing fails here, to be read by hand.
+    let s = Schema::get();
+    let mut patterns: Vec<&str> = s
+        .messages
+        .iter()
+        .flat_map(|m| m.fields.iter())
+        .filter_map(|f| f.rules.as_deref())
+        .flat_map(FieldRules::patterns)
+        .collect();
+    patterns.sort_unstable();
+    patterns.dedup();
+    assert!(patterns.len() >= 10, "{patterns:?}");
+    assert!(patterns.contains(&"^[^\\s,]+$"), "{patterns:?}");
+    for p in patterns {
+        let written = re2::for_engine(p).unwrap_or_else(|| panic!("{p}: no writing"));
+        assert!(regex_lite::Regex::new(&written).is_ok(), "{p} -> {written}");
+        #[cfg(feature = "regex")]
+        assert!(regex::Regex::new(&written).is_ok(), "{p} -> {written}");
+        assert!(!written.contains("\\s") && !written.contains("\\d") && !written.contains("\\w"), "{p} -> {written}");
+    }
+    assert_eq!(
+        re2::for_engine(r"^[^\s,]+\d\W$").as_deref(),
+        Some(r"^[^\x09\x0A\x0C\x0D\x20,]+[\x30-\x39][^\x30-\x39\x41-\x5A\x61-\x7A\x5F]$")
+    );
+    assert_eq!(re2::for_engine(r"[^\S]"), None);
+    assert_eq!(re2::for_engine(r"(?i)a"), None);
+    assert_eq!(re2::for_engine(r"a\b"), None);
+}
