@@ -49,6 +49,9 @@ const SMALL: usize = 8;
 /// borrow is still in the cache when the chains are inserted.
 const KEY_BLOCK: usize = 2048;
 
+/// The largest node bound whose index is cut to size once built (see [`MatchGraph::build`]).
+const SHRINK_UP_TO: usize = 4096;
+
 /// A node of the index: a key at a level, or a chain at the leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node<'a> {
@@ -274,6 +277,15 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             } else {
                 crate::parallel::join(|| insert(b, &keys), || blocks.next().map(|(b, block)| (b, fill(block)))).1
             };
+        }
+        // A small index's vectors, sized by the bound, are in the allocator's small size
+        // classes, whose pages are all written: a tenant's 4-chain listener kept room for 50
+        // nodes and used 18, and 100k such listeners held some 230 MB of room until the checks
+        // ended. They are cut to what they hold (a copy of a few kilobytes); a large index's
+        // room beyond its nodes is pages never touched.
+        if estimate <= SHRINK_UP_TO {
+            g.graph.shrink_to_fit();
+            g.counts.shrink_to_fit();
         }
         g
     }
