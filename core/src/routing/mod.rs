@@ -411,11 +411,23 @@ fn string_matches(kind: &HeaderMatch, v: &str) -> Option<bool> {
 /// backreferences or lookaround) once the Perl classes are written out as RE2 means them
 /// (`\d` is `[0-9]` to RE2, every script's digits to the crate); without the `regex` feature
 /// (the web page) it is not tried.
+///
+/// Each pattern is compiled once per thread: `h2-coalescing-misroute` and `diff` route many
+/// requests through the same tables, and compiling (with the rewriting) costs far more than
+/// matching.
 #[cfg(feature = "regex")]
 fn full_match(pattern: &str, text: &str) -> Option<bool> {
-    let pattern = crate::schema::re2::for_engine(pattern).unwrap_or_else(|| pattern.to_owned());
-    let re = regex::Regex::new(&format!("^(?:{pattern})$")).ok()?;
-    Some(re.is_match(text))
+    thread_local! {
+        static COMPILED: std::cell::RefCell<rustc_hash::FxHashMap<String, Option<regex::Regex>>> =
+            std::cell::RefCell::default();
+    }
+    COMPILED.with_borrow_mut(|compiled| {
+        if !compiled.contains_key(pattern) {
+            let written = crate::schema::re2::for_engine(pattern).unwrap_or_else(|| pattern.to_owned());
+            compiled.insert(pattern.to_owned(), regex::Regex::new(&format!("^(?:{written})$")).ok());
+        }
+        compiled.get(pattern)?.as_ref().map(|re| re.is_match(text))
+    })
 }
 
 #[cfg(not(feature = "regex"))]
