@@ -177,7 +177,7 @@ pub(crate) fn read_once(
             Target::Admin(a) => {
                 let bytes = admin::fetch(&a, timeout, max_bytes).await?;
                 let (mut sources, mut failed) = (Sources::new(), Vec::new());
-                crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes, false);
+                xdsck_core::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes, false);
                 Ok((sources, failed))
             }
             Target::Grpc(g) => {
@@ -214,7 +214,7 @@ impl Snapshot {
         let start = Instant::now();
         let mut sources = Sources::new();
         let mut failed = Vec::new();
-        crate::input::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes, false);
+        xdsck_core::add_bytes(&mut sources, &mut failed, address.to_owned(), bytes, false);
         let mut report = xdsck_core::analyze_except(&sources, &one_proxy(reporting.options(max_bytes)), failed);
         reporting.finish(&mut report)?;
         let resources = (sources.iter())

@@ -108,7 +108,7 @@ pub fn read_expanded(paths: &[(PathBuf, bool)], max_bytes: usize) -> (Sources, V
                 let e = xdsck_core::load::size_limit_error(bytes.len(), max_bytes, true, Location::new(id, "", None));
                 failed.push(e.to_diagnostic());
             }
-            Ok(bytes) => add_bytes(&mut sources, &mut failed, name, bytes, walked),
+            Ok(bytes) => xdsck_core::add_bytes(&mut sources, &mut failed, name, bytes, walked),
             Err(e) => {
                 let id = sources.add(SourceFile::new(name.clone(), String::new()));
                 failed.push(
@@ -186,23 +186,6 @@ fn read_at_most(reader: impl Read, max: usize, size: Option<u64>) -> std::io::Re
     let mut buf = Vec::with_capacity(expected);
     reader.take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1)).read_to_end(&mut buf)?;
     Ok(buf)
-}
-
-/// Adds one input read as bytes (a file, stdin, a config_dump fetched from an admin API); bytes
-/// that are not UTF-8 become an `XDS003` finding on it.
-pub fn add_bytes(sources: &mut Sources, failed: &mut Vec<Diagnostic>, name: String, bytes: Vec<u8>, walked: bool) {
-    let (file, bad_byte) = SourceFile::from_bytes(name.clone(), bytes);
-    let id = sources.add(if walked { file.found_by_walk() } else { file });
-    if let Some(offset) = bad_byte {
-        let at = sources.get(id).line_column(offset);
-        failed.push(
-            Diagnostic::new(
-                &rules::INVALID_UTF8,
-                format!("{name} is not UTF-8: invalid byte at line {}, column {}", at.line, at.column),
-            )
-            .at(Location::new(id, "", Some(offset))),
-        );
-    }
 }
 
 #[cfg(test)]

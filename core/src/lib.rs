@@ -88,6 +88,24 @@ pub fn analyze_except(sources: &Sources, options: &Options, failed: Vec<Diagnost
     analyze_then(sources, options, failed, |_, report| report)
 }
 
+/// Adds one input read as bytes (a file, stdin, a config_dump fetched from an admin API, a file
+/// opened in the page); bytes that are not UTF-8 become an `XDS003` finding on it in `failed`,
+/// for [`analyze_except`].
+pub fn add_bytes(sources: &mut Sources, failed: &mut Vec<Diagnostic>, name: String, bytes: Vec<u8>, walked: bool) {
+    let (file, bad_byte) = SourceFile::from_bytes(name.clone(), bytes);
+    let id = sources.add(if walked { file.found_by_walk() } else { file });
+    if let Some(offset) = bad_byte {
+        let at = sources.get(id).line_column(offset);
+        failed.push(
+            Diagnostic::new(
+                &load::rules::INVALID_UTF8,
+                format!("{name} is not UTF-8: invalid byte at line {}, column {}", at.line, at.column),
+            )
+            .at(Location::new(id, "", Some(offset))),
+        );
+    }
+}
+
 /// Like [`analyze_except`], and lends the model the findings were made on to `then` with the
 /// report, so that a caller that also needs the model (`xdsck diff`) does not load the inputs
 /// a second time. (The model borrows from what was read, so it is lent rather than returned.)
