@@ -5,6 +5,8 @@
 //! ~560 MiB of wasm memory and ~30 s.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::io::Write;
 
 use serde::Serialize;
 
@@ -14,77 +16,94 @@ use crate::source::Sources;
 
 /// The summary of a loaded snapshot: `{"version": 1, "inputs": [{source, kind, listeners}]}`.
 pub fn json(snapshot: &Snapshot<'_>, sources: &Sources) -> String {
+    let mut out = Vec::new();
+    write(snapshot, sources, &mut out).expect("writing into memory does not fail");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// [`json`], written as it is made: only the chain being written and its listener's wildcard
+/// coverage are held, not the summaries of a tenant-scale dump's 132k chains (in the page, tens
+/// of megabytes of wasm memory that never shrinks). The objects around the listeners are written here, compact as serde_json writes
+/// them: `{"version":1,"inputs":[{"source":…,"kind":…,"listeners":[…]}]}`.
+pub fn write(snapshot: &Snapshot<'_>, sources: &Sources, out: &mut dyn Write) -> std::io::Result<()> {
     // Every HCM, with or without its table in this input: the view says which RDS names the
     // input does not hold, as the trace does.
     let routes = RouteTables::of(snapshot);
     let line = |offset: Option<usize>, id| offset.map(|o| sources.get(id).line_column(o).line);
     let no_match = FilterChainMatch::default();
-    let inputs: Vec<InputSummary<'_>> = snapshot
-        .inputs
-        .iter()
-        .map(|input| {
-            let file = sources.get(input.source);
-            let text = input.locator(file);
-            let listeners = input
-                .listeners
-                .iter()
-                .map(|l| {
-                    let chain = |c, default| {
-                        let at = line(l.chain_location(input.source, text, c).offset, input.source);
-                        let mut summary = ChainSummary::new(c, default, at, &no_match);
-                        summary.route_tables = route_tables(&routes, c);
-                        summary
-                    };
-                    let mut chains: Vec<ChainSummary<'_>> = l.filter_chains.iter().map(|c| chain(c, false)).collect();
-                    chains.extend(l.default_filter_chain.iter().map(|c| chain(c, true)));
-                    // Which wildcard covers each server name: core's answer, handed out per chain
-                    // in the order of its names (the page holds no Envoy rule of its own).
-                    let names: Vec<&str> = (l.filter_chains.iter().chain(&l.default_filter_chain))
-                        .flat_map(|c| c.filter_chain_match.as_ref().unwrap_or(&no_match).server_names.iter())
-                        .map(|n| &**n)
-                        .collect();
-                    let mut under = crate::chain_match::key::covering_wildcards(&names).into_iter();
-                    for c in &mut chains {
-                        c.covered_by = under.by_ref().take(c.r#match.server_names.len()).collect();
-                        if c.covered_by.iter().all(Option::is_none) {
-                            c.covered_by.clear();
-                        }
-                    }
-                    ListenerSummary {
-                        name: &l.name,
-                        display_name: l.display_name(),
-                        state: l.state.as_str(),
-                        address: l.envoy_address_list(),
-                        line: line(l.location(input.source, text).offset, input.source),
-                        listener_filters: l.listener_filters.iter().map(|f| &*f.name).collect(),
-                        filter_chain_matcher: l.filter_chain_matcher.is_some(),
-                        chains,
-                    }
-                })
+    // serde_json writes a token at a time: buffered here rather than each a call through `dyn`.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    out.write_all(br#"{"version":1,"inputs":["#)?;
+    for (i, input) in snapshot.inputs.iter().enumerate() {
+        let file = sources.get(input.source);
+        let text = input.locator(file);
+        // `InputSummary` with its listeners written one by one.
+        out.write_all(if i == 0 { b"{" } else { b",{" })?;
+        out.write_all(br#""source":"#)?;
+        serde_json::to_writer(&mut out, file.name())?;
+        out.write_all(br#","kind":"#)?;
+        serde_json::to_writer(&mut out, input.kind.as_str())?;
+        out.write_all(br#","listeners":["#)?;
+        for (j, l) in input.listeners.iter().enumerate() {
+            let all =
+                || l.filter_chains.iter().map(|c| (c, false)).chain(l.default_filter_chain.iter().map(|c| (c, true)));
+            let server_names =
+                |c: &'_ FilterChain<'_>| c.filter_chain_match.as_ref().map_or(0, |m| m.server_names.len());
+            // Which wildcard covers each server name: core's answer, handed out per chain
+            // in the order of its names (the page holds no Envoy rule of its own).
+            let names: Vec<&str> = all()
+                .flat_map(|(c, _)| c.filter_chain_match.as_ref().unwrap_or(&no_match).server_names.iter())
+                .map(|n| &**n)
                 .collect();
-            InputSummary { source: file.name(), kind: input.kind.as_str(), listeners }
-        })
-        .collect();
-    let mut out = serde_json::to_string(&Summary { version: 1, inputs }).expect("plain JSON values");
-    out.push('\n');
-    out
+            let covering = crate::chain_match::key::covering_wildcards(&names);
+            drop(names);
+            let mut first_name = 0;
+            // Each chain's summary is made as it is written: a tenant gateway's one listener
+            // has 100k+ chains.
+            let chains = Lazily(RefCell::new(Some(all().map(|(c, default)| {
+                let at = line(l.chain_location(input.source, text, c).offset, input.source);
+                let mut summary = ChainSummary::new(c, default, at, &no_match);
+                summary.route_tables = route_tables(&routes, c);
+                let covered = &covering[first_name..first_name + server_names(c)];
+                first_name += covered.len();
+                if covered.iter().any(Option::is_some) {
+                    summary.covered_by = covered.to_vec();
+                }
+                summary
+            }))));
+            let listener = ListenerSummary {
+                name: &l.name,
+                display_name: l.display_name(),
+                state: l.state.as_str(),
+                address: l.envoy_address_list(),
+                line: line(l.location(input.source, text).offset, input.source),
+                listener_filters: l.listener_filters.iter().map(|f| &*f.name).collect(),
+                filter_chain_matcher: l.filter_chain_matcher.is_some(),
+                chains,
+            };
+            if j > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut out, &listener)?;
+        }
+        out.write_all(b"]}")?;
+    }
+    out.write_all(b"]}\n")?;
+    out.flush()
+}
+
+/// A list serialized from an iterator, once: its items are made as they are written.
+struct Lazily<I>(RefCell<Option<I>>);
+
+impl<I: Iterator<Item: Serialize>> Serialize for Lazily<I> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.borrow_mut().take().expect("serialized once"))
+    }
 }
 
 #[derive(Serialize)]
-struct Summary<'a> {
-    version: u32,
-    inputs: Vec<InputSummary<'a>>,
-}
-
-#[derive(Serialize)]
-struct InputSummary<'a> {
-    source: &'a str,
-    kind: &'a str,
-    listeners: Vec<ListenerSummary<'a>>,
-}
-
-#[derive(Serialize)]
-struct ListenerSummary<'a> {
+#[serde(bound = "")]
+struct ListenerSummary<'a, C: Iterator<Item = ChainSummary<'a>>> {
     /// What a trace selects the listener by.
     name: &'a str,
     /// What findings and the page call it (`listeners[2]` for an unnamed one).
@@ -94,7 +113,7 @@ struct ListenerSummary<'a> {
     line: Option<usize>,
     listener_filters: Vec<&'a str>,
     filter_chain_matcher: bool,
-    chains: Vec<ChainSummary<'a>>,
+    chains: Lazily<C>,
 }
 
 #[derive(Serialize)]
