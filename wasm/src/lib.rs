@@ -144,6 +144,42 @@ pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
     Ok(report::render(Format::Json, &report, &sources, RenderOptions::default()))
 }
 
+/// [`check`] for Rust callers: [`analyze_json`]'s report into `report` and [`summary_json`]'s
+/// listener view into `summary`, from one reading of the input; bytes that are not UTF-8 are an
+/// `XDS003` finding, as they are for the CLI. The report is written and its findings dropped
+/// before the view is made, and both are written as they are made: on a tenant-scale dump
+/// neither answer is ever whole in the module's memory, which never shrinks.
+pub fn check_json(
+    input: Vec<u8>,
+    options_json: &str,
+    report: &mut dyn std::io::Write,
+    summary: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    let options = options(options_json)?;
+    let settings = xdsck_core::settings::Settings::from_lists(
+        options.select.as_deref(),
+        &options.extend_select,
+        &options.ignore,
+        &options.severity,
+    )
+    .map_err(|e| e.to_string())?;
+    // Bytes, as the CLI reads a file: what is not UTF-8 is its finding, not a silent U+FFFD; and
+    // owned: the bytes the page handed over are the text the model borrows, not a copy of it.
+    let (mut sources, mut failed) = (Sources::new(), Vec::new());
+    let name = options.source.unwrap_or_else(|| DEFAULT_SOURCE.to_owned());
+    xdsck_core::add_bytes(&mut sources, &mut failed, name, input, false);
+    let options = Options { settings, ..Options::default() };
+    xdsck_core::analyze_then(&sources, &options, failed, |snapshot, found| {
+        report::write(Format::Json, &found, &sources, RenderOptions::default(), report)?;
+        // Every part of the report is handed on before the first of the view: the page shows
+        // the findings while the view is made.
+        report.flush()?;
+        drop(found);
+        report::summary::write(snapshot, &sources, summary)
+    })
+    .map_err(|e| e.to_string())
+}
+
 /// [`diff`] for Rust callers: `{"text", "diff"}`, the answer of `xdsck diff` as text and as
 /// its JSON object; a side that cannot be read is an error with its failures, as text.
 pub fn diff_json(before: &str, after: &str) -> Result<String, String> {
@@ -253,6 +289,88 @@ pub fn summary_json(text: &str, options_json: &str) -> Result<String, String> {
 pub fn analyze(text: &str, options_json: &str) -> Result<String, JsError> {
     install_panic_hook();
     analyze_json(text, options_json).map_err(|e| JsError::new(&e))
+}
+
+/// What [`check`] hands its answers to, a part at a time: `{report(part), summary(part)}`, each
+/// called with consecutive parts of one string; every part of the report comes before the first
+/// of the summary.
+#[wasm_bindgen]
+extern "C" {
+    pub type Answer;
+    #[wasm_bindgen(method)]
+    fn report(this: &Answer, part: &str);
+    #[wasm_bindgen(method)]
+    fn summary(this: &Answer, part: &str);
+}
+
+/// [`analyze`] and [`summary`] of one input (its bytes, as read from a file: a `Uint8Array`) read
+/// once: the report and the listener view go to `answer` in parts as they are written (see
+/// [`check_json`]). The bytes are copied into the module once, not turned into a string first.
+#[wasm_bindgen]
+pub fn check(input: Vec<u8>, options_json: &str, answer: &Answer) -> Result<(), JsError> {
+    install_panic_hook();
+    let mut report = Parts::new(|part| answer.report(part));
+    let mut summary = Parts::new(|part| answer.summary(part));
+    check_json(input, options_json, &mut report, &mut summary).map_err(|e| JsError::new(&e))?;
+    report.finish();
+    summary.finish();
+    Ok(())
+}
+
+/// Bytes written as UTF-8 text, handed on a megabyte at a time, each part cut on a character
+/// boundary so that it is a string of its own.
+struct Parts<F: FnMut(&str)> {
+    buffer: Vec<u8>,
+    hand: F,
+}
+
+impl<F: FnMut(&str)> Parts<F> {
+    const SIZE: usize = 1 << 20;
+
+    fn new(hand: F) -> Self {
+        Self { buffer: Vec::with_capacity(Self::SIZE), hand }
+    }
+
+    /// Hands on all the whole characters buffered; keeps the start of a cut one.
+    fn hand_whole(&mut self) {
+        let Self { buffer, hand } = self;
+        match std::str::from_utf8(buffer) {
+            Ok(text) => {
+                if !text.is_empty() {
+                    hand(text);
+                }
+                buffer.clear();
+            }
+            Err(e) => {
+                let whole = e.valid_up_to();
+                if whole > 0 {
+                    hand(std::str::from_utf8(&buffer[..whole]).expect("valid up to there"));
+                    buffer.drain(..whole);
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) {
+        self.hand_whole();
+        debug_assert!(self.buffer.is_empty(), "the writers write UTF-8");
+    }
+}
+
+impl<F: FnMut(&str)> std::io::Write for Parts<F> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(bytes);
+        if self.buffer.len() >= Self::SIZE {
+            self.hand_whole();
+        }
+        Ok(bytes.len())
+    }
+
+    /// Hands on what is buffered: at the end of what was written, every character is whole.
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.hand_whole();
+        Ok(())
+    }
 }
 
 /// The answer of `xdsck trace --format json`; see [`TraceQuery`] for the query.

@@ -47,6 +47,52 @@ fn trace(text: &str, query: &str) -> Result<String, String> {
     super::trace_json(text, query)
 }
 
+/// `check`'s report and listener view, each its parts joined.
+#[cfg(target_arch = "wasm32")]
+fn check(text: &str, options: &str) -> Result<(String, String), String> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    let (report, summary) = (Rc::new(RefCell::new(String::new())), Rc::new(RefCell::new(String::new())));
+    let collect = |into: &Rc<RefCell<String>>| {
+        let into = Rc::clone(into);
+        Closure::<dyn FnMut(String)>::new(move |part: String| into.borrow_mut().push_str(&part))
+    };
+    let (on_report, on_summary) = (collect(&report), collect(&summary));
+    let answer = js_sys::Object::new();
+    js_sys::Reflect::set(&answer, &"report".into(), on_report.as_ref()).unwrap();
+    js_sys::Reflect::set(&answer, &"summary".into(), on_summary.as_ref()).unwrap();
+    super::check(text.as_bytes().to_vec(), options, answer.unchecked_ref()).map_err(message)?;
+    Ok((report.take(), summary.take()))
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn check(text: &str, options: &str) -> Result<(String, String), String> {
+    let (mut report, mut summary) = (Vec::new(), Vec::new());
+    super::check_json(text.as_bytes().to_vec(), options, &mut report, &mut summary)?;
+    Ok((String::from_utf8(report).unwrap(), String::from_utf8(summary).unwrap()))
+}
+
+/// A listener of `tenants` pairs of chains, `*.tN.example.com` and `a.tN.example.com` (one
+/// `wildcard-overlap` info each), with names in two-byte characters: its report and listener
+/// view are each more than a megabyte (more than one part in the page).
+fn tenants(tenants: usize) -> String {
+    let mut yaml = String::from(
+        "name: lístener\naddress: {socket_address: {address: 127.0.0.1, port_value: 10443}}\nlistener_filters:\n\
+         - name: envoy.filters.listener.tls_inspector\n  typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector}\n\
+         filter_chains:\n",
+    );
+    let filters = "  filters: [{name: envoy.filters.network.direct_response, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.filters.network.direct_response.v3.Config}}]\n";
+    for i in 0..tenants {
+        for (kind, name) in [("wïldcard", "*"), ("exäct", "a")] {
+            yaml.push_str(&format!(
+                "- name: {kind}-{i}\n  filter_chain_match: {{server_names: ['{name}.t{i}.example.com']}}\n{filters}"
+            ));
+        }
+    }
+    yaml
+}
+
 fn parse(s: &str) -> Value {
     serde_json::from_str(s).expect("valid JSON")
 }
@@ -290,4 +336,49 @@ fn the_summary_names_the_wildcard_that_covers_each_server_name() {
     // None of the first chain's names is covered: the field is left out.
     assert!(chains[0].get("covered_by").is_none(), "{chains}");
     assert_eq!(chains[1]["covered_by"], serde_json::json!(["*.example.com", "*.api.example.com"]));
+}
+
+#[test]
+fn check_is_analyze_and_summary_from_one_reading() {
+    let big = tenants(3000);
+    let inputs = [SAME_SNI, BLACKHOLE, ROUTES, "{not json", "", &big];
+    for (text, options) in inputs.iter().flat_map(|t| {
+        [(*t, ""), (*t, r#"{"source": "dümp.yaml", "ignore": ["XDS3"], "severity": ["XDS101=warning"]}"#)]
+    }) {
+        let (report, summary) = check(text, options).unwrap();
+        assert_eq!(report, analyze(text, options).unwrap(), "{options}");
+        assert_eq!(summary, super::summary_json(text, options).unwrap(), "{options}");
+    }
+    let (report, summary) = check(&big, "").unwrap();
+    assert!(report.len() > 1 << 20 && summary.len() > 1 << 20, "{} {}", report.len(), summary.len());
+    assert_eq!(parse(&report)["summary"]["info"], 3000);
+    assert_eq!(parse(&summary)["inputs"][0]["listeners"][0]["chains"].as_array().unwrap().len(), 6000);
+    assert_eq!(check(SAME_SNI, "{\"select\": 1}").unwrap_err(), analyze(SAME_SNI, "{\"select\": 1}").unwrap_err());
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn parts_are_whole_characters_that_join_to_the_text() {
+    use std::io::Write;
+    // Two-byte and four-byte characters across every possible cut of the megabyte parts.
+    let text: String = (0..700_000).map(|i| ["a", "é", "𝄞"][i % 3]).collect();
+    let mut parts = Vec::new();
+    let mut out = super::Parts::new(|p: &str| parts.push(p.to_owned()));
+    for chunk in text.as_bytes().chunks(4093) {
+        out.write_all(chunk).unwrap();
+    }
+    out.finish();
+    assert!(parts.len() > 1, "{} parts", parts.len());
+    assert!(parts.iter().all(|p| p.len() <= (1 << 20) + 4093));
+    assert_eq!(parts.concat(), text);
+}
+
+#[test]
+fn check_finds_bytes_that_are_not_utf8_as_the_cli_does() {
+    let mut report = Vec::new();
+    super::check_json(b"name: caf\xe9\n".to_vec(), r#"{"source": "l.yaml"}"#, &mut report, &mut Vec::new()).unwrap();
+    let report = parse(std::str::from_utf8(&report).unwrap());
+    assert_eq!(report["findings"][0]["code"], "XDS003");
+    assert_eq!(report["findings"][0]["message"], "l.yaml is not UTF-8: invalid byte at line 1, column 10");
+    assert_eq!(report["summary"]["error"], 1);
 }

@@ -51,23 +51,30 @@ const handlers = {
     renderRules(JSON.parse(rules));
     document.body.dataset.ready = '1';
     setStatus('Ready. Paste, drop or open a configuration.');
-    if (input.value.trim()) runAnalyze();
+    if (input.value.trim() || fileText !== null) runAnalyze();
   },
   fatal({ message }) {
     setStatus(message, 'error');
   },
-  report({ id, report, summary, ms, memory }) {
+  // The findings first, then (a second message: the worker makes it meanwhile) the listeners.
+  report({ id, report, ms }) {
     if (id !== latest.analyze) return;
-    // How big the checker's memory has grown (the peak so far): what a big input costs the tab.
-    document.body.dataset.wasmMemory = String(memory);
-    $('#report-json').textContent = report;
     const parsed = JSON.parse(report);
     renderFindings(parsed);
     renderGateways(parsed.gateways, parsed.cilium);
-    renderListeners(JSON.parse(summary));
     const s = parsed.summary;
     setStatus(`Checked in ${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms: ${plural(s.error, 'error')}, ${plural(s.warning, 'warning')}, ${plural(s.info, 'info')}.`);
+    document.body.dataset.findings = String(id);
+    performance.mark('xdsck-findings');
+    $('#report-json').textContent = report;
+  },
+  summary({ id, summary, memory }) {
+    if (id !== latest.analyze) return;
+    renderListeners(JSON.parse(summary));
+    // How big the checker's memory has grown (the peak so far): what a big input costs the tab.
+    document.body.dataset.wasmMemory = String(memory);
     document.body.dataset.analyzed = String(id);
+    performance.mark('xdsck-listeners');
   },
   trace({ id, answer, graph }) {
     if (id !== latest.trace) return;
@@ -115,39 +122,58 @@ function setSourceName(name) {
 // file is kept here and shown only in the virtualised source view; the textarea says so.
 const BIG = 1_000_000;
 let fileText = null;
+// The big file being checked: the worker reads it itself (a File crosses to it as a handle, not
+// a copy), while the page reads it for the source view.
+let bigFile = null;
 
 function runAnalyze() {
   if (!document.body.dataset.ready) return;
   clearTimeout(debounce);
   const text = fileText ?? input.value;
+  postAnalyze(fileText !== null ? { file: bigFile } : { text }, text.length);
   setSource(text);
+}
+
+function postAnalyze(input, size) {
   const id = (latest.analyze = nextId++);
   // A trace answers a question about the previous input: it goes, and a late answer is dropped.
   latest.trace = 0;
   $('#trace-result').replaceChildren();
-  setStatus(`Checking ${text.length > 1e6 ? `${(text.length / 1e6).toFixed(1)} MB` : `${text.length} characters`}…`);
-  worker.postMessage({ type: 'analyze', id, text, name: sourceName, cilium: $('#cilium').value });
+  setStatus(`Checking ${size > 1e6 ? `${(size / 1e6).toFixed(1)} MB` : `${size} characters`}…`);
+  worker.postMessage({ type: 'analyze', id, ...input, name: sourceName, cilium: $('#cilium').value });
 }
 
 async function openFile(file) {
   if (!file) return;
+  performance.mark('xdsck-open');
+  setSourceName(file.name);
+  if (file.size > BIG) {
+    // Checked from the moment it is opened: the page reads it for its own view meanwhile.
+    bigFile = file;
+    fileText = null;
+    input.value = '';
+    input.placeholder = `${file.name} (${(file.size / 1e6).toFixed(1)} MB) is too big to edit here: it is shown in the source view below. Type or paste here to check something else.`;
+    const posted = Boolean(document.body.dataset.ready);
+    if (posted) postAnalyze({ file }, file.size);
+    const text = await file.text();
+    if (bigFile !== file) return; // another file, or typing, since
+    fileText = text;
+    if (posted) setSource(text);
+    else runAnalyze(); // or at ready
+    return;
+  }
   setStatus(`Reading ${file.name}…`);
   const text = await file.text();
-  setSourceName(file.name);
-  if (text.length > BIG) {
-    fileText = text;
-    input.value = '';
-    input.placeholder = `${file.name} (${(text.length / 1e6).toFixed(1)} MB) is too big to edit here: it is shown in the source view below. Type or paste here to check something else.`;
-  } else {
-    fileText = null;
-    input.value = text;
-  }
+  bigFile = null;
+  fileText = null;
+  input.value = text;
   runAnalyze();
 }
 
 input.addEventListener('input', () => {
   setSourceName('input');
   fileText = null;
+  bigFile = null;
   clearTimeout(debounce);
   debounce = setTimeout(runAnalyze, 400);
 });

@@ -1,6 +1,6 @@
 // The checker runs here, off the page's thread, so a 20 MB dump keeps the page responsive.
 // It keeps the last analysed text so a trace does not send the input again.
-import init, { analyze, diff, gateway, trace, trace_graph, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
+import init, { check, diff, gateway, trace, trace_graph, rules, summary, take_panic, __panic_for_test } from './pkg/xdsck_wasm.js';
 
 let text = '';
 // A document of the Gateway API group, in YAML or JSON.
@@ -30,18 +30,40 @@ self.onmessage = async ({ data }) => {
   const { id } = data;
   try {
     if (data.type === 'analyze') {
-      text = data.text;
+      // A big opened file comes as the File: read here, off the page's thread, as bytes (the
+      // checker reads bytes, as the CLI does); the text is for the Gateway API test and traces.
+      const bytes = data.file ? new Uint8Array(await data.file.arrayBuffer()) : new TextEncoder().encode(data.text);
+      text = data.file ? new TextDecoder().decode(bytes) : data.text;
       name = data.name || 'input';
       const options = JSON.stringify({ source: name });
       const t0 = performance.now();
       // Gateway API input: what the chosen Cilium version sets and renders, and the findings on
       // what it renders (`xdsck gateway --format json`); its listeners are the rendered ones.
-      const isGateway = GATEWAY_API.test(text);
-      const report = isGateway ? gateway(text, JSON.stringify({ source: name, cilium: data.cilium })) : analyze(text, options);
-      const t1 = performance.now();
-      const rendered = isGateway ? JSON.stringify({ apiVersion: 'v1', kind: 'List', items: JSON.parse(report).rendered }) : text;
-      const listeners = summary(rendered, options);
-      self.postMessage({ type: 'report', id, report, summary: listeners, ms: t1 - t0, memory: memory.buffer.byteLength });
+      if (GATEWAY_API.test(text)) {
+        const report = gateway(text, JSON.stringify({ source: name, cilium: data.cilium }));
+        const rendered = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: JSON.parse(report).rendered });
+        const listeners = summary(rendered, options);
+        self.postMessage({ type: 'report', id, report, ms: performance.now() - t0 });
+        self.postMessage({ type: 'summary', id, summary: listeners, memory: memory.buffer.byteLength });
+      } else {
+        // Read once for both answers, which come in parts (a tenant-scale report is tens of MB
+        // that would otherwise sit whole in the module's memory, which never shrinks). The
+        // report is complete when the summary starts: the page shows the findings meanwhile.
+        const parts = { report: [], summary: [] };
+        const sendReport = () => {
+          self.postMessage({ type: 'report', id, report: parts.report.join(''), ms: performance.now() - t0 });
+          parts.report = null;
+        };
+        check(bytes, options, {
+          report: (p) => parts.report.push(p),
+          summary: (p) => {
+            if (parts.report) sendReport();
+            parts.summary.push(p);
+          },
+        });
+        if (parts.report) sendReport();
+        self.postMessage({ type: 'summary', id, summary: parts.summary.join(''), memory: memory.buffer.byteLength });
+      }
     } else if (data.type === 'trace') {
       const query = JSON.stringify({ ...data.query, source: name });
       const answer = trace(text, query);
