@@ -13,10 +13,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 BINARYEN_VERSION=132.0.0
 # The budget catches a change that bloats the page: every file of it together (what a browser
-# downloads to open it) under 6.5 MiB (about 2 MiB as servers send it, gzip-compressed). Envoy's schema
-# reader took the .wasm from 1.4 MiB to 3.9 MiB: its generic code is compiled once per typed
-# reader, and its descriptor set is carried deflated. Built for speed (opt-level 3, wasm-opt -O3)
-# rather than size it is 6.0 MiB: a 97 MiB dump's findings show in half the time.
+# downloads to open it) under 6.5 MiB (about 2 MiB as servers send it, gzip-compressed).
+# Envoy's schema reader took the .wasm from 1.4 MiB to 3.9 MiB: its generic code is compiled
+# once per typed reader, and its descriptor set is carried deflated. Built for speed (opt-level
+# 3, wasm-opt -O3) rather than size it is 6.0 MiB: a 97 MiB dump's findings show in half the time.
 MAX_PAGE_BYTES=$((6656 * 1024))
 out=wasm/dist
 say() { printf '%s\n' "$*" >&2; }
