@@ -38,6 +38,19 @@ pub struct AnalyzeOptions {
     pub severity: Vec<String>,
 }
 
+impl AnalyzeOptions {
+    /// The rule selection, as the CLI's flags make it.
+    fn settings(&self) -> Result<xdsck_core::settings::Settings, String> {
+        xdsck_core::settings::Settings::from_lists(
+            self.select.as_deref(),
+            &self.extend_select,
+            &self.ignore,
+            &self.severity,
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
 /// A trace question, as JSON: the arguments of `xdsck trace`.
 ///
 /// `{"dst": "10.0.0.1:443", "listener": "l", "proxy": "ns/pod", "src": "192.0.2.1:5000", "direct_src": "192.0.2.9",
@@ -132,13 +145,7 @@ pub fn gateway_json(text: &str, options_json: &str) -> Result<String, String> {
 /// [`analyze`] for Rust callers.
 pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
     let options = options(options_json)?;
-    let settings = xdsck_core::settings::Settings::from_lists(
-        options.select.as_deref(),
-        &options.extend_select,
-        &options.ignore,
-        &options.severity,
-    )
-    .map_err(|e| e.to_string())?;
+    let settings = options.settings()?;
     let sources = sources(text, options.source);
     let report = xdsck_core::analyze(&sources, &Options { settings, ..Options::default() });
     Ok(report::render(Format::Json, &report, &sources, RenderOptions::default()))
@@ -156,13 +163,7 @@ pub fn check_json(
     summary: &mut dyn std::io::Write,
 ) -> Result<(), String> {
     let options = options(options_json)?;
-    let settings = xdsck_core::settings::Settings::from_lists(
-        options.select.as_deref(),
-        &options.extend_select,
-        &options.ignore,
-        &options.severity,
-    )
-    .map_err(|e| e.to_string())?;
+    let settings = options.settings()?;
     // Bytes, as the CLI reads a file: what is not UTF-8 is its finding, not a silent U+FFFD; and
     // owned: the bytes the page handed over are the text the model borrows, not a copy of it.
     let (mut sources, mut failed) = (Sources::new(), Vec::new());
