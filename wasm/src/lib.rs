@@ -155,13 +155,15 @@ pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
 /// listener view into `summary`, from one reading of the input; bytes that are not UTF-8 are an
 /// `XDS003` finding, as they are for the CLI. The report is written and its findings dropped
 /// before the view is made, and both are written as they are made: on a tenant-scale dump
-/// neither answer is ever whole in the module's memory, which never shrinks.
+/// neither answer is ever whole in the module's memory, which never shrinks. `Ok(false)`, with
+/// nothing written, for Gateway API input ([`xdsck_core::gateway::is_gateway_api`]), which the
+/// page answers with [`gateway`] instead.
 pub fn check_json(
     input: Vec<u8>,
     options_json: &str,
     report: &mut dyn std::io::Write,
     summary: &mut dyn std::io::Write,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let options = options(options_json)?;
     let settings = options.settings()?;
     // Bytes, as the CLI reads a file: what is not UTF-8 is its finding, not a silent U+FFFD; and
@@ -169,6 +171,9 @@ pub fn check_json(
     let (mut sources, mut failed) = (Sources::new(), Vec::new());
     let name = options.source.unwrap_or_else(|| DEFAULT_SOURCE.to_owned());
     xdsck_core::add_bytes(&mut sources, &mut failed, name, input, false);
+    if sources.iter().any(|(_, file)| xdsck_core::gateway::is_gateway_api(file.text())) {
+        return Ok(false);
+    }
     let options = Options { settings, ..Options::default() };
     xdsck_core::analyze_then(&sources, &options, failed, |snapshot, found| {
         report::write(Format::Json, &found, &sources, RenderOptions::default(), report)?;
@@ -178,7 +183,8 @@ pub fn check_json(
         drop(found);
         report::summary::write(snapshot, &sources, summary)
     })
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())?;
+    Ok(true)
 }
 
 /// [`diff`] for Rust callers: `{"text", "diff"}`, the answer of `xdsck diff` as text and as
@@ -307,15 +313,16 @@ extern "C" {
 /// [`analyze`] and [`summary`] of one input (its bytes, as read from a file: a `Uint8Array`) read
 /// once: the report and the listener view go to `answer` in parts as they are written (see
 /// [`check_json`]). The bytes are copied into the module once, not turned into a string first.
+/// `false`, with no answer, for Gateway API input: the page asks [`gateway`] then.
 #[wasm_bindgen]
-pub fn check(input: Vec<u8>, options_json: &str, answer: &Answer) -> Result<(), JsError> {
+pub fn check(input: Vec<u8>, options_json: &str, answer: &Answer) -> Result<bool, JsError> {
     install_panic_hook();
     let mut report = Parts::new(|part| answer.report(part));
     let mut summary = Parts::new(|part| answer.summary(part));
-    check_json(input, options_json, &mut report, &mut summary).map_err(|e| JsError::new(&e))?;
+    let checked = check_json(input, options_json, &mut report, &mut summary).map_err(|e| JsError::new(&e))?;
     report.finish();
     summary.finish();
-    Ok(())
+    Ok(checked)
 }
 
 /// Bytes written as UTF-8 text, handed on a megabyte at a time, each part cut on a character

@@ -63,13 +63,13 @@ fn check(text: &str, options: &str) -> Result<(String, String), String> {
     let answer = js_sys::Object::new();
     js_sys::Reflect::set(&answer, &"report".into(), on_report.as_ref()).unwrap();
     js_sys::Reflect::set(&answer, &"summary".into(), on_summary.as_ref()).unwrap();
-    super::check(text.as_bytes().to_vec(), options, answer.unchecked_ref()).map_err(message)?;
+    assert!(super::check(text.as_bytes().to_vec(), options, answer.unchecked_ref()).map_err(message)?);
     Ok((report.take(), summary.take()))
 }
 #[cfg(not(target_arch = "wasm32"))]
 fn check(text: &str, options: &str) -> Result<(String, String), String> {
     let (mut report, mut summary) = (Vec::new(), Vec::new());
-    super::check_json(text.as_bytes().to_vec(), options, &mut report, &mut summary)?;
+    assert!(super::check_json(text.as_bytes().to_vec(), options, &mut report, &mut summary)?);
     Ok((String::from_utf8(report).unwrap(), String::from_utf8(summary).unwrap()))
 }
 
@@ -374,9 +374,19 @@ fn parts_are_whole_characters_that_join_to_the_text() {
 }
 
 #[test]
+fn check_leaves_gateway_api_input_to_gateway() {
+    let (mut report, mut summary) = (Vec::new(), Vec::new());
+    assert!(!super::check_json(DNS01.as_bytes().to_vec(), "", &mut report, &mut summary).unwrap());
+    assert!(report.is_empty() && summary.is_empty());
+}
+
+#[test]
 fn check_finds_bytes_that_are_not_utf8_as_the_cli_does() {
     let mut report = Vec::new();
-    super::check_json(b"name: caf\xe9\n".to_vec(), r#"{"source": "l.yaml"}"#, &mut report, &mut Vec::new()).unwrap();
+    assert!(
+        super::check_json(b"name: caf\xe9\n".to_vec(), r#"{"source": "l.yaml"}"#, &mut report, &mut Vec::new())
+            .unwrap()
+    );
     let report = parse(std::str::from_utf8(&report).unwrap());
     assert_eq!(report["findings"][0]["code"], "XDS003");
     assert_eq!(report["findings"][0]["message"], "l.yaml is not UTF-8: invalid byte at line 1, column 10");

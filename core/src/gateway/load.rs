@@ -10,6 +10,26 @@ use crate::source::{Location, Locator, SourceId, join_field, join_index, join_to
 
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io/";
 
+/// Whether `text` holds a document of the Gateway API group, by a search of the text rather
+/// than a parse: some `apiVersion: gateway.networking.k8s.io/…`, as YAML or JSON writes it
+/// (the key and the value quoted or not, any white space around the colon), which is what the
+/// page answers as `xdsck gateway` rather than `xdsck check`. The group's name is found with
+/// memchr's searcher (a 100 MB dump is read in milliseconds, and holds it nowhere), and only
+/// what stands before each hit is read.
+pub fn is_gateway_api(text: &str) -> bool {
+    // JavaScript's `\s`, which the page's test used: Unicode's white space without U+0085,
+    // and U+FEFF.
+    let space = |c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}';
+    let quote = |c: char| c == '"' || c == '\'';
+    memchr::memmem::find_iter(text.as_bytes(), GATEWAY_GROUP).any(|at| {
+        let before = &text[..at];
+        let before = before.strip_suffix(quote).unwrap_or(before).trim_end_matches(space);
+        let Some(before) = before.strip_suffix(':') else { return false };
+        let before = before.trim_end_matches(space);
+        before.strip_suffix(quote).unwrap_or(before).ends_with("apiVersion")
+    })
+}
+
 /// Reads one source into `objects`, after the loaders' first step (size limit, empty input,
 /// templates, the YAML translation). A document that does not decode as the object its kind
 /// names is an error located at the field that failed.
@@ -98,4 +118,34 @@ fn decode<T: DeserializeOwned>(id: SourceId, file: Locator<'_>, doc: Value, poin
         let offset = file.locate_pointer(&field).or_else(|| file.locate_pointer(pointer));
         LoadError::new(&rules::INVALID_FIELD, format!("{}: {}", field, e.inner()), Location::new(id, field, offset))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_gateway_api;
+
+    #[test]
+    fn gateway_api_is_found_by_its_api_version_as_yaml_or_json_writes_it() {
+        for yes in [
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n",
+            "---\nkind: HTTPRoute\n\"apiVersion\":  'gateway.networking.k8s.io/v1beta1'",
+            r#"{"kind":"Gateway","apiVersion":"gateway.networking.k8s.io/v1"}"#,
+            "apiVersion :\n  gateway.networking.k8s.io/v1",
+            "xapiVersion:\u{feff}gateway.networking.k8s.io/v1",
+            "labels: {gateway.networking.k8s.io/gateway-name: a}\napiVersion: gateway.networking.k8s.io/v1",
+        ] {
+            assert!(is_gateway_api(yes), "{yes:?}");
+        }
+        for no in [
+            "",
+            "apiVersion: cilium.io/v2\nkind: CiliumEnvoyConfig\nlabels: {gateway.networking.k8s.io/gateway-name: a}",
+            "apiVersion: gateway.networking.k8s.io.example/v1",
+            "apiVersion: \"\"gateway.networking.k8s.io/v1",
+            "apiVersion;gateway.networking.k8s.io/v1",
+            "apiVersion:\u{85}gateway.networking.k8s.io/v1",
+            "version: gateway.networking.k8s.io/v1",
+        ] {
+            assert!(!is_gateway_api(no), "{no:?}");
+        }
+    }
 }
