@@ -334,3 +334,17 @@ test('Gateway API YAML: the chosen Cilium version\'s conditions and the CLI\'s f
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test("Cilium's CiliumEnvoyConfigs, which name their Gateway in ownerReferences, are checked as the CLI checks them", async () => {
+  const { context, page, problems } = await openPage();
+  const file = 'testdata/cilium/cec-list.yaml';
+  await page.locator('textarea#input').fill(await readFile(path.join(root, file), 'utf8'));
+  const report = await analyzed(page);
+  const fromCli = JSON.parse(cli(file));
+  assert.deepEqual(report.summary, fromCli.summary);
+  assert.deepEqual(report.findings.map((f) => [f.code, f.message]), fromCli.findings.map((f) => [f.code, f.message]));
+  assert.equal(report.gateways, undefined, 'not answered as Gateway API input');
+  assert.ok(await page.locator('#listeners details.listener').count() > 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

@@ -156,7 +156,7 @@ pub fn analyze_json(text: &str, options_json: &str) -> Result<String, String> {
 /// `XDS003` finding, as they are for the CLI. The report is written and its findings dropped
 /// before the view is made, and both are written as they are made: on a tenant-scale dump
 /// neither answer is ever whole in the module's memory, which never shrinks. `Ok(false)`, with
-/// nothing written, for Gateway API input ([`xdsck_core::gateway::is_gateway_api`]), which the
+/// nothing written, for Gateway API input ([`xdsck_core::gateway::holds_gateway_api`]), which the
 /// page answers with [`gateway`] instead.
 pub fn check_json(
     input: Vec<u8>,
@@ -171,10 +171,10 @@ pub fn check_json(
     let (mut sources, mut failed) = (Sources::new(), Vec::new());
     let name = options.source.unwrap_or_else(|| DEFAULT_SOURCE.to_owned());
     xdsck_core::add_bytes(&mut sources, &mut failed, name, input, false);
-    if sources.iter().any(|(_, file)| xdsck_core::gateway::is_gateway_api(file.text())) {
+    let options = Options { settings, ..Options::default() };
+    if sources.iter().any(|(id, file)| xdsck_core::gateway::holds_gateway_api(id, file, &options.limits)) {
         return Ok(false);
     }
-    let options = Options { settings, ..Options::default() };
     xdsck_core::analyze_then(&sources, &options, failed, |snapshot, found| {
         report::write(Format::Json, &found, &sources, RenderOptions::default(), report)?;
         // Every part of the report is handed on before the first of the view: the page shows

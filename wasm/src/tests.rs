@@ -341,7 +341,9 @@ fn the_summary_names_the_wildcard_that_covers_each_server_name() {
 #[test]
 fn check_is_analyze_and_summary_from_one_reading() {
     let big = tenants(3000);
-    let inputs = [SAME_SNI, BLACKHOLE, ROUTES, "{not json", "", &big];
+    // Cilium's CiliumEnvoyConfigs name their Gateway in ownerReferences: Envoy configuration still.
+    let cec = include_str!("../../testdata/cilium/cec-list.yaml");
+    let inputs = [SAME_SNI, BLACKHOLE, ROUTES, cec, "{not json", "", &big];
     for (text, options) in inputs.iter().flat_map(|t| {
         [(*t, ""), (*t, r#"{"source": "dümp.yaml", "ignore": ["XDS3"], "severity": ["XDS101=warning"]}"#)]
     }) {

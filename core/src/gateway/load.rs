@@ -5,30 +5,51 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::api::{At, Objects, Route, RouteKind, Unmodelled};
-use crate::load::{Document, LoadError, rules};
-use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
+use crate::load::{Document, Limits, LoadError, rules};
+use crate::source::{Location, Locator, SourceFile, SourceId, join_field, join_index, join_token};
 
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io/";
 
-/// Whether `text` holds a document of the Gateway API group, by a search of the text rather
-/// than a parse: some `apiVersion: gateway.networking.k8s.io/…`, as YAML or JSON writes it
-/// (the key and the value quoted or not, any white space around the colon), which is what the
-/// page answers as `xdsck gateway` rather than `xdsck check`. The group's name is found with
-/// memchr's searcher (a 100 MB dump is read in milliseconds, and holds it nowhere), and only
-/// what stands before each hit is read.
-pub fn is_gateway_api(text: &str) -> bool {
-    // JavaScript's `\s`, which the page's test used: Unicode's white space without U+0085,
-    // and U+FEFF.
-    let space = |c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}';
-    let quote = |c: char| c == '"' || c == '\'';
-    memchr::memmem::find_iter(text.as_bytes(), GATEWAY_GROUP).any(|at| {
-        let before = &text[..at];
-        let before = before.strip_suffix(quote).unwrap_or(before).trim_end_matches(space);
-        let Some(before) = before.strip_suffix(':') else { return false };
-        let before = before.trim_end_matches(space);
-        before.strip_suffix(quote).unwrap_or(before).ends_with("apiVersion")
-    })
+/// Whether an input holds a Gateway API object: a document, or an item of a `…List`, whose own
+/// `apiVersion` is in the group, which the page answers as `xdsck gateway` rather than `xdsck
+/// check`. Only its own: a CiliumEnvoyConfig that Cilium rendered names its Gateway in
+/// `ownerReferences`, and is Envoy configuration to check. The text is searched for the
+/// group's name first (memchr's searcher): a 100 MB dump without it is not read a second time
+/// (an input with it is: its YAML translated here, and again by the front end that takes it).
+pub fn holds_gateway_api(id: SourceId, file: &SourceFile, limits: &Limits) -> bool {
+    if memchr::memmem::find(file.text().as_bytes(), GATEWAY_GROUP.as_bytes()).is_none() {
+        return false;
+    }
+    // A document that does not read is the other front end's to report.
+    let input = Document::with_limits(id, file, limits);
+    let Ok(file) = input.read() else { return false };
+    let Ok(value) = serde_json::from_str::<Value>(file.json_text().trim_start_matches('\u{feff}')) else {
+        return false;
+    };
+    fn own(doc: &Value) -> bool {
+        match list_items(doc) {
+            Some(items) => items.iter().any(own),
+            None => doc.get("apiVersion").and_then(Value::as_str).is_some_and(|v| v.starts_with(GATEWAY_GROUP)),
+        }
+    }
+    match &value {
+        Value::Array(docs) => docs.iter().any(own),
+        doc => own(doc),
+    }
 }
+
+/// The items of a `kind: List` (or `…List` with `items`), as `kubectl get … -o yaml` writes them.
+fn list_items(doc: &Value) -> Option<&Vec<Value>> {
+    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let items = doc.get("items");
+    if kind == "List" || kind.ends_with("List") && items.is_some_and(Value::is_array) {
+        Some(items.and_then(Value::as_array).map_or(&EMPTY, |items| items))
+    } else {
+        None
+    }
+}
+
+static EMPTY: Vec<Value> = Vec::new();
 
 /// Reads one source into `objects`, after the loaders' first step (size limit, empty input,
 /// templates, the YAML translation). A document that does not decode as the object its kind
@@ -65,12 +86,10 @@ fn document(
     let api_version = doc.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_owned();
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default().to_owned();
     let here = At { source: id, pointer: pointer.clone() };
-    if kind == "List" || kind.ends_with("List") && doc.get("items").is_some_and(Value::is_array) {
+    if let Some(items) = list_items(&doc) {
         let base = join_field(&pointer, crate::source::Casing::Snake, "items");
-        if let Some(Value::Array(items)) = doc.get("items").cloned() {
-            for (i, item) in items.into_iter().enumerate() {
-                document(id, file, item, join_index(&base, i), objects)?;
-            }
+        for (i, item) in items.clone().into_iter().enumerate() {
+            document(id, file, item, join_index(&base, i), objects)?;
         }
         return Ok(());
     }
@@ -122,30 +141,35 @@ fn decode<T: DeserializeOwned>(id: SourceId, file: Locator<'_>, doc: Value, poin
 
 #[cfg(test)]
 mod tests {
-    use super::is_gateway_api;
+    use super::holds_gateway_api;
+    use crate::load::Limits;
+    use crate::source::{SourceFile, Sources};
+
+    fn holds(text: &str) -> bool {
+        let mut sources = Sources::new();
+        let id = sources.add(SourceFile::new("in.yaml", text));
+        holds_gateway_api(id, sources.get(id), &Limits::default())
+    }
 
     #[test]
-    fn gateway_api_is_found_by_its_api_version_as_yaml_or_json_writes_it() {
+    fn an_input_holds_gateway_api_when_a_document_is_in_the_group_itself() {
         for yes in [
             "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n",
-            "---\nkind: HTTPRoute\n\"apiVersion\":  'gateway.networking.k8s.io/v1beta1'",
+            "kind: Secret\napiVersion: v1\n---\n\"apiVersion\":  'gateway.networking.k8s.io/v1beta1'\nkind: HTTPRoute",
             r#"{"kind":"Gateway","apiVersion":"gateway.networking.k8s.io/v1"}"#,
-            "apiVersion :\n  gateway.networking.k8s.io/v1",
-            "xapiVersion:\u{feff}gateway.networking.k8s.io/v1",
-            "labels: {gateway.networking.k8s.io/gateway-name: a}\napiVersion: gateway.networking.k8s.io/v1",
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n- apiVersion: gateway.networking.k8s.io/v1\n  kind: Gateway",
         ] {
-            assert!(is_gateway_api(yes), "{yes:?}");
+            assert!(holds(yes), "{yes:?}");
         }
         for no in [
             "",
-            "apiVersion: cilium.io/v2\nkind: CiliumEnvoyConfig\nlabels: {gateway.networking.k8s.io/gateway-name: a}",
-            "apiVersion: gateway.networking.k8s.io.example/v1",
-            "apiVersion: \"\"gateway.networking.k8s.io/v1",
-            "apiVersion;gateway.networking.k8s.io/v1",
-            "apiVersion:\u{85}gateway.networking.k8s.io/v1",
-            "version: gateway.networking.k8s.io/v1",
+            "apiVersion: cilium.io/v2\nkind: CiliumEnvoyConfig\nmetadata:\n  ownerReferences:\n  - apiVersion: gateway.networking.k8s.io/v1\n    kind: Gateway",
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: cilium.io/v2\n  kind: CiliumEnvoyConfig\n  metadata:\n    labels: {gateway.networking.k8s.io/gateway-name: a}",
+            "apiVersion: gateway.networking.k8s.io.example/v1\nkind: Gateway",
+            "name: l\nmetadata: {apiVersion: gateway.networking.k8s.io/v1}",
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: [unclosed",
         ] {
-            assert!(!is_gateway_api(no), "{no:?}");
+            assert!(!holds(no), "{no:?}");
         }
     }
 }

@@ -9,7 +9,7 @@ pub(crate) mod api;
 pub mod cilium;
 pub mod json;
 pub(crate) mod load;
-pub use load::is_gateway_api;
+pub use load::holds_gateway_api;
 pub(crate) mod render;
 pub(crate) mod rules;
 
