@@ -39,17 +39,15 @@ pub fn holds_gateway_api(id: SourceId, file: &SourceFile, limits: &Limits) -> bo
 }
 
 /// The items of a `kind: List` (or `…List` with `items`), as `kubectl get … -o yaml` writes them.
-fn list_items(doc: &Value) -> Option<&Vec<Value>> {
+fn list_items(doc: &Value) -> Option<&[Value]> {
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
     let items = doc.get("items");
     if kind == "List" || kind.ends_with("List") && items.is_some_and(Value::is_array) {
-        Some(items.and_then(Value::as_array).map_or(&EMPTY, |items| items))
+        Some(items.and_then(Value::as_array).map_or(&[][..], Vec::as_slice))
     } else {
         None
     }
 }
-
-static EMPTY: Vec<Value> = Vec::new();
 
 /// Reads one source into `objects`, after the loaders' first step (size limit, empty input,
 /// templates, the YAML translation). A document that does not decode as the object its kind
@@ -88,7 +86,7 @@ fn document(
     let here = At { source: id, pointer: pointer.clone() };
     if let Some(items) = list_items(&doc) {
         let base = join_field(&pointer, crate::source::Casing::Snake, "items");
-        for (i, item) in items.clone().into_iter().enumerate() {
+        for (i, item) in items.iter().cloned().enumerate() {
             document(id, file, item, join_index(&base, i), objects)?;
         }
         return Ok(());
