@@ -12,6 +12,7 @@ function inputText() {
 }
 
 let name = 'input';
+let latestAnalyze = 0;
 let memory = null; // the module's linear memory: it only grows, so its size is the peak so far
 
 const ready = init({ module_or_path: new URL('./pkg/xdsck_wasm_bg.wasm', import.meta.url) }).then(
@@ -39,7 +40,11 @@ self.onmessage = async ({ data }) => {
       // A big opened file comes as the File: read here, off the page's thread, as bytes (the
       // checker reads bytes, as the CLI does). Its text is decoded only when needed: for a
       // Gateway API input, or for the first trace.
-      input = data.file ? new Uint8Array(await data.file.arrayBuffer()) : data.text;
+      latestAnalyze = id;
+      const read = data.file ? new Uint8Array(await data.file.arrayBuffer()) : data.text;
+      // A newer input came while this one was read: it is the one the page shows and traces.
+      if (latestAnalyze !== id) return;
+      input = read;
       text = data.file ? null : data.text;
       name = data.name || 'input';
       const options = JSON.stringify({ source: name });
