@@ -289,7 +289,9 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         // classes, whose pages are all written: a tenant's 4-chain listener kept room for 50
         // nodes and used 18, and 100k such listeners held some 230 MB of room until the checks
         // ended. They are cut to what they hold (a copy of a few kilobytes); a large index's
-        // room beyond its nodes is pages never touched.
+        // room beyond its nodes is pages never touched. On wasm32 (no reservation, `estimate`
+        // is 1) every index is cut: its vectors grew by doubling, and the spare room goes back
+        // to the allocator.
         if estimate <= SHRINK_UP_TO {
             g.graph.shrink_to_fit();
             g.counts.shrink_to_fit();
