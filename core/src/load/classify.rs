@@ -336,7 +336,7 @@ impl<'a> Walk<'a> {
                 build.static_secrets = resources.secrets.unwrap_or_default().into_iter().map(|s| cow(s.name)).collect();
                 // Without `clusters` the bootstrap is taken as listeners alone, not as one
                 // that defines no cluster (what xdsck's own fixtures and extracts look like).
-                if let Some(clusters) = resources.clusters {
+                if let Some(clusters) = resources.clusters.map(|l| l.take(&mut self.split.borrow_mut())) {
                     let list = self.clusters.get_or_insert_with(ClusterList::default);
                     list.partial |= cds;
                     let base = join_field(&sr, inner, "clusters");

@@ -629,11 +629,11 @@ mod tests {
         read_as(json, split, |obj, table| vec![obj.into_listener(String::new(), table)])
     }
 
-    /// As [`read`], the listeners `listeners` takes from what was read.
-    fn read_as<'a>(
+    /// As [`read`], what `listeners` takes from what was read.
+    fn read_as<'a, T: std::fmt::Debug>(
         json: &'a str,
         split: bool,
-        listeners: impl FnOnce(raw::RawObject<'a>, &mut Vec<raw::PartList<'a>>) -> Vec<crate::model::Listener<'a>>,
+        listeners: impl FnOnce(raw::RawObject<'a>, &mut Vec<raw::PartList<'a>>) -> T,
     ) -> (String, String, Vec<String>, usize) {
         let _scope = protojson::ParseScope::new(json);
         let (kind, typed) = envoy_json::root_of(json);
@@ -711,6 +711,57 @@ mod tests {
             assert_eq!(whole_repeated, parts_repeated);
             // A chain of each short listener gives `stat_prefix` twice; `repeat_at`, `name`.
             assert!(whole_repeated.len() >= 291 + usize::from(repeat_at.is_some()), "{whole_repeated:?}");
+            assert_eq!(whole, parts);
+        }
+    }
+
+    /// A bootstrap of `n` clusters (over a megabyte) with what the schema refuses or notes
+    /// sprinkled over them: unknown fields, bad enums and durations, endpoint lists, `null`s, a
+    /// field given twice at `repeat_at`, a nested list at `nested_at`.
+    fn cluster_bootstrap(n: usize, repeat_at: Option<usize>, nested_at: Option<usize>) -> String {
+        let clusters: Vec<String> = (0..n)
+            .map(|i| {
+                let endpoints = |port: u64| {
+                    format!(
+                        r#""load_assignment": {{"cluster_name": "c{i}", "endpoints": [{{"lb_endpoints": [{{"endpoint": {{"address": {{"socket_address": {{"address": "10.0.0.{}", "port_value": {port}}}}}}}}}]}}]}}"#,
+                        i % 250
+                    )
+                };
+                match i % 7 {
+                    _ if Some(i) == repeat_at => format!(r#"{{"name": "c{i}", "name": "again"}}"#),
+                    _ if Some(i) == nested_at => format!(r#"[{{"name": "c{i}"}}, {{"name": "d{i}"}}]"#),
+                    _ if i % 997 == 5 => "null".to_owned(),
+                    1 => format!(r#"{{"name": "c{i}", "type": "STATIK", {}}}"#, endpoints(8080)),
+                    2 => format!(r#"{{"name": "c{i}", "connect_timeout": "-1s", {}}}"#, endpoints(70000)),
+                    3 => format!(r#"{{"nmae": "c{i}", "lb_policy": "MAGLEV", {}}}"#, endpoints(80)),
+                    _ => format!(r#"{{"name": "c{i}", "type": "STATIC", "connect_timeout": "5s", {}}}"#, endpoints(8080)),
+                }
+            })
+            .collect();
+        format!(r#"{{"static_resources": {{"clusters": [{}]}}}}"#, clusters.join(",\n"))
+    }
+
+    fn bootstrap_clusters<'a>(
+        obj: raw::RawObject<'a>,
+        table: &mut Vec<raw::PartList<'a>>,
+    ) -> Vec<raw::BuiltCluster<'a>> {
+        obj.static_resources.and_then(|r| r.clusters).map(|l| l.take(table)).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_cluster_list_read_in_parts_is_the_list_read_in_order() {
+        for (repeat_at, nested_at, lists) in [(None, None, 1), (Some(2001), None, 1), (None, Some(2500), 1)] {
+            let json = cluster_bootstrap(3000, repeat_at, nested_at);
+            assert!(json.len() > 1 << 19, "{} bytes: not read in parts", json.len());
+            let (whole, whole_problems, whole_repeated, unsplit) = read_as(&json, false, bootstrap_clusters);
+            let (parts, parts_problems, parts_repeated, split) = read_as(&json, true, bootstrap_clusters);
+            assert_eq!((unsplit, split), (0, lists));
+            assert!(whole_problems.matches("kind:").count() > 1000, "{whole_problems}");
+            assert!(whole_problems.contains("nmae") && whole_problems.contains("STATIK"), "{whole_problems}");
+            assert_eq!(whole_problems, parts_problems);
+            assert_eq!(whole_repeated, parts_repeated);
+            assert_eq!(whole_repeated.len(), usize::from(repeat_at.is_some()));
+            assert!(whole.contains(r#""c2997""#) && whole.matches("port_value: Some(70000)").count() > 400);
             assert_eq!(whole, parts);
         }
     }

@@ -304,15 +304,16 @@ proto_message! {
 proto_message! {
     pub(crate) struct RawStaticResources<'a> as "a Bootstrap.StaticResources object" {
         listeners: LongList<RawObject<'a>> = "listeners",
-        clusters: Repeated<BuiltCluster<'a>> = "clusters",
+        clusters: LongList<BuiltCluster<'a>> = "clusters",
         secrets: Repeated<RawNamed<'a>> = "secrets",
     }
 }
 
-/// A list that may be long and of short items, each of which may hold a long list itself (a
-/// bootstrap's `listeners`, a discovery response's `resources`, a config_dump's
-/// `dynamic_listeners`: a listener per tenant, as Istio and Envoy Gateway render): read item by
-/// item, or in parts on every core by the walk, which hands over the handle of what it read.
+/// A list that may be long, of items each of which may hold a long list itself (a bootstrap's
+/// `listeners`, a discovery response's `resources`, a config_dump's `dynamic_listeners`: a
+/// listener per tenant, as Istio and Envoy Gateway render) or not (a bootstrap's `clusters`):
+/// read item by item, or in parts on every core by the walk, which hands over the handle of
+/// what it read.
 #[derive(Debug)]
 pub(crate) enum LongList<T> {
     Read(Vec<T>),
@@ -348,6 +349,16 @@ impl<'a> PartItem<'a> for RawDynamicListener<'a> {
     fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>> {
         match list {
             PartList::DynamicListeners(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl<'a> PartItem<'a> for BuiltCluster<'a> {
+    const KIND: ListKind = ListKind::Clusters;
+    fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>> {
+        match list {
+            PartList::Clusters(v) => Some(v),
             _ => None,
         }
     }
@@ -783,6 +794,7 @@ pub(crate) enum PartList<'a> {
     Chains(Vec<FilterChain<'a>>),
     Objects(Vec<RawObject<'a>>),
     DynamicListeners(Vec<RawDynamicListener<'a>>),
+    Clusters(Vec<BuiltCluster<'a>>),
 }
 
 impl<'a> PartList<'a> {
@@ -791,6 +803,7 @@ impl<'a> PartList<'a> {
             ListKind::Chains => PartList::Chains(Vec::new()),
             ListKind::Objects => PartList::Objects(Vec::new()),
             ListKind::DynamicListeners => PartList::DynamicListeners(Vec::new()),
+            ListKind::Clusters => PartList::Clusters(Vec::new()),
         }
     }
 
@@ -801,6 +814,7 @@ impl<'a> PartList<'a> {
             PartList::Chains(v) => v.reserve_exact(len.saturating_sub(v.len())),
             PartList::Objects(v) => v.reserve_exact(len.saturating_sub(v.len())),
             PartList::DynamicListeners(v) => v.reserve_exact(len.saturating_sub(v.len())),
+            PartList::Clusters(v) => v.reserve_exact(len.saturating_sub(v.len())),
         }
         self
     }
@@ -811,6 +825,7 @@ impl<'a> PartList<'a> {
             (PartList::Chains(v), PartList::Chains(n)) => v.extend(n),
             (PartList::Objects(v), PartList::Objects(n)) => v.extend(n),
             (PartList::DynamicListeners(v), PartList::DynamicListeners(n)) => v.extend(n),
+            (PartList::Clusters(v), PartList::Clusters(n)) => v.extend(n),
             // The parts of one list are read by one kind's reader.
             _ => {}
         }
@@ -833,6 +848,7 @@ pub(crate) fn read_part<'de>(
         },
         ListKind::Objects => PartList::Objects(read_items(items, capacity)?),
         ListKind::DynamicListeners => PartList::DynamicListeners(read_items(items, capacity)?),
+        ListKind::Clusters => PartList::Clusters(read_items(items, capacity)?),
     })
 }
 
