@@ -201,7 +201,7 @@ impl<'a> RawObject<'a> {
             lb_policy: self.lb_policy,
             load_balancing_policy: self.load_balancing_policy.is_some(),
             load_assignment: self.load_assignment.map(|b| *b),
-            transport_socket: self.transport_socket.map(|b| *b),
+            transport_socket: self.transport_socket,
             health_checks: self.health_checks,
         }
     }
@@ -490,7 +490,7 @@ proto_message! {
         lb_policy: U32 = "lb_policy" | "lbPolicy",
         load_balancing_policy: Present = "load_balancing_policy" | "loadBalancingPolicy",
         load_assignment: RawLoadAssignment<'a> = "load_assignment" | "loadAssignment",
-        transport_socket: RawTransportSocket<'a> = "transport_socket" | "transportSocket",
+        transport_socket: Box<RawTransportSocket<'a>> = "transport_socket" | "transportSocket",
         health_checks: Repeated<RawHealthCheck<'a>> = "health_checks" | "healthChecks",
     }
 }
@@ -540,7 +540,7 @@ pub(crate) struct ClusterParts<'a> {
     pub(crate) lb_policy: Option<U32>,
     pub(crate) load_balancing_policy: bool,
     pub(crate) load_assignment: Option<RawLoadAssignment<'a>>,
-    pub(crate) transport_socket: Option<RawTransportSocket<'a>>,
+    pub(crate) transport_socket: Option<Box<RawTransportSocket<'a>>>,
     pub(crate) health_checks: Option<Repeated<RawHealthCheck<'a>>>,
 }
 
@@ -940,11 +940,13 @@ impl<'de> Visitor<'de> for ChainsVisitor {
 }
 
 proto_message! {
+    /// Its large parts boxed (a transport socket is 670 bytes): each value is handed up through
+    /// the schema reader's layers by value.
     pub(crate) struct RawFilterChain<'a> as "a FilterChain object" {
         name: Str<'a> = "name",
-        filter_chain_match: RawFilterChainMatch<'a> = "filter_chain_match" | "filterChainMatch",
+        filter_chain_match: Box<RawFilterChainMatch<'a>> = "filter_chain_match" | "filterChainMatch",
         filters: Repeated<RawFilter<'a>> = "filters",
-        transport_socket: RawTransportSocket<'a> = "transport_socket" | "transportSocket",
+        transport_socket: Box<RawTransportSocket<'a>> = "transport_socket" | "transportSocket",
     }
 }
 
@@ -956,7 +958,7 @@ impl<'a> RawFilterChain<'a> {
             index,
             offset: object_offset(self.first_key),
             casing: Casing::from_camel(self.camel),
-            filter_chain_match: self.filter_chain_match.map(RawFilterChainMatch::into_model),
+            filter_chain_match: self.filter_chain_match.map(|m| m.into_model()),
             filters: exact(self.filters, RawFilter::into_model),
             transport_socket: self.transport_socket.map(|t| Box::new(t.into_model())),
         }
@@ -1296,7 +1298,7 @@ impl<'a> RawFilterConfig<'a> {
         let routes = if let Some(rds) = self.rds.and_then(|r| r.0) {
             HcmRoutes::Rds(super::route_raw::string(rds.route_config_name).unwrap_or_default().into_owned())
         } else if let Some(rc) = self.route_config.and_then(|r| r.0) {
-            HcmRoutes::Inline(Box::new(TableParts::of(rc).table(TableOrigin::Inline)))
+            HcmRoutes::Inline(Box::new(TableParts::of(*rc).table(TableOrigin::Inline)))
         } else if self.scoped_routes.is_some() {
             HcmRoutes::Scoped
         } else {
