@@ -99,13 +99,6 @@ pub(crate) fn parse_timestamp(s: &str) -> Result<(), &'static str> {
 pub(crate) fn envoy_duration_check(d: Dur) -> Option<String> {
     // (INT64_MAX - 999999999) / 1e9: beyond it Envoy's nanosecond arithmetic would overflow.
     const ENVOY_MAX_SECONDS: i64 = (i64::MAX - 999_999_999) / 1_000_000_000;
-    let debug = if d.nanos == 0 {
-        format!("seconds: {}", d.seconds)
-    } else if d.seconds == 0 {
-        format!("nanos: {}", d.nanos)
-    } else {
-        format!("seconds: {} nanos: {}", d.seconds, d.nanos)
-    };
     let reason = if d.seconds < 0 || d.nanos < 0 {
         "Expected positive duration"
     } else if d.seconds > 315_576_000_000 || d.nanos > 999_999_999 {
@@ -114,6 +107,14 @@ pub(crate) fn envoy_duration_check(d: Dur) -> Option<String> {
         "Duration out-of-range"
     } else {
         return None;
+    };
+    // Written only for a refused duration: every duration of a run passes here.
+    let debug = if d.nanos == 0 {
+        format!("seconds: {}", d.seconds)
+    } else if d.seconds == 0 {
+        format!("nanos: {}", d.nanos)
+    } else {
+        format!("seconds: {} nanos: {}", d.seconds, d.nanos)
     };
     Some(format!("Invalid duration: {reason}: {debug}"))
 }
