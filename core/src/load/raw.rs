@@ -334,35 +334,25 @@ pub(crate) trait PartItem<'a>: Sized {
     fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>>;
 }
 
-impl<'a> PartItem<'a> for RawObject<'a> {
-    const KIND: ListKind = ListKind::Objects;
-    fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>> {
-        match list {
-            PartList::Objects(v) => Some(v),
-            _ => None,
+/// Implements [`PartItem`] for a type read as the lists of one [`ListKind`], whose
+/// [`PartList`] variant has the kind's name.
+macro_rules! part_item {
+    ($item:ident, $kind:ident) => {
+        impl<'a> PartItem<'a> for $item<'a> {
+            const KIND: ListKind = ListKind::$kind;
+            fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>> {
+                match list {
+                    PartList::$kind(v) => Some(v),
+                    _ => None,
+                }
+            }
         }
-    }
+    };
 }
 
-impl<'a> PartItem<'a> for RawDynamicListener<'a> {
-    const KIND: ListKind = ListKind::DynamicListeners;
-    fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>> {
-        match list {
-            PartList::DynamicListeners(v) => Some(v),
-            _ => None,
-        }
-    }
-}
-
-impl<'a> PartItem<'a> for BuiltCluster<'a> {
-    const KIND: ListKind = ListKind::Clusters;
-    fn items<'l>(list: &'l mut PartList<'a>) -> Option<&'l mut Vec<Self>> {
-        match list {
-            PartList::Clusters(v) => Some(v),
-            _ => None,
-        }
-    }
-}
+part_item!(RawObject, Objects);
+part_item!(RawDynamicListener, DynamicListeners);
+part_item!(BuiltCluster, Clusters);
 
 impl<'a, T: PartItem<'a>> LongList<T> {
     /// The items, taken from `split` when they were read in parts.
