@@ -287,9 +287,22 @@ impl Check for H2CoalescingMisroute {
                     (exact, by_parent)
                 })
             };
+            // What Envoy's matcher sees of a browser's connection, made once per listener (on
+            // the first name asked): only the address and the SNI change from name to name (the
+            // listener has a TLS inspector, so the SNI is seen, lower-cased).
+            let seen = std::cell::OnceCell::new();
             let land = |dst: SocketAddr, sni: &str| {
-                let client = Client::Tls { sni: sni.to_owned(), alpn: BROWSER_ALPN.map(str::to_owned).to_vec() };
-                let (c, _) = Connection::detect(l.listener, &client, Some(dst), None);
+                let mut c = seen
+                    .get_or_init(|| {
+                        let browser =
+                            Client::Tls { sni: String::new(), alpn: BROWSER_ALPN.map(str::to_owned).to_vec() };
+                        std::cell::RefCell::new(Connection::detect(l.listener, &browser, None, None).0)
+                    })
+                    .borrow_mut();
+                c.destination = Some(dst);
+                c.server_name.clear();
+                c.server_name.push_str(sni);
+                c.server_name.make_ascii_lowercase();
                 // The index's hash probes, not a trace: a trace lists every key of a level, and
                 // a wildcard chain covering thousands of names asks once per name.
                 let chain = l.graph().reach(&c, None).outcome;
