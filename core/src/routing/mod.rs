@@ -419,16 +419,33 @@ fn string_matches(kind: &HeaderMatch, v: &str) -> Option<bool> {
 #[cfg(feature = "regex")]
 fn full_match(pattern: &str, text: &str) -> Option<bool> {
     thread_local! {
-        static COMPILED: std::cell::RefCell<rustc_hash::FxHashMap<String, Option<regex::Regex>>> =
-            std::cell::RefCell::default();
+        static COMPILED: std::cell::RefCell<RegexCache> = std::cell::RefCell::default();
     }
-    COMPILED.with_borrow_mut(|compiled| {
-        if !compiled.contains_key(pattern) {
+    COMPILED.with_borrow_mut(|compiled| compiled.get(pattern).map(|re| re.is_match(text)))
+}
+
+/// Compiled patterns by their text (`None`: one the `regex` crate refuses), at most
+/// [`RegexCache::MOST`]: `attach --watch` runs for days while the control plane sends ever new
+/// tables, and a cache that only grew would hold every pattern it ever saw.
+#[cfg(feature = "regex")]
+#[derive(Default)]
+struct RegexCache(rustc_hash::FxHashMap<String, Option<regex::Regex>>);
+
+#[cfg(feature = "regex")]
+impl RegexCache {
+    /// Far more distinct patterns than a run's tables hold; past it the cache starts over.
+    const MOST: usize = 1024;
+
+    fn get(&mut self, pattern: &str) -> Option<&regex::Regex> {
+        if !self.0.contains_key(pattern) {
+            if self.0.len() >= Self::MOST {
+                self.0.clear();
+            }
             let written = crate::schema::re2::for_engine(pattern).unwrap_or_else(|| pattern.to_owned());
-            compiled.insert(pattern.to_owned(), regex::Regex::new(&format!("^(?:{written})$")).ok());
+            self.0.insert(pattern.to_owned(), regex::Regex::new(&format!("^(?:{written})$")).ok());
         }
-        compiled.get(pattern)?.as_ref().map(|re| re.is_match(text))
-    })
+        self.0.get(pattern)?.as_ref()
+    }
 }
 
 #[cfg(not(feature = "regex"))]
@@ -486,6 +503,20 @@ mod tests {
         assert_eq!(full_match(r"\w+", "caf\u{e9}"), Some(false));
         assert_eq!(full_match(r"a\sb", "a\u{b}b"), Some(false));
         assert_eq!(full_match(r"a\sb", "a b"), Some(true));
+    }
+
+    #[cfg(feature = "regex")]
+    #[test]
+    fn the_compiled_patterns_are_bounded_and_still_answer() {
+        let mut cache = RegexCache::default();
+        for i in 0..RegexCache::MOST * 2 + 10 {
+            let pattern = format!("/v{i}/[a-z]+");
+            assert!(cache.get(&pattern).is_some_and(|re| re.is_match(&format!("/v{i}/abc"))));
+            assert!(cache.0.len() <= RegexCache::MOST, "{} patterns held", cache.0.len());
+        }
+        // A pattern the crate refuses is remembered as refused, and answers nothing.
+        assert!(cache.get("a{2,1}").is_none());
+        assert!(cache.0.contains_key("a{2,1}"));
     }
 
     fn table<'a>(vhs: &[(&'a str, &[&'a str])], ignore_port: bool) -> RouteTable<'a> {
