@@ -5,7 +5,7 @@
 //! ~560 MiB of wasm memory and ~30 s.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::io::Write;
 
 use serde::Serialize;
@@ -23,8 +23,9 @@ pub fn json(snapshot: &Snapshot<'_>, sources: &Sources) -> String {
 
 /// [`json`], written as it is made: only the chain being written and its listener's wildcard
 /// coverage are held, not the summaries of a tenant-scale dump's 132k chains (in the page, tens
-/// of megabytes of wasm memory that never shrinks). The objects around the listeners are written here, compact as serde_json writes
-/// them: `{"version":1,"inputs":[{"source":…,"kind":…,"listeners":[…]}]}`.
+/// of megabytes of wasm memory that never shrinks). The objects around the listeners are
+/// written here, compact as serde_json writes them:
+/// `{"version":1,"inputs":[{"source":…,"kind":…,"listeners":[…]}]}`.
 pub fn write(snapshot: &Snapshot<'_>, sources: &Sources, out: &mut dyn Write) -> std::io::Result<()> {
     // Every HCM, with or without its table in this input: the view says which RDS names the
     // input does not hold, as the trace does.
@@ -60,7 +61,7 @@ pub fn write(snapshot: &Snapshot<'_>, sources: &Sources, out: &mut dyn Write) ->
             let mut first_name = 0;
             // Each chain's summary is made as it is written: a tenant gateway's one listener
             // has 100k+ chains.
-            let chains = Lazily(RefCell::new(Some(all().map(|(c, default)| {
+            let chains = Lazily(Cell::new(Some(all().map(|(c, default)| {
                 let at = line(l.chain_location(input.source, text, c).offset, input.source);
                 let mut summary = ChainSummary::new(c, default, at, &no_match);
                 summary.route_tables = route_tables(&routes, c);
@@ -93,11 +94,11 @@ pub fn write(snapshot: &Snapshot<'_>, sources: &Sources, out: &mut dyn Write) ->
 }
 
 /// A list serialized from an iterator, once: its items are made as they are written.
-struct Lazily<I>(RefCell<Option<I>>);
+struct Lazily<I>(Cell<Option<I>>);
 
 impl<I: Iterator<Item: Serialize>> Serialize for Lazily<I> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.borrow_mut().take().expect("serialized once"))
+        serializer.collect_seq(self.0.take().expect("serialized once"))
     }
 }
 
