@@ -128,14 +128,20 @@ pub fn is_partial_wildcard(name: &str) -> bool {
     name.contains('*') && !name.starts_with("*.")
 }
 
-/// The server-name key Envoy stores: lower-cased; `*.x` and `.x` both become the suffix `.x`;
-/// `""` is the wildcard key.
-pub fn server_name(name: &str) -> Key<'_> {
-    let lower: Cow<'_, str> = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+/// A name as Envoy compares server names and domains: ASCII lower-cased, borrowed when it
+/// already is (nearly every name: most checks ask it of every name of a run).
+pub fn ascii_lower(name: &str) -> Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
         Cow::Owned(name.to_ascii_lowercase())
     } else {
         Cow::Borrowed(name)
-    };
+    }
+}
+
+/// The server-name key Envoy stores: lower-cased; `*.x` and `.x` both become the suffix `.x`;
+/// `""` is the wildcard key.
+pub fn server_name(name: &str) -> Key<'_> {
+    let lower = ascii_lower(name);
     if lower.is_empty() {
         return Key::Any;
     }

@@ -133,7 +133,7 @@ pub fn requests(old: Routed<'_, '_>, new: Routed<'_, '_>, notes: &mut Vec<String
     // Hosts, grouped by the pair of virtual hosts they pick.
     let mut by_pair: BTreeMap<VirtualHosts, Vec<(String, String)>> = BTreeMap::new();
     for (host, cell) in host_cells(old.table, new.table) {
-        let pair = (io.select(old.table, &host).virtual_host, inew.select(new.table, &host).virtual_host);
+        let pair = (io.domain_for(old.table, &host).map(|d| d.0), inew.domain_for(new.table, &host).map(|d| d.0));
         by_pair.entry(pair).or_default().push((host, cell));
     }
     let land = |side: Routed<'_, '_>, index: &DomainIndex, req: &Request| {

@@ -120,23 +120,36 @@ impl DomainIndex {
     /// ports), with the steps of the search.
     pub(crate) fn select(&self, table: &RouteTable, host: &str) -> Selection {
         let mut steps = Vec::new();
+        let domain = self.search(table, host, Some(&mut steps));
+        Selection { virtual_host: domain.map(|at| at.0), domain, steps }
+    }
+
+    /// The domain (and so the virtual host) Envoy picks for a Host, without the steps: what the
+    /// checks ask for every name of every table, where nothing is explained unless it is found.
+    pub(crate) fn domain_for(&self, table: &RouteTable, host: &str) -> Option<DomainAt> {
+        self.search(table, host, None)
+    }
+
+    /// The search, each step written to `steps` when given.
+    fn search(&self, table: &RouteTable, host: &str, mut steps: Option<&mut Vec<String>>) -> Option<DomainAt> {
+        let mut step = |text: &dyn Fn() -> String| {
+            if let Some(s) = steps.as_deref_mut() {
+                s.push(text());
+            }
+        };
         let mut key = host.to_ascii_lowercase();
         if table.ignore_port_in_host_matching
             && let Some(p) = port_start(&key)
         {
-            steps.push(format!("ignore_port_in_host_matching: Host {key:?} is searched as {:?}", &key[..p]));
+            step(&|| format!("ignore_port_in_host_matching: Host {key:?} is searched as {:?}", &key[..p]));
             key.truncate(p);
         }
-        let name = |at: DomainAt| {
-            let vh = &table.virtual_hosts[at.0];
-            (vh.name.clone(), vh.domains[at.1].clone())
-        };
+        let vh = |at: DomainAt| &table.virtual_hosts[at.0];
         if let Some(&at) = self.exact.get(&key) {
-            let (vh, d) = name(at);
-            steps.push(format!("exact domain {d:?} matches: virtual host {vh}"));
-            return Selection { virtual_host: Some(at.0), domain: Some(at), steps };
+            step(&|| format!("exact domain {:?} matches: virtual host {}", vh(at).domains[at.1], vh(at).name));
+            return Some(at);
         }
-        steps.push(format!("no exact domain is {key:?}"));
+        step(&|| format!("no exact domain is {key:?}"));
         for (bucket, list) in [(Bucket::Suffix, &self.suffix), (Bucket::Prefix, &self.prefix)] {
             let mut tried = 0;
             for (k, at) in list {
@@ -149,31 +162,30 @@ impl DomainIndex {
                     _ => key.starts_with(k.as_str()),
                 };
                 if hit {
-                    let (vh, d) = name(*at);
-                    steps.push(format!("{} {d:?} matches (longest first): virtual host {vh}", bucket.as_str()));
-                    return Selection { virtual_host: Some(at.0), domain: Some(*at), steps };
+                    let at = *at;
+                    step(&|| {
+                        format!(
+                            "{} {:?} matches (longest first): virtual host {}",
+                            bucket.as_str(),
+                            vh(at).domains[at.1],
+                            vh(at).name
+                        )
+                    });
+                    return Some(at);
                 }
                 tried += 1;
             }
             if !list.is_empty() {
-                steps.push(format!(
-                    "no {} matches ({} tried; a key must be shorter than the Host)",
-                    bucket.as_str(),
-                    tried
-                ));
+                step(&|| {
+                    format!("no {} matches ({} tried; a key must be shorter than the Host)", bucket.as_str(), tried)
+                });
             }
         }
         match self.default {
-            Some(at) => {
-                let (vh, _) = name(at);
-                steps.push(format!("default domain \"*\": virtual host {vh}"));
-                Selection { virtual_host: Some(at.0), domain: Some(at), steps }
-            }
-            None => {
-                steps.push("no virtual host takes this Host and there is no \"*\": Envoy answers 404".to_owned());
-                Selection { virtual_host: None, domain: None, steps }
-            }
+            Some(at) => step(&|| format!("default domain \"*\": virtual host {}", vh(at).name)),
+            None => step(&|| "no virtual host takes this Host and there is no \"*\": Envoy answers 404".to_owned()),
         }
+        self.default
     }
 }
 

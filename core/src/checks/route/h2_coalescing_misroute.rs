@@ -20,6 +20,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::chain_match::key::ascii_lower;
 use crate::chain_match::trace::{Client, Connection, Outcome};
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
@@ -89,12 +90,7 @@ fn under_wildcard(parent: &str, exact: &FxHashSet<Cow<'_, str>>) -> String {
 
 /// A chain's server names, as Envoy compares them.
 fn names<'c>(c: &'c FilterChain<'_>) -> Vec<Cow<'c, str>> {
-    c.filter_chain_match.iter().flat_map(|m| &m.server_names).map(|n| lower(n)).collect()
-}
-
-/// A server name as Envoy compares it: lower case (borrowed when it already is).
-fn lower(n: &str) -> Cow<'_, str> {
-    if n.bytes().any(|b| b.is_ascii_uppercase()) { Cow::Owned(n.to_ascii_lowercase()) } else { Cow::Borrowed(n) }
+    c.filter_chain_match.iter().flat_map(|m| &m.server_names).map(|n| ascii_lower(n)).collect()
 }
 
 /// The domain a name is one label under (`example.com` for `api.example.com`).
@@ -157,7 +153,7 @@ impl Indexes {
 fn answer<'s>(indexes: &mut Indexes, http: Http<'s>, name: &str, port: u16) -> Answer<'s> {
     let host = host_for(http.hcm, name, port);
     let index = indexes.of(http.table);
-    let vh = index.select(http.table, &host).virtual_host.map(|i| &http.table.virtual_hosts[i]);
+    let vh = index.domain_for(http.table, &host).map(|(i, _)| &http.table.virtual_hosts[i]);
     let route = vh.and_then(|vh| {
         let req = Request { host, path: "/".into(), method: "GET".into(), headers: Vec::new() };
         match select_route(vh, &req).outcome {
@@ -266,6 +262,17 @@ impl Check for H2CoalescingMisroute {
         let mut indexes = Indexes::default();
         for l in listeners {
             let chains = &l.listener.filter_chains;
+            // A finding takes two chains that terminate TLS and route with a table the input
+            // holds: the one the connection lands on and the one the request's name belongs to
+            // (the default chain can be the second). A tenant's listener with one such chain
+            // beside its passthrough chains asks nothing more.
+            let routed = chains
+                .iter()
+                .chain(&l.listener.default_filter_chain)
+                .filter(|c| c.terminates_tls() && http_of(&cx, l.envoy, c).is_some());
+            if routed.take(2).count() < 2 {
+                continue;
+            }
             // The exact server names of the listener, and by parent domain: what a wildcard's
             // certificate covers (one label). Borrowed where already lower case, hashed with
             // FxHash: a tenant listener has hundreds of thousands of names.
@@ -278,7 +285,7 @@ impl Check for H2CoalescingMisroute {
                     let mut by_parent: FxHashMap<Cow<'_, str>, Vec<Cow<'_, str>>> = FxHashMap::default();
                     let every_name =
                         chains.iter().flat_map(|c| c.filter_chain_match.iter().flat_map(|m| &m.server_names));
-                    for n in every_name.map(|n| lower(n)).filter(|n| !n.is_empty() && !n.starts_with('*')) {
+                    for n in every_name.map(|n| ascii_lower(n)).filter(|n| !n.is_empty() && !n.starts_with('*')) {
                         if let Some(parent) = parent_of(&n) {
                             by_parent.entry(parent).or_default().push(n.clone());
                         }

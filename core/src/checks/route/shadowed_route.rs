@@ -89,7 +89,7 @@ fn witness_host(index: &DomainIndex, table: &RouteTable, v: usize, strips_ports:
         candidates.retain(|h| crate::routing::port_start(h).is_none());
     }
     candidates.sort_by_key(|h| h.contains(':'));
-    candidates.into_iter().find(|h| index.select(table, h).virtual_host == Some(v))
+    candidates.into_iter().find(|h| index.domain_for(table, h).map(|(i, _)| i) == Some(v))
 }
 
 /// A path the later route takes, with a query string its query parameters take.

@@ -6,6 +6,9 @@
 //! `vhds`. A Host may carry the listener's port (a client connecting to a port other than the
 //! scheme's default sends it), so a name counts as routed when either form reaches a virtual host.
 
+use std::borrow::Cow;
+
+use crate::chain_match::key::ascii_lower;
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::route::{Hcm, RouteTable, RouteTables};
@@ -57,9 +60,16 @@ fn wildcard_reached(table: &RouteTable, suffix: &str) -> bool {
 
 /// Whether a server name (lower-cased) reaches a virtual host of the table.
 fn reached(index: &DomainIndex, table: &RouteTable, name: &str, tails: &[String]) -> bool {
+    // The first tail is empty: the name is its own Host, asked without writing it out again.
+    fn joined<'h>(head: &'h str, tail: &str) -> Cow<'h, str> {
+        match tail {
+            "" => Cow::Borrowed(head),
+            _ => Cow::Owned(format!("{head}{tail}")),
+        }
+    }
     match name.strip_prefix('*') {
-        Some(rest) => tails.iter().any(|t| wildcard_reached(table, &format!("{rest}{t}"))),
-        None => tails.iter().any(|t| index.select(table, &format!("{name}{t}")).virtual_host.is_some()),
+        Some(rest) => tails.iter().any(|t| wildcard_reached(table, &joined(rest, t))),
+        None => tails.iter().any(|t| index.domain_for(table, &joined(name, t)).is_some()),
     }
 }
 
@@ -119,7 +129,7 @@ impl Check for UnroutedServerName {
                     let index = DomainIndex::build(table);
                     let tails = tails(hcm, table, port);
                     for (i, name) in m.server_names.iter().enumerate() {
-                        let lower = name.to_ascii_lowercase();
+                        let lower = ascii_lower(name);
                         // `""` is no server name at all (misleading-server-name says so).
                         if !lower.is_empty() && !reached(&index, table, &lower, &tails) {
                             out.push(diagnostic(&cx, &l, chain, i, name, table));
