@@ -134,7 +134,13 @@ fn run_check(args: &CheckArgs) -> Result<u8> {
         return print(&reporting.show(&files)).map(|()| CLEAN);
     }
     let (sources, failed) = input::read_expanded(&files, args.report.outcome.max_bytes);
-    let options = xdsck_core::Options { one_envoy: args.one_envoy, ..reporting.options(args.report.outcome.max_bytes) };
+    // The process ends once the report is written: the model is not freed (nor, below, the
+    // report and the inputs).
+    let options = xdsck_core::Options {
+        one_envoy: args.one_envoy,
+        keep_model: true,
+        ..reporting.options(args.report.outcome.max_bytes)
+    };
     let mut report = xdsck_core::analyze_except(&sources, &options, failed);
     reporting.finish(&mut report)?;
     let code = write_report(&args.report, &report, &sources)?;
