@@ -330,9 +330,11 @@ impl<'a> Walk<'a> {
                 let sr = join_field(&pointer, casing, "static_resources");
                 let base = join_field(&sr, inner, "listeners");
                 let listeners = resources.listeners.map(|l| l.take(&mut self.split.borrow_mut()));
-                for (i, l) in listeners.unwrap_or_default().into_iter().enumerate() {
-                    self.listener(l, join_index(&base, i), ListenerState::Static, None);
-                }
+                self.make_listeners(listeners.unwrap_or_default(), |i| ListenerAt {
+                    pointer: join_index(&base, i),
+                    state: ListenerState::Static,
+                    version: None,
+                });
                 build.static_secrets = resources.secrets.unwrap_or_default().into_iter().map(|s| cow(s.name)).collect();
                 // Without `clusters` the bootstrap is taken as listeners alone, not as one
                 // that defines no cluster (what xdsck's own fixtures and extracts look like).
@@ -406,7 +408,9 @@ impl<'a> Walk<'a> {
             || obj.warming_state.is_some()
             || obj.draining_state.is_some()
         {
-            self.dynamic(Dynamic::from_object(obj), &pointer);
+            let mut jobs = Jobs::default();
+            self.dynamic(Dynamic::from_object(obj), &pointer, &mut jobs);
+            self.make_jobs(jobs);
             return Ok(InputKind::DynamicListenersDump);
         }
         if obj.listener.is_some() {
@@ -466,6 +470,7 @@ impl<'a> Walk<'a> {
             }
             let dp = join_field(p, casing, "dynamic_listeners");
             let dynamic_listeners = dynamic_listeners.map(|d| d.take(&mut self.split.borrow_mut()));
+            let mut jobs = Jobs::default();
             for (j, d) in dynamic_listeners.unwrap_or_default().into_iter().enumerate() {
                 let casing = Casing::from_camel(d.camel);
                 let dynamic = Dynamic {
@@ -476,15 +481,18 @@ impl<'a> Walk<'a> {
                     draining: d.draining_state,
                     error: d.error_state,
                 };
-                self.dynamic(dynamic, &join_index(&dp, j));
+                self.dynamic(dynamic, &join_index(&dp, j), &mut jobs);
             }
+            self.make_jobs(jobs);
             Entry::Dump
         } else if entry.active_state.is_some()
             || entry.warming_state.is_some()
             || entry.draining_state.is_some()
             || entry.error_state.is_some()
         {
-            self.dynamic(Dynamic::from_object(entry), p);
+            let mut jobs = Jobs::default();
+            self.dynamic(Dynamic::from_object(entry), p, &mut jobs);
+            self.make_jobs(jobs);
             Entry::Dynamic
         } else if entry.listener.is_some() {
             self.static_entry(entry, p);
@@ -611,7 +619,9 @@ impl<'a> Walk<'a> {
         self.skipped.push(Skipped { kind: SkippedKind::Document, what, note, pointer: pointer.into(), offset });
     }
 
-    fn dynamic(&mut self, d: Dynamic<'a>, pointer: &str) {
+    /// A DynamicListener entry: its listeners (one per state) go to `jobs`, to be made with the
+    /// other entries'.
+    fn dynamic(&mut self, d: Dynamic<'a>, pointer: &str, jobs: &mut Jobs<'a>) {
         let name = d.name.unwrap_or_default();
         let has_active = d.active.as_ref().is_some_and(|s| s.listener.is_some());
         for (state, field, value) in [
@@ -623,7 +633,8 @@ impl<'a> Walk<'a> {
             let sp = join_field(pointer, d.casing, field);
             let version = s.version_info.map(|v| v.0);
             if let Some(l) = s.listener {
-                self.listener(*l, join_field(&sp, Casing::Snake, "listener"), state, version);
+                jobs.objs.push(*l);
+                jobs.at.push(ListenerAt { pointer: join_field(&sp, Casing::Snake, "listener"), state, version });
             }
         }
         if let Some(e) = d.error {
@@ -637,7 +648,8 @@ impl<'a> Walk<'a> {
             let mut l =
                 l.into_listener(join_field(&pointer, casing, "failed_configuration"), &mut self.split.borrow_mut());
             l.state = ListenerState::Declared;
-            self.place_routes(&mut l, false);
+            // What of a refused configuration is not analysed is not reported.
+            place_routes(&mut l, self.source);
             l
         });
         let details = e.details.map(|d| d.0).unwrap_or_default();
@@ -749,32 +761,50 @@ impl<'a> Walk<'a> {
     }
 
     fn listener(&mut self, obj: RawObject<'a>, pointer: String, state: ListenerState, version: Option<Cow<'a, str>>) {
-        let mut l = obj.into_listener(pointer, &mut self.split.borrow_mut());
-        l.state = state;
-        l.version_info = version;
-        self.place_routes(&mut l, true);
-        self.listeners.push(l);
+        self.make_jobs(Jobs { objs: vec![obj], at: vec![ListenerAt { pointer, state, version }] });
     }
 
-    /// Gives a listener's http_connection_managers and their inline tables their places (and
-    /// records what of them is not analysed, when `report`).
-    fn place_routes(&mut self, l: &mut Listener<'a>, report: bool) {
-        let source = self.source;
-        let has_hcm = |c: &FilterChain<'_>| {
-            c.filters.iter().any(|f| matches!(f.kind, NetworkFilterKind::HttpConnectionManager(_)))
-        };
-        // Only a chain with an HCM needs its place spelled out (most chains have none). On
-        // every core: a tenant listener's chains are hundreds of megabytes to pass over.
-        let pointers: Vec<Option<String>> = par_map_cheap(&l.filter_chains, |c| has_hcm(c).then(|| l.chain_pointer(c)));
-        let default = l.default_filter_chain.as_ref().filter(|c| has_hcm(c)).map(|c| l.chain_pointer(c));
-        let mut found = par_map_mut_cheap(&mut l.filter_chains, |i, chain| {
-            pointers[i].as_deref().map(|p| place_chain(chain, p, source)).unwrap_or_default()
-        });
-        if let (Some(chain), Some(p)) = (l.default_filter_chain.as_mut(), default) {
-            found.push(place_chain(chain, &p, source));
+    /// Makes the listeners `jobs` holds, in order (see [`Self::make_listeners`]).
+    fn make_jobs(&mut self, jobs: Jobs<'a>) {
+        let Jobs { objs, at } = jobs;
+        self.make_listeners(objs, |i| at[i].clone());
+    }
+
+    /// Makes the listeners of `objs` (the `i`th at `at(i)`), their route tables placed, in
+    /// order: on every core when there are many (made one after another, a tenant gateway's 10k
+    /// listeners were a phase of the load with one core busy, about a tenth of the run with a
+    /// route table each).
+    fn make_listeners(&mut self, mut objs: Vec<RawObject<'a>>, at: impl Fn(usize) -> ListenerAt<'a> + Sync + Send) {
+        {
+            // What each needs of the lists read in parts is taken here, in order; the rest of a
+            // listener's making reads nothing shared.
+            let mut split = self.split.borrow_mut();
+            for obj in &mut objs {
+                obj.take_chains(&mut split);
+            }
         }
-        if report {
-            self.not_analysed.extend(found.into_iter().flatten());
+        let source = self.source;
+        // What is not analysed (scoped routes: rare), by listener.
+        let not_analysed = std::sync::Mutex::new(Vec::new());
+        let mut made = par_map_mut_cheap(&mut objs, |i, obj| {
+            let ListenerAt { pointer, state, version } = at(i);
+            let mut l = std::mem::take(obj).into_listener(pointer, &mut []);
+            l.state = state;
+            l.version_info = version;
+            let found = place_routes(&mut l, source);
+            if !found.is_empty() {
+                not_analysed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((i, found));
+            }
+            l
+        });
+        let mut not_analysed = not_analysed.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        not_analysed.sort_unstable_by_key(|&(i, _)| i);
+        self.not_analysed.extend(not_analysed.into_iter().flat_map(|(_, found)| found));
+        // Moved whole when it is the first list (a bootstrap's): no copy of 100k listeners.
+        if self.listeners.is_empty() {
+            self.listeners = made;
+        } else {
+            self.listeners.append(&mut made);
         }
     }
 
@@ -842,6 +872,39 @@ fn describe_kind(kind: &str, api_version: &str) -> String {
     } else {
         format!("a Kubernetes `{kind}` ({api_version})")
     }
+}
+
+/// Where a listener to make is, and what the dump says of it.
+#[derive(Clone)]
+struct ListenerAt<'a> {
+    pointer: String,
+    state: ListenerState,
+    version: Option<Cow<'a, str>>,
+}
+
+/// Listeners to make, and where each is.
+#[derive(Default)]
+struct Jobs<'a> {
+    objs: Vec<RawObject<'a>>,
+    at: Vec<ListenerAt<'a>>,
+}
+
+/// Gives a listener's http_connection_managers and their inline tables their places; what of
+/// them xdsck does not analyse.
+fn place_routes(l: &mut Listener<'_>, source: SourceId) -> Vec<NotAnalysed> {
+    let has_hcm =
+        |c: &FilterChain<'_>| c.filters.iter().any(|f| matches!(f.kind, NetworkFilterKind::HttpConnectionManager(_)));
+    // Only a chain with an HCM needs its place spelled out (most chains have none). On every
+    // core: a tenant listener's chains are hundreds of megabytes to pass over.
+    let pointers: Vec<Option<String>> = par_map_cheap(&l.filter_chains, |c| has_hcm(c).then(|| l.chain_pointer(c)));
+    let default = l.default_filter_chain.as_ref().filter(|c| has_hcm(c)).map(|c| l.chain_pointer(c));
+    let mut found = par_map_mut_cheap(&mut l.filter_chains, |i, chain| {
+        pointers[i].as_deref().map(|p| place_chain(chain, p, source)).unwrap_or_default()
+    });
+    if let (Some(chain), Some(p)) = (l.default_filter_chain.as_mut(), default) {
+        found.push(place_chain(chain, &p, source));
+    }
+    found.into_iter().flatten().collect()
 }
 
 /// Gives the HCMs of a chain (at `chain_pointer`) and their inline route tables their places;

@@ -222,6 +222,14 @@ impl<'a> RawObject<'a> {
 
     /// Builds the model Listener from this object's Listener fields (its chains taken from
     /// `split` when the walk read them in parts).
+    /// Takes the chains it holds that were read in parts out of `split`: the listener is then
+    /// made from the object alone (on any core).
+    pub(crate) fn take_chains(&mut self, split: &mut [PartList<'a>]) {
+        if let Some(chains) = self.filter_chains.take() {
+            self.filter_chains = Some(Chains::Read(chains.take(split)));
+        }
+    }
+
     pub(crate) fn into_listener(self, pointer: String, split: &mut [PartList<'a>]) -> Listener<'a> {
         let casing = Casing::from_camel(self.camel);
         Listener {
