@@ -31,7 +31,8 @@ impl Check for WildcardOverlap {
     }
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
-        for l in cx.listeners() {
+        // A finding per tenant at tenant scale: the longest of the checks, on every core.
+        let found = cx.per_listener(|l, out| {
             let g = l.graph();
             // Server names hang below destination IP keys: only those parents can have them
             // (reading the node first spares a walk of the edges of millions of others).
@@ -67,7 +68,8 @@ impl Check for WildcardOverlap {
                     par_map_cheap(&carved, |(wildcard, names)| diagnostic(&l, *wildcard, names)),
                 );
             }
-        }
+        });
+        crate::checks::append(out, found);
     }
 }
 
