@@ -33,6 +33,28 @@ pub(crate) fn par_flat_map_cheap<'t, T: Sync, I: IntoIterator<Item: Send>>(
     if items.len() < CHEAP_MIN { items.iter().flat_map(f).collect() } else { par_flat_map(items, f) }
 }
 
+/// What `f` adds for each item, in order: on every core when there are many items (each item's
+/// share then joined); otherwise all added to one list on the calling thread, so that one item
+/// with a large share (one listener's 100k findings) is not copied into another list.
+pub(crate) fn par_extend_cheap<'t, T: Sync, R: Send>(
+    items: &'t [T],
+    f: impl Fn(&'t T, &mut Vec<R>) + Sync + Send,
+) -> Vec<R> {
+    if items.len() < CHEAP_MIN {
+        let mut out = Vec::new();
+        for item in items {
+            f(item, &mut out);
+        }
+        out
+    } else {
+        par_flat_map(items, |item| {
+            let mut share = Vec::new();
+            f(item, &mut share);
+            share
+        })
+    }
+}
+
 /// [`par_sort_unstable`] of a list that may be short: on every core only when it is long.
 pub(crate) fn sort_unstable_cheap<T: Ord + Send>(items: &mut [T]) {
     if items.len() < CHEAP_MIN { items.sort_unstable() } else { par_sort_unstable(items) }

@@ -141,11 +141,7 @@ impl<'s, 'a> Context<'s, 'a> {
         &self,
         find: impl Fn(ListenerCx<'s, 'a>, &mut Vec<Diagnostic>) + Sync + Send,
     ) -> Vec<Diagnostic> {
-        crate::parallel::par_flat_map_cheap(self.listeners, |&l| {
-            let mut found = Vec::new();
-            find(l, &mut found);
-            found
-        })
+        crate::parallel::par_extend_cheap(self.listeners, |&l, found| find(l, found))
     }
 
     /// The live listeners that select chains with a `filter_chain_matcher` (Envoy then builds no
