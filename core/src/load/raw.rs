@@ -220,8 +220,6 @@ impl<'a> RawObject<'a> {
         .table(origin)
     }
 
-    /// Builds the model Listener from this object's Listener fields (its chains taken from
-    /// `split` when the walk read them in parts).
     /// Takes the chains it holds that were read in parts out of `split`: the listener is then
     /// made from the object alone (on any core).
     pub(crate) fn take_chains(&mut self, split: &mut [PartList<'a>]) {
@@ -230,6 +228,8 @@ impl<'a> RawObject<'a> {
         }
     }
 
+    /// Builds the model Listener from this object's Listener fields (its chains taken from
+    /// `split` when the walk read them in parts).
     pub(crate) fn into_listener(self, pointer: String, split: &mut [PartList<'a>]) -> Listener<'a> {
         let casing = Casing::from_camel(self.camel);
         Listener {
