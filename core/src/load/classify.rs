@@ -788,6 +788,7 @@ impl<'a> Walk<'a> {
         let not_analysed = std::sync::Mutex::new(Vec::new());
         let mut made = par_map_mut_cheap(&mut objs, |i, obj| {
             let ListenerAt { pointer, state, version } = at(i);
+            // No part table: its chains were taken out above.
             let mut l = std::mem::take(obj).into_listener(pointer, &mut []);
             l.state = state;
             l.version_info = version;

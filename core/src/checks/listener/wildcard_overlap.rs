@@ -32,7 +32,7 @@ impl Check for WildcardOverlap {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         // A finding per tenant at tenant scale: the longest of the checks, on every core.
-        let found = cx.per_listener(|l, out| {
+        let found = cx.per_listener(|l, found| {
             let g = l.graph();
             // Server names hang below destination IP keys: only those parents can have them
             // (reading the node first spares a walk of the edges of millions of others).
@@ -64,7 +64,7 @@ impl Check for WildcardOverlap {
                 // the work of all checks, so they are built on every core, kept in order.
                 let carved: Vec<_> = carved.into_iter().collect();
                 crate::checks::append(
-                    out,
+                    found,
                     par_map_cheap(&carved, |(wildcard, names)| diagnostic(&l, *wildcard, names)),
                 );
             }
