@@ -14,6 +14,8 @@ use serde::Serializer as _;
 
 use super::Limits;
 
+mod apart;
+
 /// The JSON a YAML input stands for, and how to find YAML positions from JSON positions.
 pub struct YamlJson {
     json: String,
@@ -204,23 +206,16 @@ pub fn translate(yaml: &str, limits: &Limits) -> Result<YamlJson, YamlError> {
     if u32::try_from(yaml.len()).is_err() {
         return Err(error(YamlErrorKind::Limit, "YAML input larger than 4 GiB", 0));
     }
-    let mut t = Translator {
-        yaml,
-        limits,
-        offsets: ByteOffsets::new(yaml),
-        out: Vec::with_capacity(yaml.len() + yaml.len() / 4),
-        nodes: Vec::new(),
-        aliases: Vec::new(),
-        frames: Vec::new(),
-        anchors: HashMap::new(),
-        docs: Vec::new(),
-        total_nodes: 0,
-        alias_nodes: 0,
-        alias_bytes: 0,
-        // Node counting alone would let one huge anchored string be copied 100,000 times.
-        alias_byte_budget: limits.max_alias_nodes.saturating_mul(64).max(yaml.len()),
-        resolution: Resolution::of(yaml),
-    };
+    let resolution = Resolution::of(yaml);
+    match apart::translate(yaml, limits, resolution) {
+        Some(done) => Ok(done),
+        None => whole(yaml, limits, resolution),
+    }
+}
+
+/// [`translate`] on one thread, in one piece.
+fn whole(yaml: &str, limits: &Limits, resolution: Resolution) -> Result<YamlJson, YamlError> {
+    let mut t = Translator::new(yaml, limits, resolution, yaml.len());
     t.run()?;
     t.finish()
 }
@@ -325,13 +320,59 @@ struct Translator<'a> {
     alias_bytes: usize,
     alias_byte_budget: usize,
     resolution: Resolution,
+    /// The most containers open when one more was opened: how deep the text nests, for a
+    /// piece translated apart ([`apart`]), whose depth adds to where it stands.
+    deepest: usize,
+    /// An anchor was set or an alias followed.
+    anchored: bool,
+    /// Where a stand-in sequence starts (a piece's place in the rest of the text, [`apart`]),
+    /// and once opened, its node and the containers open around it. saphyr places a block
+    /// sequence at its first `-`, but one at its parent key's column after that `- `.
+    stand_in: Option<Range<usize>>,
+    stood_in: Option<(usize, usize)>,
+    /// The last node begun is an empty block scalar (`key: |` and no text), which saphyr
+    /// places after the blank lines that follow it: for a piece's last node, lines the piece
+    /// does not hold.
+    empty_block_last: bool,
+}
+
+/// How many bytes aliases may copy in a text `len` bytes long: node counting alone would let
+/// one huge anchored string be copied 100,000 times.
+fn alias_byte_budget(limits: &Limits, len: usize) -> usize {
+    limits.max_alias_nodes.saturating_mul(64).max(len)
 }
 
 fn u32_of(x: usize) -> u32 {
     u32::try_from(x).unwrap_or(u32::MAX)
 }
 
-impl Translator<'_> {
+impl<'a> Translator<'a> {
+    /// A translator of `yaml`, which is the whole text or a piece of one `whole_len` bytes long
+    /// (the aliases' byte budget is the whole text's).
+    fn new(yaml: &'a str, limits: &'a Limits, resolution: Resolution, whole_len: usize) -> Self {
+        Translator {
+            yaml,
+            limits,
+            offsets: ByteOffsets::new(yaml),
+            out: Vec::with_capacity(yaml.len() + yaml.len() / 4),
+            nodes: Vec::new(),
+            aliases: Vec::new(),
+            frames: Vec::new(),
+            anchors: HashMap::new(),
+            docs: Vec::new(),
+            total_nodes: 0,
+            alias_nodes: 0,
+            alias_bytes: 0,
+            alias_byte_budget: alias_byte_budget(limits, whole_len),
+            resolution,
+            deepest: 0,
+            anchored: false,
+            stand_in: None,
+            stood_in: None,
+            empty_block_last: false,
+        }
+    }
+
     fn run(&mut self) -> Result<(), YamlError> {
         // Pulling events one by one (rather than `Parser::load`, which recurses per nesting
         // level) keeps the stack flat whatever the input's depth.
@@ -440,6 +481,7 @@ impl Translator<'_> {
         if anchor != 0 {
             self.set_anchor(anchor, Anchor::Scalar { text: value.into(), forced_string });
         }
+        self.empty_block_last = value.is_empty() && matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
         if self.awaiting_key() {
             return self.key(value, at);
         }
@@ -502,7 +544,12 @@ impl Translator<'_> {
             let message = format!("nesting deeper than {} levels", self.limits.max_depth);
             return Err(error(YamlErrorKind::Limit, message, at));
         }
+        self.deepest = self.deepest.max(self.frames.len());
+        self.empty_block_last = false;
         let node = self.begin_value(at);
+        if !map && self.stood_in.is_none() && self.stand_in.as_ref().is_some_and(|r| r.contains(&at)) {
+            self.stood_in = Some((node, self.frames.len()));
+        }
         self.out.push(if map { b'{' } else { b'[' });
         let count_start = self.total_nodes;
         self.total_nodes += 1;
@@ -537,10 +584,13 @@ impl Translator<'_> {
     }
 
     fn set_anchor(&mut self, id: usize, anchor: Anchor) {
+        self.anchored = true;
         self.anchors.insert(id, anchor);
     }
 
     fn alias(&mut self, id: usize, at: usize) -> Result<(), YamlError> {
+        self.anchored = true;
+        self.empty_block_last = false;
         let anchor = match self.anchors.get(&id) {
             Some(anchor) => anchor,
             _ if self.frames.iter().any(|f| f.anchor == id) => {
