@@ -6,8 +6,9 @@
 //! must be the SARIF report the check wrote.
 //!
 //! Both build xdsck from this repository as a user's would (`cargo run` in pre-commit's clone,
-//! `cargo install --path` from the action's checkout), with the `dev` profile and this test
-//! build's target directory so that the build is mostly done already.
+//! `cargo install --path` from the action's checkout), with the `release` profile and this test
+//! build's target directory, so that the dependencies are built once for both and neither
+//! relinks the `target/debug/xdsck` the other tests run.
 
 use crate::support;
 
@@ -95,7 +96,10 @@ fn pre_commit_hook_refuses_what_envoy_rejects_and_passes_the_rest() {
             .current_dir(root)
             .env("PRE_COMMIT_HOME", home.path())
             .env("CARGO_TARGET_DIR", target_dir())
-            .env("XDSCK_HOOK_PROFILE", "dev")
+            // The hook's own default. Not `dev`: a `dev` build of pre-commit's clone (another
+            // path) relinks `target/debug/xdsck`, the binary the other tests of this run are
+            // executing meanwhile (a probe once found it missing).
+            .env("XDSCK_HOOK_PROFILE", "release")
             .env("NO_COLOR", "1"))
     };
     let out = hook(repo.path());
@@ -249,7 +253,8 @@ fn run_action(root: &Path, inputs: &[(&str, &str)]) -> (Option<BTreeMap<String, 
 #[test]
 fn github_action_checks_uploads_sarif_and_fails_the_job() {
     let repo = fixture_repository();
-    let (upload, cx) = run_action(repo.path(), &[("profile", "dev")]);
+    // `release`, as the hook: a `dev` install relinks the `target/debug/xdsck` other tests run.
+    let (upload, cx) = run_action(repo.path(), &[("profile", "release")]);
     assert!(cx.failed, "the job passed on a listener Envoy rejects:\n{}", cx.log);
     assert_eq!(cx.value("steps.check.outputs.exit-code"), "1", "{}", cx.log);
     assert!(cx.log.contains("::error file=gateway/tls.yaml"), "no annotation in the log:\n{}", cx.log);
@@ -266,7 +271,7 @@ fn github_action_checks_uploads_sarif_and_fails_the_job() {
     assert!(results.iter().all(|r| !r.to_string().contains("legacy/")), "{results:#?}");
 
     fix(repo.path());
-    let (upload, cx) = run_action(repo.path(), &[("profile", "dev"), ("upload", "false")]);
+    let (upload, cx) = run_action(repo.path(), &[("profile", "release"), ("upload", "false")]);
     assert!(!cx.failed, "the job failed on a clean repository:\n{}", cx.log);
     assert_eq!(cx.value("steps.check.outputs.exit-code"), "0", "{}", cx.log);
     assert!(upload.is_none(), "uploaded with upload: false");
