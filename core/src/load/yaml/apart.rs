@@ -193,14 +193,15 @@ impl Spent {
     }
 }
 
-/// `n` moved `json` bytes on in the JSON and `yaml` bytes in the YAML.
-fn shifted(n: &Node, json: usize, yaml: usize) -> Node {
+/// `n` moved `json` bytes on in the JSON, its YAML offsets mapped by `yaml`: a piece's node
+/// into the whole translation.
+fn moved(n: &Node, json: usize, yaml: impl Fn(u32) -> usize) -> Node {
     Node {
         json: u32_of(n.json as usize + json),
-        yaml: u32_of(n.yaml as usize + yaml),
+        yaml: u32_of(yaml(n.yaml)),
         size: n.size,
         key_json: u32_of(n.key_json as usize + json),
-        key_yaml: u32_of(n.key_yaml as usize + yaml),
+        key_yaml: u32_of(yaml(n.key_yaml)),
     }
 }
 
@@ -233,7 +234,7 @@ fn documents(yaml: &str, ranges: &[Range<usize>], limits: &Limits, resolution: R
             t.out.push(b',');
         }
         t.out.extend_from_slice(&p.out);
-        t.nodes.extend(p.nodes.iter().map(|n| shifted(n, json, ranges[i].start)));
+        t.nodes.extend(p.nodes.iter().map(|n| moved(n, json, |o| o as usize + ranges[i].start)));
         let base = u32_of(node_base);
         t.aliases.extend(p.aliases.iter().map(|&(a, b)| (a + base, b + base)));
         true
@@ -399,14 +400,7 @@ fn sequence(yaml: &str, limits: &Limits, resolution: Resolution) -> Option<YamlJ
             if k == item {
                 item += n.size.max(1) as usize;
             }
-            let yaml_at = |o: u32| if o as usize == range.len() { next } else { o as usize + range.start };
-            nodes.push(Node {
-                json: u32_of(n.json as usize + json),
-                yaml: u32_of(yaml_at(n.yaml)),
-                size: n.size,
-                key_json: u32_of(n.key_json as usize + json),
-                key_yaml: u32_of(yaml_at(n.key_yaml)),
-            });
+            nodes.push(moved(n, json, |o| if o as usize == range.len() { next } else { o as usize + range.start }));
         }
         aliases.extend(p.aliases.iter().map(|&(a, b)| (a + base, b + base)));
         true
@@ -422,16 +416,11 @@ fn sequence(yaml: &str, limits: &Limits, resolution: Resolution) -> Option<YamlJ
     out.extend_from_slice(&around.out[at + 3..]);
     let yaml_delta = (end - start) - stand_in.len();
     let after = start + stand_in.len();
-    nodes.extend(around.nodes[seq + 2..].iter().map(|n| {
-        let yaml_at = |o: u32| if o as usize >= after { o as usize + yaml_delta } else { o as usize };
-        Node {
-            json: u32_of(n.json as usize + json_delta),
-            yaml: u32_of(yaml_at(n.yaml)),
-            size: n.size,
-            key_json: u32_of(n.key_json as usize + json_delta),
-            key_yaml: u32_of(yaml_at(n.key_yaml)),
-        }
-    }));
+    nodes.extend(
+        around.nodes[seq + 2..]
+            .iter()
+            .map(|n| moved(n, json_delta, |o| if o as usize >= after { o as usize + yaml_delta } else { o as usize })),
+    );
     // The sequence and the containers around it hold the items instead of the stand-in.
     for (i, n) in nodes[..=seq].iter_mut().enumerate() {
         if i + n.size as usize > seq {
