@@ -137,11 +137,21 @@ impl<'s, 'a> Context<'s, 'a> {
     /// What `find` finds on each live listener, in input order; on every core when there are
     /// many. For a check whose work is per listener and large at tenant scale: checks run side
     /// by side, and one that keeps a core busy over 10k listeners kept the other waiting.
-    pub(crate) fn per_listener(
+    /// `find` is handed the listener's place among the run's live listeners, which
+    /// [`Self::listener_at`] takes back (a check keeps it for its findings made later, see
+    /// [`Check::run_deferred`]).
+    pub(crate) fn per_listener<R: Send>(
         &self,
-        find: impl Fn(ListenerCx<'s, 'a>, &mut Vec<Diagnostic>) + Sync + Send,
-    ) -> Vec<Diagnostic> {
-        crate::parallel::par_extend_cheap(self.listeners, |&l, found| find(l, found))
+        find: impl Fn(usize, ListenerCx<'s, 'a>, &mut Vec<R>) + Sync + Send,
+    ) -> Vec<R> {
+        let places: Vec<usize> = (0..self.listeners.len()).collect();
+        crate::parallel::par_extend_cheap(&places, |&i, found| find(i, self.listeners[i], found))
+    }
+
+    /// The live listener at `place` in the run's order (see [`Self::per_listener`]): the same
+    /// listener in every context of one run.
+    pub(crate) fn listener_at(&self, place: usize) -> ListenerCx<'s, 'a> {
+        self.listeners[place]
     }
 
     /// The live listeners that select chains with a `filter_chain_matcher` (Envoy then builds no
@@ -323,7 +333,22 @@ pub trait Check: HasRule + Sync {
     fn notes(&self, _cx: Context<'_, '_>) -> Vec<&'static str> {
         Vec::new()
     }
+
+    /// What the runner calls instead of [`Self::run`] when the check reads the filter-chain
+    /// indexes: the findings it appends to `out` now, and those it makes once the indexes are
+    /// dropped, from what it kept of them (names and ids, not the indexes). A check with a
+    /// finding per tenant (`wildcard-overlap`) defers them: at tenant scale the indexes and
+    /// 100k findings held together were a run's peak. Most checks make them all now.
+    fn run_deferred(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) -> Option<Deferred> {
+        self.run(cx, out);
+        None
+    }
 }
+
+/// Findings a check makes after the filter-chain indexes are dropped (see
+/// [`Check::run_deferred`]): handed the run's context without them, in which listeners are
+/// where they were ([`Context::listener_at`]).
+pub(crate) type Deferred = Box<dyn for<'s, 'a> FnOnce(Context<'s, 'a>) -> Vec<Diagnostic> + Send>;
 
 /// What the checks found in a snapshot.
 #[derive(Debug, Default)]
@@ -383,9 +408,13 @@ fn listener_cxs<'s, 'a>(
         .collect()
 }
 
-fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
-    let reads = checks.iter().fold(Reads::MODEL, |r, c| r.union(c.reads()));
-    let live: Vec<(usize, SourceId, Locator<'_>, &Listener<'_>)> = snapshot
+/// Every live listener of the run in input order, with the Envoy it is in, its source and where
+/// places in that source are.
+fn live_listeners<'s, 'a>(
+    snapshot: &'s Snapshot<'a>,
+    sources: &'s Sources,
+) -> Vec<(usize, SourceId, Locator<'s>, &'s Listener<'a>)> {
+    snapshot
         .inputs
         .iter()
         .enumerate()
@@ -393,7 +422,12 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
             let text = input.locator(sources.get(input.source));
             input.listeners.iter().filter(|l| l.state.is_live()).map(move |l| (envoy, input.source, text, l))
         })
-        .collect();
+        .collect()
+}
+
+fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
+    let reads = checks.iter().fold(Reads::MODEL, |r, c| r.union(c.reads()));
+    let live = live_listeners(snapshot, sources);
     let run = |cx: Context<'_, '_>, check: &&dyn Check| {
         let mut out = Vec::new();
         check.run(cx, &mut out);
@@ -419,7 +453,26 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
     let cx = Context { snapshot, sources, listeners: &listeners, routes: routes.as_ref(), tables: &[] };
     let tables = if reads.routes { cx.find_route_tables() } else { Vec::new() };
     let cx = Context { tables: &tables, ..cx };
-    let late_found = par_map(&late, |(_, check)| run(cx, check));
+    let late_run = par_map(&late, |(_, check)| {
+        let mut out = Vec::new();
+        let deferred = check.run_deferred(cx, &mut out);
+        (out, deferred)
+    });
+    // Each check run says what it could not look at: a check not run says nothing.
+    let notes = checks.iter().flat_map(|c| c.notes(cx)).map(str::to_owned).collect();
+    // The indexes go before the deferred findings are made (the context they are handed has
+    // none): at tenant scale they were 110 MB beside 100k findings of as much.
+    drop(tables);
+    drop(listeners);
+    drop(matchings);
+    let listeners = listener_cxs(&live, None);
+    let cx = Context { snapshot, sources, listeners: &listeners, routes: routes.as_ref(), tables: &[] };
+    let late_found = late_run.into_iter().map(|(mut out, deferred)| {
+        if let Some(deferred) = deferred {
+            append(&mut out, deferred(cx));
+        }
+        out
+    });
     // Checks are independent readers of the same graphs; their findings are concatenated in
     // registry order, so the output does not depend on which finished first or when it ran.
     let mut per_check: Vec<(usize, Vec<Diagnostic>)> =
@@ -429,8 +482,6 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
     for (_, found) in per_check {
         append(&mut findings, found);
     }
-    // Each check run says what it could not look at: a check not run says nothing.
-    let notes = checks.iter().flat_map(|c| c.notes(cx)).map(str::to_owned).collect();
     Checked { findings, notes, built: reads }
 }
 
@@ -478,5 +529,29 @@ filter_chains:
         // A rule of the model alone builds neither; every rule builds both.
         assert_eq!(only("XDS118").built, Reads::MODEL);
         assert_eq!(run_all(&snapshot, &sources).built, Reads::GRAPHS_AND_ROUTES);
+    }
+
+    #[test]
+    fn deferred_findings_are_those_made_while_the_index_lives() {
+        // The runner makes wildcard-overlap's findings after it dropped the indexes, in a
+        // context without them (where asking for one panics): the same findings, in the same
+        // order, as the check makes at once beside its index.
+        let two = format!("{LISTENER}---\n{}", LISTENER.replace("name: edge", "name: edge-2"));
+        let mut sources = Sources::new();
+        sources.add(SourceFile::new("edge.yaml", two));
+        let documents = crate::read_documents(&sources, &crate::Options::default());
+        let (snapshot, failed) = crate::load_all(&documents);
+        assert!(failed.is_empty(), "{failed:?}");
+        let rule = crate::checks::listener::wildcard_overlap::WildcardOverlap;
+        let deferred = run_one(&rule, &snapshot, &sources);
+        let live = live_listeners(&snapshot, &sources);
+        let matchings: Vec<_> = live.iter().map(|(_, _, _, l)| ListenerMatch::build(l)).collect();
+        let listeners = listener_cxs(&live, Some(&matchings));
+        let cx = Context { snapshot: &snapshot, sources: &sources, listeners: &listeners, routes: None, tables: &[] };
+        let mut at_once = Vec::new();
+        rule.run(cx, &mut at_once);
+        assert_eq!(at_once.len(), 2, "{at_once:#?}");
+        assert_ne!(at_once[0].listener, at_once[1].listener);
+        assert_eq!(deferred, at_once);
     }
 }

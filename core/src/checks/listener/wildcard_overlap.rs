@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::chain_match::{Key, Level, NodeIndex};
-use crate::checks::{Check, Context, ListenerCx, Reads};
+use crate::checks::{Check, Context, Deferred, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::parallel::par_map_cheap;
 
@@ -31,8 +31,15 @@ impl Check for WildcardOverlap {
     }
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
-        // A finding per tenant at tenant scale: the longest of the checks, on every core.
-        let found = cx.per_listener(|l, found| {
+        if let Some(deferred) = self.run_deferred(cx, out) {
+            crate::checks::append(out, deferred(cx));
+        }
+    }
+
+    fn run_deferred(&self, cx: Context<'_, '_>, _out: &mut Vec<Diagnostic>) -> Option<Deferred> {
+        // A finding per tenant at tenant scale, the longest of the checks: what each is made of
+        // is found now, on every core; the findings are made once the indexes are dropped.
+        let found = cx.per_listener(|place, l, found| {
             let g = l.graph();
             // Server names hang below destination IP keys: only those parents can have them
             // (reading the node first spares a walk of the edges of millions of others).
@@ -60,50 +67,76 @@ impl Check for WildcardOverlap {
                         carved.entry(w).or_default().push(n);
                     }
                 }
-                // A shared tenant listener has one finding per tenant: 100k of them are most of
-                // the work of all checks, so they are built on every core, kept in order.
                 let carved: Vec<_> = carved.into_iter().collect();
                 crate::checks::append(
                     found,
-                    par_map_cheap(&carved, |(wildcard, names)| diagnostic(&l, *wildcard, names)),
+                    par_map_cheap(&carved, |(wildcard, names)| Carved::of(place, &l, *wildcard, names)),
                 );
             }
         });
-        crate::checks::append(out, found);
+        Some(Box::new(move |cx: Context<'_, '_>| par_map_cheap(&found, |c| c.diagnostic(cx))))
     }
 }
 
-fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) -> Diagnostic {
-    let g = l.graph();
+/// One finding as the index shows it, kept while the indexes are dropped: a third of the
+/// finding's size (no message, notes or places yet) and nothing borrowed from the index.
+struct Carved {
+    /// The listener's place among the run's live listeners.
+    place: usize,
+    /// The wildcard's key as the message spells it.
+    wild_key: String,
+    /// The chains below the wildcard.
+    wild_chains: Vec<usize>,
+    /// The first [`LISTED`] exact names, as the message spells them.
+    names: Vec<String>,
+    /// The chains below each exact name (every name, listed or not).
+    below: Vec<Vec<usize>>,
+}
+
+impl Carved {
+    fn of(place: usize, l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) -> Self {
+        let g = l.graph();
+        let wild_key = match g.key(wildcard) {
+            Some(Key::Any) => "the catch-all TLS chain (no server_names)".to_owned(),
+            Some(k) => k.to_string(),
+            None => String::new(),
+        };
+        Carved {
+            place,
+            wild_key,
+            wild_chains: g.chains_below(wildcard),
+            names: names.iter().take(LISTED).map(|&n| g.key(n).map(|k| k.to_string()).unwrap_or_default()).collect(),
+            // The chains below each name, found once (a walk down the remaining levels each).
+            below: names.iter().map(|&n| g.chains_below(n)).collect(),
+        }
+    }
+
+    fn diagnostic(&self, cx: Context<'_, '_>) -> Diagnostic {
+        diagnostic(&cx.listener_at(self.place), self)
+    }
+}
+
+fn diagnostic(l: &ListenerCx<'_, '_>, carved: &Carved) -> Diagnostic {
     let chains = &l.listener.filter_chains;
-    let wild_chains = g.chains_below(wildcard);
-    let wild_key = match g.key(wildcard) {
-        Some(Key::Any) => "the catch-all TLS chain (no server_names)".to_owned(),
-        Some(k) => k.to_string(),
-        None => String::new(),
-    };
-    // The chains below each name, found once (a walk down the remaining levels each).
-    let below: Vec<Vec<usize>> = names.iter().map(|&n| g.chains_below(n)).collect();
+    let Carved { wild_key, wild_chains, names, below, .. } = carved;
     // Written into one string: at tenant scale there is one such finding per tenant.
     let mut message = format!(
         "{} exact name{} carved out of {wild_key}: ",
-        names.len(),
-        if names.len() == 1 { " is" } else { "s are" }
+        below.len(),
+        if below.len() == 1 { " is" } else { "s are" }
     );
-    for (k, (&n, below)) in names.iter().zip(&below).take(LISTED).enumerate() {
+    for (k, (name, below)) in names.iter().zip(below).enumerate() {
         if k > 0 {
             message.push_str(", ");
         }
-        if let Some(key) = g.key(n) {
-            let _ = write!(message, "{key}");
-        }
+        message.push_str(name);
         message.push_str(" (");
         for (j, &c) in below.iter().enumerate() {
             let _ = write!(message, "{}'{}'", if j > 0 { ", " } else { "" }, chains[c].display_name());
         }
         message.push(')');
     }
-    let more = names.len().saturating_sub(LISTED);
+    let more = below.len().saturating_sub(LISTED);
     if more > 0 {
         let _ = write!(message, " and {more} more");
     }
@@ -114,12 +147,12 @@ fn diagnostic(l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) 
     if let Some(c) = first {
         d = d.at(l.chain_location(c));
     }
-    for &c in &wild_chains {
+    for &c in wild_chains {
         d = d.chain(chains[c].display_name());
     }
     let terminates = wild_chains.iter().any(|&c| chains[c].terminates_tls());
     let passthrough: Vec<usize> =
-        below.into_iter().flatten().filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy()).collect();
+        below.iter().flatten().copied().filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy()).collect();
     if terminates && !passthrough.is_empty() {
         let mut note = String::from("the wildcard terminates TLS and ");
         for (k, &c) in passthrough.iter().enumerate() {
