@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use crate::chain_match::{Key, Level, NodeIndex};
 use crate::checks::{Check, Context, Deferred, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::parallel::par_map_cheap;
+use crate::parallel::{par_map_cheap, par_map_mut_cheap};
 
 declare_rule! {
     pub(crate) static RULE for WildcardOverlap = {
@@ -74,103 +74,103 @@ impl Check for WildcardOverlap {
                 );
             }
         });
-        Some(Box::new(move |cx: Context<'_, '_>| par_map_cheap(&found, |c| c.diagnostic(cx))))
+        Some(Box::new(move |cx: Context<'_, '_>| {
+            let mut found = found;
+            par_map_mut_cheap(&mut found, |_, c| c.diagnostic(cx))
+        }))
     }
 }
 
-/// One finding as the index shows it, kept while the indexes are dropped: a third of the
-/// finding's size (no message, notes or places yet) and nothing borrowed from the index.
+/// One finding as the index shows it, kept while the indexes are dropped: its message (written
+/// while the index lives, moved into the finding later) and chain numbers, nothing borrowed
+/// from the index; about a third of the finding's size.
 struct Carved {
     /// The listener's place among the run's live listeners.
     place: usize,
-    /// The wildcard's key as the message spells it.
-    wild_key: String,
+    message: String,
     /// The chains below the wildcard.
     wild_chains: Vec<usize>,
-    /// The first [`LISTED`] exact names, as the message spells them.
-    names: Vec<String>,
-    /// The chains below each exact name (every name, listed or not).
-    below: Vec<Vec<usize>>,
+    /// The passthrough chains below the names.
+    passthrough: Vec<usize>,
 }
 
 impl Carved {
     fn of(place: usize, l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) -> Self {
         let g = l.graph();
+        let chains = &l.listener.filter_chains;
         let wild_key = match g.key(wildcard) {
             Some(Key::Any) => "the catch-all TLS chain (no server_names)".to_owned(),
             Some(k) => k.to_string(),
             None => String::new(),
         };
-        Carved {
-            place,
-            wild_key,
-            wild_chains: g.chains_below(wildcard),
-            names: names.iter().take(LISTED).map(|&n| g.key(n).map(|k| k.to_string()).unwrap_or_default()).collect(),
-            // The chains below each name, found once (a walk down the remaining levels each).
-            below: names.iter().map(|&n| g.chains_below(n)).collect(),
-        }
-    }
-
-    fn diagnostic(&self, cx: Context<'_, '_>) -> Diagnostic {
-        diagnostic(&cx.listener_at(self.place), self)
-    }
-}
-
-fn diagnostic(l: &ListenerCx<'_, '_>, carved: &Carved) -> Diagnostic {
-    let chains = &l.listener.filter_chains;
-    let Carved { wild_key, wild_chains, names, below, .. } = carved;
-    // Written into one string: at tenant scale there is one such finding per tenant.
-    let mut message = format!(
-        "{} exact name{} carved out of {wild_key}: ",
-        below.len(),
-        if below.len() == 1 { " is" } else { "s are" }
-    );
-    for (k, (name, below)) in names.iter().zip(below).enumerate() {
-        if k > 0 {
-            message.push_str(", ");
-        }
-        message.push_str(name);
-        message.push_str(" (");
-        for (j, &c) in below.iter().enumerate() {
-            let _ = write!(message, "{}'{}'", if j > 0 { ", " } else { "" }, chains[c].display_name());
-        }
-        message.push(')');
-    }
-    let more = below.len().saturating_sub(LISTED);
-    if more > 0 {
-        let _ = write!(message, " and {more} more");
-    }
-    let first = wild_chains.first().map(|&c| &chains[c]);
-    let mut d = Diagnostic::new(&RULE, message)
-        .listener(l.listener.display_name().into_owned())
-        .note("Envoy sends each exact name to its own chain and the rest of the domain to the wildcard");
-    if let Some(c) = first {
-        d = d.at(l.chain_location(c));
-    }
-    for &c in wild_chains {
-        d = d.chain(chains[c].display_name());
-    }
-    let terminates = wild_chains.iter().any(|&c| chains[c].terminates_tls());
-    let passthrough: Vec<usize> =
-        below.iter().flatten().copied().filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy()).collect();
-    if terminates && !passthrough.is_empty() {
-        let mut note = String::from("the wildcard terminates TLS and ");
-        for (k, &c) in passthrough.iter().enumerate() {
-            let sep = match k {
-                0 => "",
-                _ if k + 1 == passthrough.len() => " and ",
-                _ => ", ",
-            };
-            let _ = write!(note, "{sep}'{}'", chains[c].display_name());
-        }
-        note.push_str(if passthrough.len() == 1 { " passes" } else { " pass" });
-        note.push_str(
-            " TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",
+        // The chains below each name, found once (a walk down the remaining levels each).
+        let below: Vec<Vec<usize>> = names.iter().map(|&n| g.chains_below(n)).collect();
+        // Written into one string: at tenant scale there is one such finding per tenant.
+        let mut message = format!(
+            "{} exact name{} carved out of {wild_key}: ",
+            names.len(),
+            if names.len() == 1 { " is" } else { "s are" }
         );
-        d = d.note(note);
-        if let Some(&c) = passthrough.first() {
-            d = d.related("a passthrough chain for a name under the wildcard", l.chain_location(&chains[c]));
+        for (k, (&n, below)) in names.iter().zip(&below).take(LISTED).enumerate() {
+            if k > 0 {
+                message.push_str(", ");
+            }
+            if let Some(key) = g.key(n) {
+                let _ = write!(message, "{key}");
+            }
+            message.push_str(" (");
+            for (j, &c) in below.iter().enumerate() {
+                let _ = write!(message, "{}'{}'", if j > 0 { ", " } else { "" }, chains[c].display_name());
+            }
+            message.push(')');
         }
+        let more = names.len().saturating_sub(LISTED);
+        if more > 0 {
+            let _ = write!(message, " and {more} more");
+        }
+        // Kept at its size while the indexes live (the finding would cut it so anyway).
+        message.shrink_to_fit();
+        let passthrough =
+            below.into_iter().flatten().filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy()).collect();
+        Carved { place, message, wild_chains: g.chains_below(wildcard), passthrough }
     }
-    d
+
+    /// The finding, its message moved out of what was kept.
+    fn diagnostic(&mut self, cx: Context<'_, '_>) -> Diagnostic {
+        let l = cx.listener_at(self.place);
+        let chains = &l.listener.filter_chains;
+        let (message, wild_chains, passthrough) =
+            (std::mem::take(&mut self.message), &self.wild_chains, &self.passthrough);
+        let first = wild_chains.first().map(|&c| &chains[c]);
+        let mut d = Diagnostic::new(&RULE, message)
+            .listener(l.listener.display_name().into_owned())
+            .note("Envoy sends each exact name to its own chain and the rest of the domain to the wildcard");
+        if let Some(c) = first {
+            d = d.at(l.chain_location(c));
+        }
+        for &c in wild_chains {
+            d = d.chain(chains[c].display_name());
+        }
+        let terminates = wild_chains.iter().any(|&c| chains[c].terminates_tls());
+        if terminates && !passthrough.is_empty() {
+            let mut note = String::from("the wildcard terminates TLS and ");
+            for (k, &c) in passthrough.iter().enumerate() {
+                let sep = match k {
+                    0 => "",
+                    _ if k + 1 == passthrough.len() => " and ",
+                    _ => ", ",
+                };
+                let _ = write!(note, "{sep}'{}'", chains[c].display_name());
+            }
+            note.push_str(if passthrough.len() == 1 { " passes" } else { " pass" });
+            note.push_str(
+                " TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",
+            );
+            d = d.note(note);
+            if let Some(&c) = passthrough.first() {
+                d = d.related("a passthrough chain for a name under the wildcard", l.chain_location(&chains[c]));
+            }
+        }
+        d
+    }
 }
