@@ -7,6 +7,8 @@
 
 use std::borrow::Cow;
 
+use thin_vec::ThinVec;
+
 pub mod build;
 pub mod matcher;
 pub mod problem;
@@ -262,9 +264,7 @@ impl Input<'_> {
                     inv.filter_chains += l.filter_chains.len();
                     inv.default_filter_chains += usize::from(l.default_filter_chain.is_some());
                     inv.inline_route_tables += l
-                        .filter_chains
-                        .iter()
-                        .chain(&l.default_filter_chain)
+                        .chains()
                         .flat_map(route::RouteTables::hcms_of_chain)
                         .filter(|h| matches!(h.routes, route::HcmRoutes::Inline(_)))
                         .count();
@@ -381,10 +381,10 @@ pub struct Listener<'a> {
     /// rejects.
     pub address: Option<Address<'a>>,
     /// `additional_addresses`: each is served by the same chains and collides like the primary.
-    pub additional_addresses: Vec<Address<'a>>,
+    pub additional_addresses: ThinVec<Address<'a>>,
     /// The entries of `additional_addresses` without an `address` at all, by index: Envoy 1.40
     /// aborts on them (`panic: unset oneof`).
-    pub unset_additional_addresses: Vec<usize>,
+    pub unset_additional_addresses: ThinVec<usize>,
     /// `bind_to_port`; unset is `true`. A listener that does not bind only takes connections handed
     /// to it (`use_original_dst`).
     pub bind_to_port: Option<bool>,
@@ -393,13 +393,14 @@ pub struct Listener<'a> {
     /// `enable_reuse_port`; decides whether two listeners on one address are an error.
     pub enable_reuse_port: Option<bool>,
     /// In order: which of them run decides what a chain can match on (SNI needs `tls_inspector`).
-    pub listener_filters: Vec<ListenerFilter<'a>>,
+    pub listener_filters: ThinVec<ListenerFilter<'a>>,
     /// In order.
     pub filter_chains: Vec<FilterChain<'a>>,
-    /// What takes connections no chain matches; without it they are closed.
-    pub default_filter_chain: Option<FilterChain<'a>>,
+    /// What takes connections no chain matches; without it they are closed. Boxed, as the
+    /// matcher: most listeners have neither, and a listener per tenant makes 100k listeners.
+    pub default_filter_chain: Option<Box<FilterChain<'a>>>,
     /// The unified matcher, typed by the loader.
-    pub filter_chain_matcher: Option<matcher::FilterChainMatcher>,
+    pub filter_chain_matcher: Option<Box<matcher::FilterChainMatcher>>,
     /// `internal_listener` is set (an Envoy internal listener, no socket).
     pub internal_listener: bool,
     /// `api_listener` is set.
@@ -437,6 +438,11 @@ impl<'a> Listener<'a> {
             }
             _ => Cow::Borrowed("(unnamed listener)"),
         }
+    }
+
+    /// Its chains: `filter_chains` in order, then `default_filter_chain`.
+    pub fn chains(&self) -> impl Iterator<Item = &FilterChain<'a>> {
+        self.filter_chains.iter().chain(self.default_filter_chain.as_deref())
     }
 
     /// Every address, the primary first.
@@ -641,8 +647,8 @@ pub struct FilterChain<'a> {
     pub casing: Casing,
     /// `None` when the chain has no `filter_chain_match` (which Envoy treats as `{}`).
     pub filter_chain_match: Option<FilterChainMatch<'a>>,
-    /// Its network filters, in order.
-    pub filters: Vec<NetworkFilter<'a>>,
+    /// Its network filters, in order (a `ThinVec`, as the match's lists).
+    pub filters: ThinVec<NetworkFilter<'a>>,
     /// Its transport socket: whether it terminates TLS. Boxed: most chains of a tenant listener
     /// have none, and a listener's chains are moved and copied as one list.
     pub transport_socket: Option<Box<TransportSocket<'a>>>,
@@ -683,6 +689,9 @@ impl FilterChain<'_> {
 }
 
 /// `FilterChainMatch`, every field, as written (normalisation happens in the graph).
+///
+/// Its lists are `ThinVec`s (one word, the length beside the items): most are empty, and a
+/// tenant listener holds hundreds of thousands of matches.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FilterChainMatch<'a> {
     /// Byte offset of the `filter_chain_match` object in the JSON text.
@@ -692,25 +701,25 @@ pub struct FilterChainMatch<'a> {
     /// `destination_port`.
     pub destination_port: Option<u32>,
     /// `prefix_ranges` (destination address).
-    pub prefix_ranges: Vec<CidrRange<'a>>,
+    pub prefix_ranges: ThinVec<CidrRange<'a>>,
     /// `address_suffix`: Envoy does not implement it and rejects a chain that sets it.
     pub address_suffix: Cow<'a, str>,
     /// `suffix_len`: not implemented either.
     pub suffix_len: Option<u32>,
     /// `direct_source_prefix_ranges` (the peer's address, before any PROXY protocol).
-    pub direct_source_prefix_ranges: Vec<CidrRange<'a>>,
+    pub direct_source_prefix_ranges: ThinVec<CidrRange<'a>>,
     /// `source_type`.
     pub source_type: SourceType,
     /// `source_prefix_ranges` (the source address, after PROXY protocol).
-    pub source_prefix_ranges: Vec<CidrRange<'a>>,
+    pub source_prefix_ranges: ThinVec<CidrRange<'a>>,
     /// `source_ports`.
-    pub source_ports: Vec<u32>,
+    pub source_ports: ThinVec<u32>,
     /// `server_names`, as written (Envoy lower-cases them).
-    pub server_names: Vec<Cow<'a, str>>,
+    pub server_names: ThinVec<Cow<'a, str>>,
     /// `transport_protocol`; empty when unset.
     pub transport_protocol: Cow<'a, str>,
     /// `application_protocols` (ALPN).
-    pub application_protocols: Vec<Cow<'a, str>>,
+    pub application_protocols: ThinVec<Cow<'a, str>>,
 }
 
 /// `config.core.v3.CidrRange`.
@@ -764,7 +773,7 @@ pub enum NetworkFilterKind<'a> {
     /// `tcp_proxy`: the chain passes the connection through to a cluster.
     TcpProxy {
         /// `cluster`, or the weighted clusters' names.
-        clusters: Vec<Cow<'a, str>>,
+        clusters: ThinVec<Cow<'a, str>>,
         /// `stat_prefix`.
         stat_prefix: Option<Cow<'a, str>>,
     },
@@ -783,7 +792,7 @@ pub struct TransportSocket<'a> {
     pub type_url: Option<Cow<'a, str>>,
     /// `common_tls_context.alpn_protocols` of a DownstreamTlsContext: what the chain offers a
     /// client in ALPN (`h2` makes a browser speak HTTP/2 and coalesce connections).
-    pub alpn_protocols: Vec<Cow<'a, str>>,
+    pub alpn_protocols: ThinVec<Cow<'a, str>>,
     /// The certificates of a TLS context, when the typed config is one.
     pub certificates: Option<build::TlsCertificates<'a>>,
 }

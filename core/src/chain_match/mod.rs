@@ -534,7 +534,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     pub fn chain_at(&self, index: ChainIndex) -> Option<&'l FilterChain<'a>> {
         match index {
             ChainIndex::Listed(i) => self.listener.filter_chains.get(i),
-            ChainIndex::Default => self.listener.default_filter_chain.as_ref(),
+            ChainIndex::Default => self.listener.default_filter_chain.as_deref(),
         }
     }
 }

@@ -59,7 +59,7 @@ pub enum SelectError {
 impl<'l, 'a> ListenerMatch<'l, 'a> {
     /// Builds what Envoy builds for the listener: its index, or nothing but the matcher.
     pub fn build(listener: &'l Listener<'a>) -> Self {
-        ListenerMatch { graph: MatchGraph::build(listener), matcher: listener.filter_chain_matcher.as_ref() }
+        ListenerMatch { graph: MatchGraph::build(listener), matcher: listener.filter_chain_matcher.as_deref() }
     }
 
     /// The listener this was built from, whichever way it selects chains.
@@ -176,7 +176,7 @@ impl<'l, 'a> ListenerMatch<'l, 'a> {
         let listener = self.listener();
         match outcome {
             Outcome::Chain(i) => listener.filter_chains.get(i),
-            Outcome::Default => listener.default_filter_chain.as_ref(),
+            Outcome::Default => listener.default_filter_chain.as_deref(),
             Outcome::Closed | Outcome::NeedsInput(_) => None,
         }
     }

@@ -117,7 +117,7 @@ pub(super) fn walk(cx: Context<'_, '_>, mut f: impl FnMut(&ListenerCx<'_, '_>, &
         // (its match is ignored); PGV checks every range regardless.
         let legacy = l.listener.filter_chain_matcher.is_none();
         let chains = l.listener.filter_chains.iter().map(|c| (c, legacy));
-        for (chain, validated) in chains.chain(l.listener.default_filter_chain.iter().map(|c| (c, false))) {
+        for (chain, validated) in chains.chain(l.listener.default_filter_chain.as_deref().map(|c| (c, false))) {
             let Some(m) = &chain.filter_chain_match else { continue };
             let lists = [&m.prefix_ranges, &m.source_prefix_ranges, &m.direct_source_prefix_ranges];
             for (list, ranges) in LISTS.into_iter().zip(lists) {

@@ -227,7 +227,7 @@ impl<'s, 'a> Context<'s, 'a> {
             // On every core: a tenant listener's chains are too many to pass over on one. No
             // list per chain (with them, finding 100k tables took 55 MiB more, now 17).
             append(&mut out, crate::parallel::par_flat_map_cheap(&l.listener.filter_chains, of_chain));
-            out.extend(l.listener.default_filter_chain.iter().flat_map(of_chain));
+            out.extend(l.listener.default_filter_chain.as_deref().into_iter().flat_map(of_chain));
         }
         for (envoy, input) in self.snapshot.inputs.iter().enumerate() {
             let text = self.locator(input);

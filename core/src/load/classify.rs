@@ -742,7 +742,8 @@ impl<'a> Walk<'a> {
             if let Some(l) = self.listeners.get_mut(start) {
                 l.name = qualified_name(&namespace, &cec_name, &l.name);
                 l.ignore_annotation = ignore.clone();
-                for f in l.filter_chains.iter_mut().chain(l.default_filter_chain.as_mut()).flat_map(|c| &mut c.filters)
+                for f in
+                    l.filter_chains.iter_mut().chain(l.default_filter_chain.as_deref_mut()).flat_map(|c| &mut c.filters)
                 {
                     if let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind
                         && let HcmRoutes::Rds(name) = &mut h.routes

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use serde::de::{Deserialize, Deserializer, Visitor};
+use thin_vec::ThinVec;
 
 use super::envoy_json::ListKind;
 use super::protojson::{
@@ -31,7 +32,7 @@ fn cow(s: Option<Str<'_>>) -> Cow<'_, str> {
     s.map(Str::into_cow).unwrap_or_default()
 }
 
-fn cows<'a>(v: Option<Repeated<Str<'a>>>) -> Vec<Cow<'a, str>> {
+fn cows<'a>(v: Option<Repeated<Str<'a>>>) -> ThinVec<Cow<'a, str>> {
     exact(v, Str::into_cow)
 }
 
@@ -40,11 +41,29 @@ fn cows<'a>(v: Option<Repeated<Str<'a>>>) -> Vec<Cow<'a, str>> {
 /// Why not `into_iter().map().collect()`: that reuses the parse buffer in place, and serde grows
 /// lists to at least four elements, so a one-filter chain would keep room for four raw filters
 /// (over 1 KB per chain; a 200 MB dump then takes 3x its size in memory instead of under 2x).
-fn exact<T, U>(v: Option<Repeated<T>>, f: impl FnMut(T) -> U) -> Vec<U> {
+fn exact<T, U, L: ExactList<U>>(v: Option<Repeated<T>>, f: impl FnMut(T) -> U) -> L {
     let v = v.unwrap_or_default().0;
-    let mut out = Vec::with_capacity(v.len());
+    let mut out = L::with_capacity(v.len());
     out.extend(v.into_iter().map(f));
     out
+}
+
+/// The model's two kinds of list, made by [`exact`]: `Vec`, and `ThinVec` for the short lists
+/// a filter chain holds.
+trait ExactList<U>: Extend<U> {
+    fn with_capacity(len: usize) -> Self;
+}
+
+impl<U> ExactList<U> for Vec<U> {
+    fn with_capacity(len: usize) -> Self {
+        Vec::with_capacity(len)
+    }
+}
+
+impl<U> ExactList<U> for ThinVec<U> {
+    fn with_capacity(len: usize) -> Self {
+        ThinVec::with_capacity(len)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -238,7 +257,7 @@ impl<'a> RawObject<'a> {
             offset: object_offset(self.first_key),
             casing,
             address: self.address.and_then(|a| a.into_model()),
-            unset_additional_addresses: self.additional_addresses.as_ref().map_or_else(Vec::new, |list| {
+            unset_additional_addresses: self.additional_addresses.as_ref().map_or_else(ThinVec::new, |list| {
                 list.0.iter().enumerate().filter(|(_, a)| a.address.is_none()).map(|(i, _)| i).collect()
             }),
             additional_addresses: self
@@ -250,18 +269,13 @@ impl<'a> RawObject<'a> {
             bind_to_port: self.bind_to_port.map(|b| b.0.0),
             use_original_dst: self.use_original_dst.is_some_and(|b| b.0.0),
             enable_reuse_port: self.enable_reuse_port.map(|b| b.0.0),
-            listener_filters: self
-                .listener_filters
-                .unwrap_or_default()
-                .into_iter()
-                .map(|f| ListenerFilter {
-                    name: cow(f.name),
-                    type_url: f.typed_config.and_then(|t| t.type_url).map(Str::into_cow),
-                })
-                .collect(),
+            listener_filters: exact(self.listener_filters, |f| ListenerFilter {
+                name: cow(f.name),
+                type_url: f.typed_config.and_then(|t| t.type_url).map(Str::into_cow),
+            }),
             filter_chains: self.filter_chains.map(|c| c.take(split)).unwrap_or_default(),
-            default_filter_chain: self.default_filter_chain.map(|c| c.into_model(ChainIndex::Default)),
-            filter_chain_matcher: self.filter_chain_matcher.map(|m| super::matcher::read(&m.value, m.offset)),
+            default_filter_chain: self.default_filter_chain.map(|c| Box::new(c.into_model(ChainIndex::Default))),
+            filter_chain_matcher: self.filter_chain_matcher.map(|m| Box::new(super::matcher::read(&m.value, m.offset))),
             internal_listener: self.internal_listener.is_some(),
             api_listener: self.api_listener.is_some(),
             udp_listener_config: self.udp_listener_config.is_some(),
@@ -981,7 +995,7 @@ proto_message! {
 
 impl<'a> RawFilterChainMatch<'a> {
     fn into_model(self) -> FilterChainMatch<'a> {
-        let cidrs = |v: Option<Repeated<RawCidr<'a>>>| -> Vec<CidrRange<'a>> {
+        let cidrs = |v: Option<Repeated<RawCidr<'a>>>| -> ThinVec<CidrRange<'a>> {
             exact(v, |c| CidrRange { address_prefix: cow(c.address_prefix), prefix_len: c.prefix_len.map(|l| l.0.0) })
         };
         FilterChainMatch {
@@ -1255,7 +1269,7 @@ impl<'a> RawFilter<'a> {
         let type_url = cfg.type_url.clone().map(Str::into_cow);
         let is = |suffix: &str, filter: &str| type_url.as_deref().map_or(name == filter, |t| t.ends_with(suffix));
         let kind = if is(".tcp_proxy.v3.TcpProxy", "envoy.filters.network.tcp_proxy") {
-            let mut clusters: Vec<Cow<'a, str>> = cfg.cluster.into_iter().map(Str::into_cow).collect();
+            let mut clusters: ThinVec<Cow<'a, str>> = cfg.cluster.into_iter().map(Str::into_cow).collect();
             if let Some(w) = cfg.weighted_clusters {
                 clusters.extend(w.clusters.unwrap_or_default().into_iter().map(|c| cow(c.name)));
             }

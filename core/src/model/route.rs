@@ -437,7 +437,7 @@ impl<'r, 'a> RouteTables<'r, 'a> {
             let failed = input.error_states.iter().filter_map(|e| e.failed_configuration.as_ref());
             let answers = answered.contains(&out.envoy(envoy));
             for l in input.listeners.iter().chain(failed) {
-                for chain in l.filter_chains.iter().chain(&l.default_filter_chain) {
+                for chain in l.chains() {
                     for f in &chain.filters {
                         if let crate::model::NetworkFilterKind::HttpConnectionManager(hcm) = &f.kind {
                             out.push_hcm(hcm);

@@ -46,8 +46,9 @@ pub fn write(snapshot: &Snapshot<'_>, sources: &Sources, out: &mut dyn Write) ->
         serde_json::to_writer(&mut out, input.kind.as_str())?;
         out.write_all(br#","listeners":["#)?;
         for (j, l) in input.listeners.iter().enumerate() {
-            let all =
-                || l.filter_chains.iter().map(|c| (c, false)).chain(l.default_filter_chain.iter().map(|c| (c, true)));
+            let all = || {
+                l.filter_chains.iter().map(|c| (c, false)).chain(l.default_filter_chain.as_deref().map(|c| (c, true)))
+            };
             let server_names =
                 |c: &'_ FilterChain<'_>| c.filter_chain_match.as_ref().map_or(0, |m| m.server_names.len());
             // Which wildcard covers each server name: core's answer, handed out per chain

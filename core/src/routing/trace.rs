@@ -53,7 +53,7 @@ pub fn trace_http(snapshot: &Snapshot<'_>, answer: &Answer, req: &Request) -> Ht
     let envoy = snapshot.inputs.iter().position(|i| std::ptr::eq(i, input)).unwrap_or(0);
     let chain: Option<&FilterChain<'_>> = match answer.trace.outcome {
         Outcome::Chain(i) => listener.filter_chains.get(i),
-        Outcome::Default => listener.default_filter_chain.as_ref(),
+        Outcome::Default => listener.default_filter_chain.as_deref(),
         Outcome::Closed | Outcome::NeedsInput(_) => None,
     };
     let Some(chain) = chain else {

@@ -128,7 +128,7 @@ fn listener_summary(out: &mut String, id: SourceId, text: Locator<'_>, l: &Liste
         let names: Vec<_> = l.listener_filters.iter().map(|f| f.name.as_ref()).collect();
         writeln!(out, "  listener_filters: {}", names.join(", ")).unwrap();
     }
-    for c in l.filter_chains.iter().chain(l.default_filter_chain.iter()) {
+    for c in l.chains() {
         writeln!(
             out,
             "  chain {} @ {}: {}",
@@ -342,7 +342,7 @@ fn casing_and_format_do_not_change_the_model() {
         let mut m = c.filter_chain_match.take().unwrap();
         m.offset = None;
         m.casing = Default::default();
-        (l.name.to_string(), l.envoy_address_list(), l.listener_filters.clone(), c, m)
+        (l.name.to_string(), l.envoy_address_list(), l.listener_filters.to_vec(), c, m)
     }
     assert_eq!(strip(&loaded[0]), strip(&loaded[1]));
     assert_eq!(strip(&loaded[0]), strip(&loaded[2]));

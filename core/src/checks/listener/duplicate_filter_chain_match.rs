@@ -230,24 +230,28 @@ fn needs_escape(cp: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use thin_vec::thin_vec;
 
     #[test]
     fn prints_like_envoy() {
         // The expected text is what envoy 1.40 printed for the same match.
         let m = FilterChainMatch {
             destination_port: Some(443),
-            prefix_ranges: vec![
+            prefix_ranges: thin_vec![
                 CidrRange { address_prefix: "10.0.0.0".into(), prefix_len: Some(8) },
                 CidrRange { address_prefix: "::".into(), prefix_len: Some(0) },
                 CidrRange { address_prefix: "10.1.0.0".into(), prefix_len: None },
             ],
-            direct_source_prefix_ranges: vec![CidrRange { address_prefix: "192.168.0.0".into(), prefix_len: Some(16) }],
+            direct_source_prefix_ranges: thin_vec![CidrRange {
+                address_prefix: "192.168.0.0".into(),
+                prefix_len: Some(16)
+            }],
             source_type: SourceType::External,
-            source_prefix_ranges: vec![CidrRange { address_prefix: "172.16.0.0".into(), prefix_len: Some(12) }],
-            source_ports: vec![1234, 5678],
-            server_names: vec!["a.example.com".into(), "*.b.example.com".into()],
+            source_prefix_ranges: thin_vec![CidrRange { address_prefix: "172.16.0.0".into(), prefix_len: Some(12) }],
+            source_ports: thin_vec![1234, 5678],
+            server_names: thin_vec!["a.example.com".into(), "*.b.example.com".into()],
             transport_protocol: "tls".into(),
-            application_protocols: vec!["h2".into(), "http/1.1".into()],
+            application_protocols: thin_vec!["h2".into(), "http/1.1".into()],
             ..FilterChainMatch::default()
         };
         assert_eq!(
@@ -261,7 +265,7 @@ mod tests {
     #[test]
     fn escapes_like_envoy() {
         let name = "\u{8}\t\n\u{b}\u{c}\r\u{1f} &=+/\u{80}\u{9f}\u{a0}\u{ad}\u{600}\u{2028}\u{2029}\u{200b}\u{feff}\u{fff9}\u{1F600}\u{7ff}<>'\"\\é\u{7f}";
-        let m = FilterChainMatch { server_names: vec![name.into()], ..FilterChainMatch::default() };
+        let m = FilterChainMatch { server_names: thin_vec![name.into()], ..FilterChainMatch::default() };
         assert_eq!(
             envoy_json(Some(&m)),
             "{\"server_names\":[\"\\b\\t\\n\\u000b\\f\\r\\u001f &=+/\\u0080\\u009f\u{a0}\\u00ad\\u0600\\u2028\\u2029\\u200b\\ufeff\\ufff9\u{1F600}\u{7ff}\\u003c\\u003e'\\\"\\\\é\\u007f\"]}"

@@ -266,10 +266,7 @@ impl Check for H2CoalescingMisroute {
             // holds: the one the connection lands on and the one the request's name belongs to
             // (the default chain can be the second). A tenant's listener with one such chain
             // beside its passthrough chains asks nothing more.
-            let routed = chains
-                .iter()
-                .chain(&l.listener.default_filter_chain)
-                .filter(|c| c.terminates_tls() && http_of(&cx, l.envoy, c).is_some());
+            let routed = l.listener.chains().filter(|c| c.terminates_tls() && http_of(&cx, l.envoy, c).is_some());
             if routed.take(2).count() < 2 {
                 continue;
             }

@@ -113,10 +113,7 @@ fn first_subscription(input: &crate::model::Input<'_>, bootstrap: &BootstrapBuil
         return Some("type.googleapis.com/envoy.config.cluster.v3.Cluster");
     }
     let listener_sds = input.listeners.iter().any(|l| {
-        l.filter_chains
-            .iter()
-            .chain(&l.default_filter_chain)
-            .any(|c| c.transport_socket.as_ref().and_then(|t| t.certificates.as_ref()).is_some_and(|t| t.by_sds))
+        l.chains().any(|c| c.transport_socket.as_ref().and_then(|t| t.certificates.as_ref()).is_some_and(|t| t.by_sds))
     });
     listener_sds.then_some("TlsCertificateSdsApi")
 }

@@ -81,7 +81,7 @@ impl Check for InvalidTlsContext {
             kinds.iter().find(|(s, _)| *s == source).is_some_and(|(_, k)| !k.is_record_at(pointer))
         };
         for l in cx.listeners().filter(|l| built(l.source, &l.listener.pointer)) {
-            for chain in l.listener.filter_chains.iter().chain(&l.listener.default_filter_chain) {
+            for chain in l.listener.chains() {
                 let Some(certs) = chain.transport_socket.as_ref().and_then(|t| t.certificates.as_ref()) else {
                     continue;
                 };

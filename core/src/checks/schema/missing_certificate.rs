@@ -55,7 +55,7 @@ impl Check for MissingCertificate {
         for l in cx.listeners() {
             let input = cx.snapshot.inputs.get(l.envoy);
             let secrets = input.and_then(|i| i.bootstrap.as_ref()).map(|b| &b.static_secrets[..]);
-            for chain in l.listener.filter_chains.iter().chain(&l.listener.default_filter_chain) {
+            for chain in l.listener.chains() {
                 let Some(ts @ TransportSocket { certificates: Some(certs), .. }) = chain.transport_socket.as_deref()
                 else {
                     continue;
