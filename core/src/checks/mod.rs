@@ -25,6 +25,7 @@ use crate::diagnostic::{Diagnostic, Rule};
 use crate::model::{FilterChain, Input, Listener, Snapshot};
 use crate::parallel::par_map;
 use crate::source::{Location, Locator, SourceId, Sources};
+use std::ops::Range;
 
 /// What a check is given.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +35,14 @@ pub struct Context<'s, 'a> {
     pub snapshot: &'s Snapshot<'a>,
     /// The texts the inputs were loaded from, to locate what a check reports.
     pub sources: &'s Sources,
+    /// The live listeners the check is handed: all of them, or for a check that reads the
+    /// filter-chain indexes one batch of them (see [`Reads::graphs`]).
     listeners: &'s [ListenerCx<'s, 'a>],
+    /// The place of `listeners[0]` among the run's live listeners (0 but in a batch).
+    first: usize,
+    /// Whether `listeners` is one batch of the run's: [`Self::route_tables`] is the whole run's
+    /// and is not handed out then (a check would find each table once per batch).
+    batch: bool,
     /// The route tables and HCMs of every input, indexed; `None` when no check of the run
     /// [`Reads::routes`].
     routes: Option<&'s crate::model::route::RouteTables<'s, 'a>>,
@@ -50,7 +58,10 @@ pub struct Context<'s, 'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Reads {
     /// Each live listener's filter-chain index or matcher ([`ListenerCx::matching`],
-    /// [`ListenerCx::graph`]).
+    /// [`ListenerCx::graph`]). A check that reads them is run once per batch of listeners
+    /// ([`Context::listeners`] is the batch, all else is the run's): each batch's indexes are
+    /// built, checked and dropped before the next's, so that a run with a listener per tenant
+    /// does not hold 100k indexes at once. Its findings are therefore each listener's own.
     pub graphs: bool,
     /// The route tables and HCMs ([`Context::routes`], [`Context::route_tables`]).
     pub routes: bool,
@@ -129,7 +140,8 @@ impl<'s, 'a> Context<'s, 'a> {
         }
     }
 
-    /// Every live listener (static, active or declared), in input order.
+    /// Every live listener (static, active or declared), in input order; for a check that reads
+    /// the filter-chain indexes, those of its batch (see [`Reads::graphs`]).
     pub fn listeners(&self) -> impl Iterator<Item = ListenerCx<'s, 'a>> + 's {
         self.listeners.iter().copied()
     }
@@ -144,14 +156,14 @@ impl<'s, 'a> Context<'s, 'a> {
         &self,
         find: impl Fn(usize, ListenerCx<'s, 'a>, &mut Vec<R>) + Sync + Send,
     ) -> Vec<R> {
-        let places: Vec<usize> = (0..self.listeners.len()).collect();
-        crate::parallel::par_extend_cheap(&places, |&i, found| find(i, self.listeners[i], found))
+        let places: Vec<usize> = (self.first..self.first + self.listeners.len()).collect();
+        crate::parallel::par_extend_cheap(&places, |&i, found| find(i, self.listener_at(i), found))
     }
 
     /// The live listener at `place` in the run's order (see [`Self::per_listener`]): the same
     /// listener in every context of one run.
     pub(crate) fn listener_at(&self, place: usize) -> ListenerCx<'s, 'a> {
-        self.listeners[place]
+        self.listeners[place - self.first]
     }
 
     /// The live listeners that select chains with a `filter_chain_matcher` (Envoy then builds no
@@ -200,6 +212,10 @@ impl<'s, 'a> Context<'s, 'a> {
     /// In a check that does not declare [`Reads::routes`].
     pub fn route_tables(&self) -> impl Iterator<Item = TableCx<'s, 'a>> + 's {
         assert!(self.routes.is_some(), "a check that reads route tables declares Reads::routes");
+        assert!(
+            !self.batch,
+            "a check that reads the filter-chain indexes is handed a batch of listeners, not every table"
+        );
         self.tables.iter().copied()
     }
 
@@ -425,7 +441,41 @@ fn live_listeners<'s, 'a>(
         .collect()
 }
 
+/// How many chains (a listener counting one more for its own) a batch of listeners whose
+/// indexes are held together reaches before the next batch starts, at least: one tenant
+/// listener of 400k chains is one batch, 100k listeners of four chains about sixteen.
+const BATCH_CHAINS: usize = 1 << 15;
+
+/// At most this many batches: a check may build per batch what serves listeners of several
+/// (`h2-coalescing-misroute` indexes the domains of an RDS table many listeners share), so
+/// their number grows with nothing but the input's size.
+const MAX_BATCHES: usize = 16;
+
 fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources) -> Checked {
+    run_in_batches(checks, snapshot, sources, BATCH_CHAINS)
+}
+
+/// The live listeners in consecutive groups of at least `min_chains` chains (the last may have
+/// fewer), no more than [`MAX_BATCHES`] of them.
+fn batches(live: &[(usize, SourceId, Locator<'_>, &Listener<'_>)], min_chains: usize) -> Vec<Range<usize>> {
+    let weight = |l: &Listener<'_>| l.filter_chains.len() + 1;
+    let total: usize = live.iter().map(|&(.., l)| weight(l)).sum();
+    let size = min_chains.max(total.div_ceil(MAX_BATCHES)).max(1);
+    let (mut out, mut start, mut chains) = (Vec::new(), 0, 0);
+    for (i, &(.., l)) in live.iter().enumerate() {
+        chains += weight(l);
+        if chains >= size {
+            out.push(start..i + 1);
+            (start, chains) = (i + 1, 0);
+        }
+    }
+    if start < live.len() {
+        out.push(start..live.len());
+    }
+    out
+}
+
+fn run_in_batches(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources, min_chains: usize) -> Checked {
     let reads = checks.iter().fold(Reads::MODEL, |r, c| r.union(c.reads()));
     let live = live_listeners(snapshot, sources);
     let run = |cx: Context<'_, '_>, check: &&dyn Check| {
@@ -433,50 +483,67 @@ fn run_checks(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sources)
         check.run(cx, &mut out);
         out
     };
-    // What reads only the model runs on the other cores while the listeners' indexes are built
-    // (which keep one core and a part of another busy), and so does the pass over every chain's
-    // filters that finds the route tables; the rest after.
+    // Three kinds: what reads only the model, what reads the filter-chain indexes (run batch
+    // by batch), and what reads the route tables alone.
     let (early, late): (Vec<_>, Vec<_>) = checks.iter().enumerate().partition(|(_, c)| c.reads() == Reads::MODEL);
-    let (matchings, (routes, early_found)) = crate::parallel::join(
-        || reads.graphs.then(|| par_map(&live, |(_, _, _, l)| ListenerMatch::build(l))),
+    let (indexed, unindexed): (Vec<_>, Vec<_>) = late.iter().partition(|(_, c)| c.reads().graphs);
+    let routes = reads.routes.then(|| crate::model::route::RouteTables::of(snapshot));
+    // Every context but a batch's lists the live listeners without their indexes.
+    let listeners = listener_cxs(&live, None);
+    let cx = Context {
+        snapshot,
+        sources,
+        listeners: &listeners,
+        first: 0,
+        batch: false,
+        routes: routes.as_ref(),
+        tables: &[],
+    };
+    // The batches' indexes are built and checked on some cores while the checks that read none
+    // run on the others (building the indexes keeps one core and a part of another busy).
+    let (indexed_found, (early_found, (unindexed_found, notes))) = crate::parallel::join(
         || {
-            let listeners = listener_cxs(&live, None);
-            let cx = Context { snapshot, sources, listeners: &listeners, routes: None, tables: &[] };
-            let (found, routes) = crate::parallel::join(
-                || par_map(&early, |(_, check)| run(cx, check)),
-                || reads.routes.then(|| crate::model::route::RouteTables::of(snapshot)),
-            );
-            (routes, found)
+            let mut found: Vec<(Vec<Diagnostic>, Vec<Deferred>)> = indexed.iter().map(|_| Default::default()).collect();
+            for range in if reads.graphs { batches(&live, min_chains) } else { Vec::new() } {
+                let part = &live[range.clone()];
+                let matchings = par_map(part, |&(.., l)| ListenerMatch::build(l));
+                let listeners = listener_cxs(part, Some(&matchings));
+                let cx = Context { listeners: &listeners, first: range.start, batch: true, ..cx };
+                let batch = par_map(&indexed, |(_, check)| {
+                    let mut out = Vec::new();
+                    let deferred = check.run_deferred(cx, &mut out);
+                    (out, deferred)
+                });
+                for ((out, deferred), (now, later)) in found.iter_mut().zip(batch) {
+                    append(out, now);
+                    deferred.extend(later);
+                }
+            }
+            found
+        },
+        || {
+            let early_found = par_map(&early, |(_, check)| run(Context { routes: None, ..cx }, check));
+            let tables = if reads.routes { cx.find_route_tables() } else { Vec::new() };
+            let cx = Context { tables: &tables, ..cx };
+            let found = par_map(&unindexed, |(_, check)| run(cx, check));
+            // Each check run says what it could not look at: a check not run says nothing.
+            let notes: Vec<String> = checks.iter().flat_map(|c| c.notes(cx)).map(str::to_owned).collect();
+            (early_found, (found, notes))
         },
     );
-    let listeners = listener_cxs(&live, matchings.as_deref());
-    let cx = Context { snapshot, sources, listeners: &listeners, routes: routes.as_ref(), tables: &[] };
-    let tables = if reads.routes { cx.find_route_tables() } else { Vec::new() };
-    let cx = Context { tables: &tables, ..cx };
-    let late_run = par_map(&late, |(_, check)| {
-        let mut out = Vec::new();
-        let deferred = check.run_deferred(cx, &mut out);
-        (out, deferred)
-    });
-    // Each check run says what it could not look at: a check not run says nothing.
-    let notes = checks.iter().flat_map(|c| c.notes(cx)).map(str::to_owned).collect();
-    // The indexes go before the deferred findings are made (the context they are handed has
-    // none): at tenant scale they were 110 MB beside 100k findings of as much.
-    drop(tables);
-    drop(listeners);
-    drop(matchings);
-    let listeners = listener_cxs(&live, None);
-    let cx = Context { snapshot, sources, listeners: &listeners, routes: routes.as_ref(), tables: &[] };
-    let late_found = late_run.into_iter().map(|(mut out, deferred)| {
-        if let Some(deferred) = deferred {
-            append(&mut out, deferred(cx));
+    // Deferred findings are made once every batch's index is dropped (see Check::run_deferred).
+    let indexed_found = indexed_found.into_iter().map(|(mut out, deferred)| {
+        for later in deferred {
+            append(&mut out, later(cx));
         }
         out
     });
     // Checks are independent readers of the same graphs; their findings are concatenated in
     // registry order, so the output does not depend on which finished first or when it ran.
-    let mut per_check: Vec<(usize, Vec<Diagnostic>)> =
-        early.iter().map(|&(i, _)| i).zip(early_found).chain(late.iter().map(|&(i, _)| i).zip(late_found)).collect();
+    let mut per_check: Vec<(usize, Vec<Diagnostic>)> = (early.iter().map(|&(i, _)| i).zip(early_found))
+        .chain(indexed.iter().map(|(i, _)| *i).zip(indexed_found))
+        .chain(unindexed.iter().map(|(i, _)| *i).zip(unindexed_found))
+        .collect();
     per_check.sort_unstable_by_key(|&(i, _)| i);
     let mut findings = Vec::with_capacity(per_check.iter().map(|(_, f)| f.len()).sum());
     for (_, found) in per_check {
@@ -547,11 +614,59 @@ filter_chains:
         let live = live_listeners(&snapshot, &sources);
         let matchings: Vec<_> = live.iter().map(|(_, _, _, l)| ListenerMatch::build(l)).collect();
         let listeners = listener_cxs(&live, Some(&matchings));
-        let cx = Context { snapshot: &snapshot, sources: &sources, listeners: &listeners, routes: None, tables: &[] };
+        let cx = Context {
+            snapshot: &snapshot,
+            sources: &sources,
+            listeners: &listeners,
+            first: 0,
+            batch: false,
+            routes: None,
+            tables: &[],
+        };
         let mut at_once = Vec::new();
         rule.run(cx, &mut at_once);
         assert_eq!(at_once.len(), 2, "{at_once:#?}");
         assert_ne!(at_once[0].listener, at_once[1].listener);
         assert_eq!(deferred, at_once);
+    }
+
+    #[test]
+    fn findings_in_batches_are_those_of_one_batch() {
+        // The fixtures of every rule that reads the filter-chain indexes, each an input of its
+        // own: checked with every index held at once, and in as many batches as the runner
+        // makes (the listeners of one input fall into several).
+        let rules = [
+            "ambiguous-catch-all",
+            "duplicate-filter-chain-match",
+            "h2-coalescing-misroute",
+            "match-blackhole",
+            "overlapping-filter-chain-match",
+            "unreachable-filter-chain",
+            "wildcard-overlap",
+        ];
+        let mut sources = Sources::new();
+        for rule in rules {
+            let dir = format!("{}/../testdata/checks/{rule}", env!("CARGO_MANIFEST_DIR"));
+            let mut files: Vec<_> =
+                std::fs::read_dir(&dir).expect("fixtures").map(|e| e.expect("entry").path()).collect();
+            files.sort();
+            for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "json")) {
+                let text = std::fs::read_to_string(path).expect("fixture");
+                sources.add(SourceFile::new(path.display().to_string(), text));
+            }
+        }
+        let documents = crate::read_documents(&sources, &crate::Options::default());
+        let (snapshot, _) = crate::load_all(&documents);
+        let checks: Vec<&dyn Check> = crate::codes::checks().collect();
+        assert_eq!(batches(&live_listeners(&snapshot, &sources), usize::MAX).len(), 1);
+        let many = batches(&live_listeners(&snapshot, &sources), 1).len();
+        assert!((2..=MAX_BATCHES).contains(&many), "{many} batches");
+        let whole = run_in_batches(&checks, &snapshot, &sources, usize::MAX);
+        let batched = run_in_batches(&checks, &snapshot, &sources, 1);
+        for rule in rules {
+            assert!(whole.findings.iter().any(|d| d.rule.name == rule), "no finding of {rule}");
+        }
+        assert_eq!(batched.findings, whole.findings);
+        assert_eq!(batched.notes, whole.notes);
     }
 }
