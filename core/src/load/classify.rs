@@ -832,10 +832,10 @@ impl<'a> Dynamic<'a> {
         Dynamic {
             casing: Casing::from_camel(obj.camel),
             name: obj.name.map(|n| n.0),
-            active: obj.active_state,
-            warming: obj.warming_state,
-            draining: obj.draining_state,
-            error: obj.error_state,
+            active: obj.active_state.map(|s| *s),
+            warming: obj.warming_state.map(|s| *s),
+            draining: obj.draining_state.map(|s| *s),
+            error: obj.error_state.map(|s| *s),
         }
     }
 }
