@@ -19,13 +19,14 @@ pub(crate) mod envoy_text;
 pub(crate) mod repeated_listener_names;
 pub(crate) mod schema_problems;
 
+use std::ops::Range;
+
 use crate::chain_match::MatchGraph;
 use crate::chain_match::select::ListenerMatch;
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::model::{FilterChain, Input, Listener, Snapshot};
 use crate::parallel::par_map;
 use crate::source::{Location, Locator, SourceId, Sources};
-use std::ops::Range;
 
 /// What a check is given.
 #[derive(Debug, Clone, Copy)]
@@ -441,9 +442,9 @@ fn live_listeners<'s, 'a>(
         .collect()
 }
 
-/// How many chains (a listener counting one more for its own) a batch of listeners whose
-/// indexes are held together reaches before the next batch starts, at least: one tenant
-/// listener of 400k chains is one batch, 100k listeners of four chains about sixteen.
+/// The fewest chains a batch of listeners whose indexes are held together has (a listener
+/// counts one more for itself), but the last: one tenant listener of 400k chains is one batch,
+/// 100k listeners of four chains are sixteen.
 const BATCH_CHAINS: usize = 1 << 15;
 
 /// At most this many batches: a check may build per batch what serves listeners of several
@@ -504,7 +505,8 @@ fn run_in_batches(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sour
     let (indexed_found, (early_found, (unindexed_found, notes))) = crate::parallel::join(
         || {
             let mut found: Vec<(Vec<Diagnostic>, Vec<Deferred>)> = indexed.iter().map(|_| Default::default()).collect();
-            for range in if reads.graphs { batches(&live, min_chains) } else { Vec::new() } {
+            let batches = if reads.graphs { batches(&live, min_chains) } else { Vec::new() };
+            for range in batches {
                 let part = &live[range.clone()];
                 let matchings = par_map(part, |&(.., l)| ListenerMatch::build(l));
                 let listeners = listener_cxs(part, Some(&matchings));
