@@ -224,6 +224,58 @@ pub struct Related {
     pub location: Location,
 }
 
+/// A line shown under a finding's message: words made for the finding, a rule's fixed words,
+/// or the two, the fixed ones last (`the wildcard terminates TLS and 'a' passes TLS through:
+/// Cilium 1.19.6 and later mark ...`). The fixed words are the rule's, not copied into each of
+/// 100k findings (a fifth of such a finding's bytes). Shown and serialized as one string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Note {
+    head: Cow<'static, str>,
+    tail: &'static str,
+}
+
+impl Note {
+    /// Words made for the finding, then the rule's fixed words.
+    pub fn joined(head: String, tail: &'static str) -> Self {
+        Note { head: Cow::Owned(head), tail }
+    }
+
+    /// The line, borrowed when it is one piece.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self.tail {
+            "" => Cow::Borrowed(&self.head),
+            tail => Cow::Owned([&*self.head, tail].concat()),
+        }
+    }
+}
+
+impl<T: Into<Cow<'static, str>>> From<T> for Note {
+    fn from(text: T) -> Self {
+        Note { head: text.into(), tail: "" }
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.head)?;
+        f.write_str(self.tail)
+    }
+}
+
+impl serde::Serialize for Note {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Joined first and written as one string: serde_json's `collect_str` (escaping as the
+        // `Display` writes) cost 0.3% of a 10k-tenant run's instructions, the copy nothing seen.
+        s.serialize_str(&self.text())
+    }
+}
+
+impl PartialEq<str> for Note {
+    fn eq(&self, other: &str) -> bool {
+        other.strip_prefix(&*self.head).is_some_and(|rest| rest == self.tail)
+    }
+}
+
 /// One thing xdsck says about an input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -251,7 +303,7 @@ pub struct Diagnostic {
     pub example: BTreeMap<&'static str, serde_json::Value>,
     /// Extra lines shown under the message: what Envoy actually does, how to fix it. Mostly a
     /// rule's fixed words: not copied into every one of 100k findings.
-    pub notes: Vec<Cow<'static, str>>,
+    pub notes: Vec<Note>,
 }
 
 impl Diagnostic {
@@ -311,11 +363,11 @@ impl Diagnostic {
     }
 
     /// Adds a line shown under the message.
-    pub fn note(mut self, note: impl Into<Cow<'static, str>>) -> Self {
-        let note = match note.into() {
-            Cow::Owned(s) => Cow::Owned(fitted(s)),
-            fixed => fixed,
-        };
+    pub fn note(mut self, note: impl Into<Note>) -> Self {
+        let mut note = note.into();
+        if let Cow::Owned(s) = &mut note.head {
+            s.shrink_to_fit();
+        }
         push_short(&mut self.notes, note);
         self
     }
@@ -421,7 +473,23 @@ impl Eq for Rule {}
 
 #[cfg(test)]
 mod tests {
-    use super::below_chain;
+    use super::{Note, below_chain};
+
+    #[test]
+    fn a_joined_note_is_shown_and_serialized_as_one_string() {
+        let joined = Note::joined("the wildcard terminates TLS and 'a' passes".to_owned(), " TLS through: \"quoted\"");
+        let whole = "the wildcard terminates TLS and 'a' passes TLS through: \"quoted\"";
+        assert_eq!(joined.to_string(), whole);
+        assert_eq!(joined.text(), whole);
+        assert!(joined == *whole && joined != *"the wildcard terminates TLS and 'a' passes");
+        // The same bytes as the string itself, escapes included, in every serialization.
+        assert_eq!(serde_json::to_string(&joined).unwrap(), serde_json::to_string(whole).unwrap());
+        assert_eq!(serde_json::to_string_pretty(&[&joined]).unwrap(), serde_json::to_string_pretty(&[whole]).unwrap());
+        // A note of one piece borrows its words.
+        let fixed = Note::from("Envoy sends each exact name to its own chain");
+        assert!(matches!(fixed.text(), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(serde_json::to_string(&fixed).unwrap(), "\"Envoy sends each exact name to its own chain\"");
+    }
 
     #[test]
     fn the_part_below_the_chain_is_kept() {

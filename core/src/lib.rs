@@ -51,7 +51,7 @@ pub mod settings;
 pub mod source;
 pub mod trace;
 
-pub use diagnostic::{Diagnostic, Related, Rule, Severity};
+pub use diagnostic::{Diagnostic, Note, Related, Rule, Severity};
 pub use source::{Location, SourceFile, SourceId, Sources};
 
 use load::Limits;

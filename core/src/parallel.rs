@@ -25,6 +25,20 @@ pub(crate) fn par_map_mut_cheap<T: Send, R: Send>(
     }
 }
 
+/// `out.extend` of what [`par_map_mut_cheap`] would return, written straight into `out`'s room
+/// (one list of 100k findings, not a second beside it): on every core only when there are many.
+pub(crate) fn par_extend_mut_cheap<T: Send, R: Send>(
+    items: &mut [T],
+    out: &mut Vec<R>,
+    f: impl Fn(usize, &mut T) -> R + Sync + Send,
+) {
+    if items.len() < CHEAP_MIN {
+        out.extend(items.iter_mut().enumerate().map(|(i, x)| f(i, x)));
+    } else {
+        par_extend_mut(items, out, f);
+    }
+}
+
 /// [`par_flat_map`] of items that each cost little: on every core only when there are many.
 pub(crate) fn par_flat_map_cheap<'t, T: Sync, I: IntoIterator<Item: Send>>(
     items: &'t [T],
@@ -101,6 +115,24 @@ pub(crate) fn par_map_mut<T: Send, R: Send>(items: &mut [T], f: impl Fn(usize, &
 #[cfg(not(feature = "parallel"))]
 pub(crate) fn par_map_mut<T, R>(items: &mut [T], f: impl Fn(usize, &mut T) -> R) -> Vec<R> {
     items.iter_mut().enumerate().map(|(i, x)| f(i, x)).collect()
+}
+
+/// `out.extend(items.iter_mut().enumerate().map(|(i, x)| f(i, x)))` on every core: an indexed
+/// iterator's items are written into `out`'s room in place, in order.
+#[cfg(feature = "parallel")]
+pub(crate) fn par_extend_mut<T: Send, R: Send>(
+    items: &mut [T],
+    out: &mut Vec<R>,
+    f: impl Fn(usize, &mut T) -> R + Sync + Send,
+) {
+    use rayon::prelude::*;
+    out.par_extend(items.par_iter_mut().enumerate().map(|(i, x)| f(i, x)));
+}
+
+/// `out.extend(items.iter_mut().enumerate().map(|(i, x)| f(i, x)))`.
+#[cfg(not(feature = "parallel"))]
+pub(crate) fn par_extend_mut<T, R>(items: &mut [T], out: &mut Vec<R>, f: impl Fn(usize, &mut T) -> R) {
+    out.extend(items.iter_mut().enumerate().map(|(i, x)| f(i, x)));
 }
 
 /// `(a(), b())`, the two at once.

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::diagnostic::{Diagnostic, Rule};
+use crate::diagnostic::{Diagnostic, Note, Rule};
 use crate::source::Location;
 
 /// An input that is not readable Envoy configuration. Carries one of the `XDS0xx` rules
@@ -42,7 +42,7 @@ impl LoadError {
     /// The same problem as a diagnostic, for the renderers.
     pub fn to_diagnostic(&self) -> Diagnostic {
         let mut d = Diagnostic::new(self.rule, self.message.clone()).at(self.location.clone());
-        d.notes = self.notes.clone();
+        d.notes = self.notes.iter().cloned().map(Note::from).collect();
         d
     }
 }

@@ -3,6 +3,8 @@
 //! Plain serde structs holding only the properties xdsck fills: smaller and easier to read than
 //! the full generated object model, and `tests` validates the output against the official schema.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 use super::{Report, line_column};
@@ -242,8 +244,7 @@ fn message(d: &Diagnostic) -> String {
         text.push_str(e);
     }
     for note in &d.notes {
-        text.push_str("\nnote: ");
-        text.push_str(note);
+        let _ = write!(text, "\nnote: {note}");
     }
     text
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use annotate_snippets::{Annotation, AnnotationKind, Element, Group, Level, Origin, Renderer, Snippet};
 
 use super::{InputSummary, RenderOptions, Report, plural};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Note, Severity};
 use crate::source::{SourceFile, SourceId, Sources};
 
 /// Annotations this many lines apart or closer share one snippet; farther ones get their own.
@@ -198,7 +198,7 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d
     if let Some(e) = &d.envoy_error {
         notes.push(format!("Envoy rejects it with: {e}").into());
     }
-    notes.extend(d.notes.iter().map(|n| Cow::Borrowed(&**n)));
+    notes.extend(d.notes.iter().map(Note::text));
     notes.extend(unplaced_notes.into_iter().map(Cow::Owned));
     elements.extend(notes.into_iter().map(|n| Element::from(Level::NOTE.message(n))));
     if !d.example.is_empty() {

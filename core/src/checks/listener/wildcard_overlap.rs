@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use crate::chain_match::{Key, Level, NodeIndex};
 use crate::checks::{Check, Context, Deferred, ListenerCx, Reads};
-use crate::diagnostic::{Diagnostic, Severity, declare_rule};
-use crate::parallel::{par_map_cheap, par_map_mut_cheap};
+use crate::diagnostic::{Diagnostic, Note, Severity, declare_rule};
+use crate::parallel::{par_extend_mut_cheap, par_map_cheap};
 
 declare_rule! {
     pub(crate) static RULE for WildcardOverlap = {
@@ -32,7 +32,8 @@ impl Check for WildcardOverlap {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         if let Some(deferred) = self.run_deferred(cx, out) {
-            crate::checks::append(out, deferred(cx));
+            out.reserve_exact(deferred.len);
+            (deferred.make)(cx, out);
         }
     }
 
@@ -74,10 +75,13 @@ impl Check for WildcardOverlap {
                 );
             }
         });
-        Some(Box::new(move |cx: Context<'_, '_>| {
-            let mut found = found;
-            par_map_mut_cheap(&mut found, |_, c| c.diagnostic(cx))
-        }))
+        Some(Deferred {
+            len: found.len(),
+            make: Box::new(move |cx: Context<'_, '_>, out: &mut Vec<Diagnostic>| {
+                let mut found = found;
+                par_extend_mut_cheap(&mut found, out, |_, c| c.diagnostic(cx));
+            }),
+        })
     }
 }
 
@@ -163,10 +167,10 @@ impl Carved {
                 let _ = write!(note, "{sep}'{}'", chains[c].display_name());
             }
             note.push_str(if passthrough.len() == 1 { " passes" } else { " pass" });
-            note.push_str(
+            d = d.note(Note::joined(
+                note,
                 " TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",
-            );
-            d = d.note(note);
+            ));
             if let Some(&c) = passthrough.first() {
                 d = d.related("a passthrough chain for a name under the wildcard", l.chain_location(&chains[c]));
             }
