@@ -227,8 +227,9 @@ pub struct Related {
 /// A line shown under a finding's message: words made for the finding, a rule's fixed words,
 /// or the two, the fixed ones last (`the wildcard terminates TLS and 'a' passes TLS through:
 /// Cilium 1.19.6 and later mark ...`). The fixed words are the rule's, not copied into each of
-/// 100k findings (a fifth of such a finding's bytes). Shown and serialized as one string.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// 100k findings (a fifth of such a finding's bytes). Shown, serialized and compared as one
+/// string, however it is held.
+#[derive(Debug, Clone)]
 pub struct Note {
     head: Cow<'static, str>,
     tail: &'static str,
@@ -246,6 +247,10 @@ impl Note {
             "" => Cow::Borrowed(&self.head),
             tail => Cow::Owned([&*self.head, tail].concat()),
         }
+    }
+
+    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        self.head.bytes().chain(self.tail.bytes())
     }
 }
 
@@ -269,6 +274,14 @@ impl serde::Serialize for Note {
         s.serialize_str(&self.text())
     }
 }
+
+impl PartialEq for Note {
+    fn eq(&self, other: &Note) -> bool {
+        self.head.len() + self.tail.len() == other.head.len() + other.tail.len() && self.bytes().eq(other.bytes())
+    }
+}
+
+impl Eq for Note {}
 
 impl PartialEq<str> for Note {
     fn eq(&self, other: &str) -> bool {
@@ -482,6 +495,13 @@ mod tests {
         assert_eq!(joined.to_string(), whole);
         assert_eq!(joined.text(), whole);
         assert!(joined == *whole && joined != *"the wildcard terminates TLS and 'a' passes");
+        // Equal to the same line held in one piece or cut elsewhere.
+        assert_eq!(joined, Note::from(whole));
+        assert_eq!(
+            joined,
+            Note::joined("the wildcard terminates TLS and 'a' passes TLS".to_owned(), " through: \"quoted\"")
+        );
+        assert_ne!(joined, Note::joined(whole.to_owned(), "."));
         // The same bytes as the string itself, escapes included, in every serialization.
         assert_eq!(serde_json::to_string(&joined).unwrap(), serde_json::to_string(whole).unwrap());
         assert_eq!(serde_json::to_string_pretty(&[&joined]).unwrap(), serde_json::to_string_pretty(&[whole]).unwrap());
