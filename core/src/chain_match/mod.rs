@@ -38,7 +38,7 @@ use petgraph::graph::DiGraph;
 pub use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
-use crate::model::{ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
+use crate::model::{AddressSuffix, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
 use crate::parallel::par_map_cheap;
 pub use key::{Key, Level};
 
@@ -595,8 +595,7 @@ fn same_as_earlier(hashes: &[u64], equal: impl Fn(usize, usize) -> bool) -> Vec<
 pub type Rules<'m, 'a> = (
     Option<u32>,
     &'m [CidrRange<'a>],
-    &'m str,
-    Option<u32>,
+    Option<&'m AddressSuffix<'a>>,
     &'m [CidrRange<'a>],
     SourceType,
     &'m [CidrRange<'a>],
@@ -614,8 +613,7 @@ pub fn rules<'m, 'a>(m: Option<&'m FilterChainMatch<'a>>) -> Rules<'m, 'a> {
     (
         m.destination_port,
         &m.prefix_ranges,
-        &m.address_suffix,
-        m.suffix_len,
+        m.unimplemented.as_deref(),
         &m.direct_source_prefix_ranges,
         m.source_type,
         &m.source_prefix_ranges,

@@ -18,8 +18,8 @@ use super::route_raw::{Codec, Given, Items, LBool, List, Obj, RawMirror, RawRds,
 use crate::model::build::{ClusterBuild, Discovery, Endpoint, Pem, PemHolds, Source, StatusRange, TlsCertificates};
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
-    Address, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter, NetworkFilter,
-    NetworkFilterKind, Protocol, SocketAddress, SourceType, TransportSocket,
+    Address, AddressSuffix, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter,
+    NetworkFilter, NetworkFilterKind, Protocol, SocketAddress, SourceType, TransportSocket,
 };
 use crate::source::{Pointer, SourceId, join_field, join_index};
 
@@ -1008,8 +1008,10 @@ impl<'a> RawFilterChainMatch<'a> {
             casing: Casing::from_camel(self.camel),
             destination_port: self.destination_port.map(|p| p.0.0),
             prefix_ranges: cidrs(self.prefix_ranges),
-            address_suffix: cow(self.address_suffix),
-            suffix_len: self.suffix_len.map(|l| l.0.0),
+            unimplemented: match (cow(self.address_suffix), self.suffix_len.map(|l| l.0.0)) {
+                (address_suffix, None) if address_suffix.is_empty() => None,
+                (address_suffix, suffix_len) => Some(Box::new(AddressSuffix { address_suffix, suffix_len })),
+            },
             direct_source_prefix_ranges: cidrs(self.direct_source_prefix_ranges),
             source_type: self.source_type.unwrap_or_default(),
             source_prefix_ranges: cidrs(self.source_prefix_ranges),

@@ -82,13 +82,15 @@ pub(crate) fn envoy_json(m: Option<&FilterChainMatch<'_>>) -> String {
     // source_ports 7, destination_port 8, transport_protocol 9, application_protocols 10,
     // server_names 11, source_type 12, direct_source_prefix_ranges 13.
     cidrs(&mut out, &mut sep, "prefix_ranges", &m.prefix_ranges);
-    if !m.address_suffix.is_empty() {
-        sep.key(&mut out, "address_suffix");
-        string(&mut out, &m.address_suffix);
-    }
-    if let Some(n) = m.suffix_len {
-        sep.key(&mut out, "suffix_len");
-        let _ = write!(out, "{n}");
+    if let Some(u) = &m.unimplemented {
+        if !u.address_suffix.is_empty() {
+            sep.key(&mut out, "address_suffix");
+            string(&mut out, &u.address_suffix);
+        }
+        if let Some(n) = u.suffix_len {
+            sep.key(&mut out, "suffix_len");
+            let _ = write!(out, "{n}");
+        }
     }
     cidrs(&mut out, &mut sep, "source_prefix_ranges", &m.source_prefix_ranges);
     if !m.source_ports.is_empty() {

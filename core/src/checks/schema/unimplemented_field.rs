@@ -42,13 +42,15 @@ impl Check for UnimplementedField {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             for chain in &l.listener.filter_chains {
-                let Some(m) = &chain.filter_chain_match else { continue };
+                let Some(u) = chain.filter_chain_match.as_ref().and_then(|m| m.unimplemented.as_deref()) else {
+                    continue;
+                };
                 let mut fields = Vec::new();
-                if !m.address_suffix.is_empty() {
+                if !u.address_suffix.is_empty() {
                     fields.push("address_suffix");
                 }
                 // A UInt32Value: set to 0 is still set.
-                if m.suffix_len.is_some() {
+                if u.suffix_len.is_some() {
                     fields.push("suffix_len");
                 }
                 if !fields.is_empty() {
