@@ -379,6 +379,15 @@ pub struct Deferred {
 /// How a [`Deferred`]'s findings are made: from the run's context, into the list handed.
 pub(crate) type MakeLater = Box<dyn for<'s, 'a> FnOnce(Context<'s, 'a>, &mut Vec<Diagnostic>) + Send>;
 
+impl Deferred {
+    /// Makes the findings into `out`, with room for them made first (none is made when the
+    /// caller sized `out` for several).
+    pub(crate) fn append_to(self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
+        out.reserve_exact(self.len);
+        (self.make)(cx, out);
+    }
+}
+
 impl std::fmt::Debug for Deferred {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Deferred").field("len", &self.len).finish_non_exhaustive()
@@ -555,7 +564,7 @@ fn run_in_batches(checks: &[&dyn Check], snapshot: &Snapshot<'_>, sources: &Sour
     let indexed_found = indexed_found.into_iter().map(|(mut out, deferred)| {
         out.reserve_exact(deferred.iter().map(|later| later.len).sum());
         for later in deferred {
-            (later.make)(cx, &mut out);
+            later.append_to(cx, &mut out);
         }
         out
     });

@@ -32,8 +32,7 @@ impl Check for WildcardOverlap {
 
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         if let Some(deferred) = self.run_deferred(cx, out) {
-            out.reserve_exact(deferred.len);
-            (deferred.make)(cx, out);
+            deferred.append_to(cx, out);
         }
     }
 
