@@ -7,7 +7,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-step() { printf '\n== %s\n' "$*" >&2; }
+# Each step says how long the run has taken so far (from test.sh's start when it ran this).
+export XDSCK_TEST_STARTED=${XDSCK_TEST_STARTED:-$(date +%s)}
+step() { printf '\n== %s  [%s]\n' "$*" "$(elapsed)" >&2; }
+elapsed() { local s=$(($(date +%s) - XDSCK_TEST_STARTED)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
 step "wasm: toolchain (wasm32 target, wasm-bindgen-cli, Chromium)"
 if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then

@@ -8,7 +8,11 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-step() { printf '\n== %s\n' "$*" >&2; }
+# Each step says how long the run has taken so far: CI has a time budget, and this is where
+# it goes. The start is passed on to test-wasm.sh.
+export XDSCK_TEST_STARTED; XDSCK_TEST_STARTED=$(date +%s)
+step() { printf '\n== %s  [%s]\n' "$*" "$(elapsed)" >&2; }
+elapsed() { local s=$(($(date +%s) - XDSCK_TEST_STARTED)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
 step "Envoy 1.40 (the oracle the conformance tests compare with)"
 XDSCK_ENVOY=$(scripts/install-envoy.sh)
@@ -53,6 +57,7 @@ scripts/test-wasm.sh 2>&1 | tee -a "$log" || status=1
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      /^(# |ℹ )pass [0-9]+$/ { p += $3 } /^(# |ℹ )fail [0-9]+$/ { f += $3 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+echo "scripts/test.sh: took $(elapsed)" >&2
 if ((status != 0)); then
   echo "scripts/test.sh: a step failed (see above)" >&2
 fi

@@ -5,10 +5,18 @@
 //! `GITHUB_PATH`), its `if:` and `${{ }}` expressions evaluated — up to the upload, whose input
 //! must be the SARIF report the check wrote.
 //!
-//! Both build xdsck from this repository as a user's would (`cargo run` in pre-commit's clone,
-//! `cargo install --path` from the action's checkout), with the `release` profile and this test
-//! build's target directory, so that the dependencies are built once for both and neither
-//! relinks the `target/debug/xdsck` the other tests run.
+//! Both build xdsck from this repository as a user's would: `cargo run` in pre-commit's clone,
+//! `cargo install --path` from the action's checkout. Neither may relink the `target/debug/xdsck`
+//! the other tests run meanwhile (a probe once found it missing), and neither should build more
+//! than it must: the suite's longest tests were these two builds.
+//! - The action builds from this checkout with the `release` profile into this test build's
+//!   target directory: the same build, features and paths as the instruction-count gate's
+//!   (`scripts/instructions.py`), which then finds it done.
+//! - pre-commit's `try-repo` clones the repository afresh for every run, and a clone at another
+//!   path rebuilds the workspace's own crates: in `release` (one codegen unit, thin LTO) that was
+//!   about four minutes a run on two cores. The hook builds with `dev` in a target directory of
+//!   its own (`ci-glue-hook` inside this one): the dependencies once, then about half a minute a
+//!   clone, and nothing the other tests run is touched.
 
 use crate::support;
 
@@ -23,6 +31,22 @@ use support::{describe, text, workspace};
 /// parent), whatever `CARGO_TARGET_DIR` says.
 fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_xdsck")).parent().and_then(Path::parent).expect("target/<profile>/xdsck").to_owned()
+}
+
+/// `cmd` without what `cargo test` sets in this process's environment for the test itself
+/// (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, …), which neither a runner nor a developer's shell
+/// has. A build script that watches one of them (ring's watches both) would rebuild its crate
+/// and every crate above it, and the instruction-count gate's build after this one would
+/// rebuild them once more.
+fn as_outside_cargo_test(cmd: &mut Command) -> &mut Command {
+    const SET_FOR_TESTS: [&str; 5] = ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_CRATE_", "CARGO_BIN_", "CARGO_PRIMARY_"];
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name == "CARGO" || SET_FOR_TESTS.iter().any(|p| name.starts_with(p)) {
+            cmd.env_remove(&*name);
+        }
+    }
+    cmd
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -91,15 +115,14 @@ fn pre_commit_hook_refuses_what_envoy_rejects_and_passes_the_rest() {
     let repo = fixture_repository();
     let home = tempfile::tempdir().unwrap();
     let hook = |root: &Path| {
-        run(Command::new(pre_commit())
+        run(as_outside_cargo_test(&mut Command::new(pre_commit()))
             .args(["try-repo", &workspace().display().to_string(), "xdsck", "--all-files", "--verbose"])
             .current_dir(root)
             .env("PRE_COMMIT_HOME", home.path())
-            .env("CARGO_TARGET_DIR", target_dir())
-            // The hook's own default. Not `dev`: a `dev` build of pre-commit's clone (another
-            // path) relinks `target/debug/xdsck`, the binary the other tests of this run are
-            // executing meanwhile (a probe once found it missing).
-            .env("XDSCK_HOOK_PROFILE", "release")
+            // Its own target directory and `dev` (see the module's comment): a `dev` build in
+            // this test build's directory would relink `target/debug/xdsck`.
+            .env("CARGO_TARGET_DIR", target_dir().join("ci-glue-hook"))
+            .env("XDSCK_HOOK_PROFILE", "dev")
             .env("NO_COLOR", "1"))
     };
     let out = hook(repo.path());
@@ -226,7 +249,8 @@ fn run_action(root: &Path, inputs: &[(&str, &str)]) -> (Option<BTreeMap<String, 
             std::env::join_paths(added.into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())))
                 .unwrap();
         let mut cmd = Command::new("bash");
-        cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &cx.expand(step["run"].as_str().unwrap())])
+        as_outside_cargo_test(&mut cmd)
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &cx.expand(step["run"].as_str().unwrap())])
             .current_dir(root)
             .env("PATH", path)
             .env("RUNNER_TEMP", runner.path())
@@ -253,7 +277,8 @@ fn run_action(root: &Path, inputs: &[(&str, &str)]) -> (Option<BTreeMap<String, 
 #[test]
 fn github_action_checks_uploads_sarif_and_fails_the_job() {
     let repo = fixture_repository();
-    // `release`, as the hook: a `dev` install relinks the `target/debug/xdsck` other tests run.
+    // `release` (see the module's comment): a `dev` install relinks the `target/debug/xdsck`
+    // other tests run, and the instruction-count gate builds this same `release` afterwards.
     let (upload, cx) = run_action(repo.path(), &[("profile", "release")]);
     assert!(cx.failed, "the job passed on a listener Envoy rejects:\n{}", cx.log);
     assert_eq!(cx.value("steps.check.outputs.exit-code"), "1", "{}", cx.log);
