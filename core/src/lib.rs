@@ -41,6 +41,7 @@ pub mod codes;
 pub mod diagnostic;
 pub mod diff;
 pub mod gateway;
+mod hashing;
 pub mod load;
 pub mod model;
 mod parallel;
@@ -252,7 +253,7 @@ fn free(snapshot: Snapshot<'_>) {
 fn name_proxies(report: &mut Report, snapshot: &Snapshot<'_>) {
     // By the proxies' places, each finding looked up by the pointers that hold its own: a map of
     // a thousand pods costs no more per finding than a map of one.
-    let proxies: rustc_hash::FxHashMap<(SourceId, &str), &str> = snapshot
+    let proxies: hashing::InputMap<(SourceId, &str), &str> = snapshot
         .inputs
         .iter()
         .filter_map(|i| i.proxy.as_ref().and_then(|p| Some(((i.source, p.pointer.as_str()), p.name.as_deref()?))))

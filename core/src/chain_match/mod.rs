@@ -29,7 +29,6 @@ use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
-use rustc_hash::FxBuildHasher;
 use std::sync::LazyLock;
 
 use petgraph::Direction;
@@ -38,6 +37,7 @@ use petgraph::graph::DiGraph;
 pub use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
+use crate::hashing::InputHasher;
 use crate::model::{AddressSuffix, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
 use crate::parallel::par_map_cheap;
 pub use key::{Key, Level};
@@ -104,8 +104,10 @@ pub struct MatchGraph<'l, 'a> {
     /// Most nodes have one child (the wildcard levels of a chain), and a short scan of their
     /// edges beats hashing them; only nodes past [`SMALL`] children are indexed here. Entries
     /// are (parent, child) and the key is read from the child: 8 bytes each instead of a copy
-    /// of the key. FxHash: the keys are short strings and ports, hashed millions of times.
+    /// of the key. Keys are names from the input: hashed by `hasher`, seeded
+    /// ([`crate::hashing`]).
     children: HashTable<(NodeIndex, NodeIndex)>,
+    hasher: InputHasher,
     /// Children per node.
     counts: Vec<u32>,
     /// One collision per pair of chains, in the order Envoy adds the chains: the first is the
@@ -204,9 +206,10 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         let chains = &listener.filter_chains;
         // What each chain's match is, read on every core: at tenant scale the chains are
         // hundreds of megabytes, and one pass over them costs what the insertion below does.
+        let hasher = InputHasher::default();
         let facts = par_map_cheap(chains, |c| {
             let m = c.filter_chain_match.as_ref();
-            (FxBuildHasher.hash_one(rules(m)), tuples(m), m.map_or(0, |m| m.server_names.len()))
+            (hasher.hash_one(rules(m)), tuples(m), m.map_or(0, |m| m.server_names.len()))
         });
         // At most one node per level and expanded tuple, plus its leaf: sized once from that
         // bound, the vectors never regrow (reserved pages that stay unused cost no memory).
@@ -236,6 +239,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             children: HashTable::with_capacity(
                 listener.filter_chains.len().max(facts.iter().map(|&(_, _, names)| names).sum()),
             ),
+            hasher,
             counts: Vec::with_capacity(estimate),
             overlaps: Vec::new(),
             excluded: vec![None; listener.filter_chains.len()],
@@ -376,14 +380,14 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             // The node just outgrew the scan: index all its children.
             for k in self.graph.neighbors(parent) {
                 if let Node::Key { key, .. } = &self.graph[k] {
-                    let graph = &self.graph;
+                    let (graph, h) = (&self.graph, &self.hasher);
                     self.children
-                        .insert_unique(entry_hash(parent, key), (parent, k), |&(p, c)| hash_entry(graph, p, c));
+                        .insert_unique(h.hash_one((parent, key)), (parent, k), |&(p, c)| hash_entry(h, graph, p, c));
                 }
             }
         } else if *count as usize > SMALL {
-            let graph = &self.graph;
-            self.children.insert_unique(entry_hash(parent, key), (parent, n), |&(p, c)| hash_entry(graph, p, c));
+            let (graph, h) = (&self.graph, &self.hasher);
+            self.children.insert_unique(h.hash_one((parent, key)), (parent, n), |&(p, c)| hash_entry(h, graph, p, c));
         }
         n
     }
@@ -397,7 +401,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
                 .find(|&n| matches!(&self.graph[n], Node::Key { key: k, .. } if k == key));
         }
         self.children
-            .find(entry_hash(parent, key), |&(p, c)| {
+            .find(self.hasher.hash_one((parent, key)), |&(p, c)| {
                 p == parent && matches!(&self.graph[c], Node::Key { key: k, .. } if k == key)
             })
             .map(|&(_, c)| c)
@@ -539,15 +543,11 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     }
 }
 
-/// The hash of a (parent, key) entry of [`MatchGraph::children`].
-fn entry_hash(parent: NodeIndex, key: &Key<'_>) -> u64 {
-    FxBuildHasher.hash_one((parent, key))
-}
-
-/// The hash of an entry already in [`MatchGraph::children`], when the table grows.
-fn hash_entry(graph: &DiGraph<Node<'_>, ()>, parent: NodeIndex, child: NodeIndex) -> u64 {
+/// The hash of an entry already in [`MatchGraph::children`] (its parent and its child's key),
+/// when the table grows.
+fn hash_entry(hasher: &InputHasher, graph: &DiGraph<Node<'_>, ()>, parent: NodeIndex, child: NodeIndex) -> u64 {
     match &graph[child] {
-        Node::Key { key, .. } => entry_hash(parent, key),
+        Node::Key { key, .. } => hasher.hash_one((parent, key)),
         _ => unreachable!("only key nodes are indexed"),
     }
 }

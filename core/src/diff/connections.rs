@@ -378,9 +378,9 @@ impl Cells {
         // What the client sends: TLS with one server name per name cell and one ALPN list per
         // protocol cell; plaintext HTTP/1.1 and HTTP/2; other bytes.
         let server_names = keys(Level::ServerName);
-        let exact: rustc_hash::FxHashSet<&str> =
+        let exact: crate::hashing::InputSet<&str> =
             server_names.iter().filter_map(|k| if let Key::Name(n) = k { Some(&**n) } else { None }).collect();
-        let suffixes: rustc_hash::FxHashSet<&str> =
+        let suffixes: crate::hashing::InputSet<&str> =
             server_names.iter().filter_map(|k| if let Key::Suffix(s) = k { Some(&**s) } else { None }).collect();
         let mut names: Vec<(String, String)> = server_names
             .iter()
@@ -437,7 +437,7 @@ impl Cells {
 }
 
 /// Whether a wildcard longer than `suffix` takes `name`: each longer tail of the name looked up.
-fn longer_suffix(suffixes: &rustc_hash::FxHashSet<&str>, suffix: &str, name: &str) -> bool {
+fn longer_suffix(suffixes: &crate::hashing::InputSet<&str>, suffix: &str, name: &str) -> bool {
     (1..name.len().saturating_sub(suffix.len()))
         .filter(|&i| name.is_char_boundary(i))
         .any(|i| suffixes.contains(&name[i..]))

@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::diff::connections::Witness;
+use crate::hashing::InputSet;
 use crate::model::FilterChain;
 use crate::model::route::{Action, HcmRoutes, HeaderMatch, PathSpec, RouteTable, RouteTables, VirtualHost};
 use crate::routing::trace::{HttpAnswer, route_in_table};
@@ -143,7 +144,7 @@ pub fn requests(old: Routed<'_, '_>, new: Routed<'_, '_>, notes: &mut Vec<String
     };
     let mut moved: BTreeMap<(String, String), RequestClass> = BTreeMap::new();
     // Per class, the Host cells and requests it already lists.
-    type Listed = (rustc_hash::FxHashSet<String>, rustc_hash::FxHashSet<String>);
+    type Listed = (InputSet<String>, InputSet<String>);
     let mut seen: BTreeMap<(String, String), Listed> = BTreeMap::new();
     for ((vo, vn), hosts) in by_pair {
         let vhs: Vec<&VirtualHost<'_>> = (vo.map(|v| &old.table.virtual_hosts[v]).into_iter())
@@ -187,8 +188,7 @@ pub fn requests(old: Routed<'_, '_>, new: Routed<'_, '_>, notes: &mut Vec<String
 
 /// One Host per cell of both tables' domains, with the cell's description.
 fn host_cells(old: &RouteTable<'_>, new: &RouteTable<'_>) -> Vec<(String, String)> {
-    use rustc_hash::FxHashSet;
-    let keys = |t: &RouteTable<'_>, bucket: Bucket| -> FxHashSet<String> {
+    let keys = |t: &RouteTable<'_>, bucket: Bucket| -> InputSet<String> {
         t.virtual_hosts
             .iter()
             .flat_map(|v| &v.domains)
@@ -198,10 +198,10 @@ fn host_cells(old: &RouteTable<'_>, new: &RouteTable<'_>) -> Vec<(String, String
             .collect()
     };
     let (old_suffix, new_suffix) = (keys(old, Bucket::Suffix), keys(new, Bucket::Suffix));
-    let exact: FxHashSet<String> = keys(old, Bucket::Exact).into_iter().chain(keys(new, Bucket::Exact)).collect();
-    let suffixes: FxHashSet<&str> = old_suffix.iter().chain(&new_suffix).map(String::as_str).collect();
-    let prefixes: FxHashSet<String> = keys(old, Bucket::Prefix).into_iter().chain(keys(new, Bucket::Prefix)).collect();
-    let sorted = |set: &FxHashSet<&str>| -> Vec<String> {
+    let exact: InputSet<String> = keys(old, Bucket::Exact).into_iter().chain(keys(new, Bucket::Exact)).collect();
+    let suffixes: InputSet<&str> = old_suffix.iter().chain(&new_suffix).map(String::as_str).collect();
+    let prefixes: InputSet<String> = keys(old, Bucket::Prefix).into_iter().chain(keys(new, Bucket::Prefix)).collect();
+    let sorted = |set: &InputSet<&str>| -> Vec<String> {
         let mut v: Vec<String> = set.iter().map(|s| (*s).to_owned()).collect();
         v.sort();
         v

@@ -144,7 +144,7 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
     } else {
         // Each proxy of a peer's map is an input of its own: its problems go with it (the proxy
         // whose part holds the place; the first for a place outside them all).
-        let at: rustc_hash::FxHashMap<String, usize> = input
+        let at: crate::hashing::InputMap<String, usize> = input
             .proxies
             .iter()
             .enumerate()

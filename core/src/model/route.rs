@@ -417,7 +417,7 @@ pub struct RouteTables<'r, 'a> {
     pub unanswered: Vec<&'r Hcm<'a>>,
     /// Where the RDS tables are by the Envoy that holds them ([`Self::envoy`]) and name: the
     /// first of each name.
-    by_name: rustc_hash::FxHashMap<(usize, &'r str), usize>,
+    by_name: crate::hashing::InputMap<(usize, &'r str), usize>,
     /// The run's inputs are one Envoy's ([`crate::model::Snapshot::one_envoy`]).
     one_envoy: bool,
 }

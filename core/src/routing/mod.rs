@@ -6,7 +6,7 @@
 
 pub mod trace;
 
-use rustc_hash::FxHashMap;
+use crate::hashing::InputMap;
 
 use crate::model::route::{HeaderMatch, HeaderMatcher, PathSpec, Route, RouteTable, VirtualHost};
 
@@ -64,8 +64,8 @@ pub(crate) enum DomainProblem {
 /// A table's domains, indexed as Envoy indexes them (first entry wins where Envoy would refuse).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DomainIndex {
-    /// Hashed with FxHash: a table's index is built by several checks, for every table of a run.
-    exact: FxHashMap<String, DomainAt>,
+    /// Seeded ([`crate::hashing`]): a table's domains are the input's.
+    exact: InputMap<String, DomainAt>,
     /// Keys by length, longest first, each with the first place it was given.
     suffix: Vec<(String, DomainAt)>,
     prefix: Vec<(String, DomainAt)>,
@@ -78,8 +78,8 @@ impl DomainIndex {
     /// domains in order).
     pub(crate) fn build(table: &RouteTable) -> Self {
         let mut index = DomainIndex::default();
-        let mut suffix: FxHashMap<String, DomainAt> = FxHashMap::default();
-        let mut prefix: FxHashMap<String, DomainAt> = FxHashMap::default();
+        let mut suffix: InputMap<String, DomainAt> = InputMap::default();
+        let mut prefix: InputMap<String, DomainAt> = InputMap::default();
         for (v, vh) in table.virtual_hosts.iter().enumerate() {
             for (d, domain) in vh.domains.iter().enumerate() {
                 let at = (v, d);
@@ -106,7 +106,7 @@ impl DomainIndex {
                 }
             }
         }
-        let ordered = |m: FxHashMap<String, DomainAt>| {
+        let ordered = |m: InputMap<String, DomainAt>| {
             let mut v: Vec<_> = m.into_iter().collect();
             v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.1.cmp(&b.1)));
             v
@@ -441,7 +441,7 @@ fn full_match(pattern: &str, text: &str) -> Option<bool> {
 /// tables, and a cache that only grew would hold every pattern it ever saw.
 #[cfg(feature = "regex")]
 #[derive(Default)]
-struct RegexCache(rustc_hash::FxHashMap<String, Option<regex::Regex>>);
+struct RegexCache(InputMap<String, Option<regex::Regex>>);
 
 #[cfg(feature = "regex")]
 impl RegexCache {

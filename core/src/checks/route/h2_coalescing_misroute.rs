@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use crate::hashing::{InputMap, InputSet};
 
 use crate::chain_match::key::ascii_lower;
 use crate::chain_match::trace::{Client, Connection, Outcome};
@@ -75,7 +75,7 @@ fn offers_h2(chain: &FilterChain<'_>, http: Http<'_>) -> bool {
 
 /// A Host under a wildcard server name `*.y` that is no exact server name of the listener:
 /// `www.y`, else `www1.y`, ...
-fn under_wildcard(parent: &str, exact: &FxHashSet<Cow<'_, str>>) -> String {
+fn under_wildcard(parent: &str, exact: &InputSet<Cow<'_, str>>) -> String {
     let mut label = "www".to_owned();
     let mut n = 0;
     loop {
@@ -271,15 +271,14 @@ impl Check for H2CoalescingMisroute {
                 continue;
             }
             // The exact server names of the listener, and by parent domain: what a wildcard's
-            // certificate covers (one label). Borrowed where already lower case, hashed with
-            // FxHash: a tenant listener has hundreds of thousands of names.
+            // certificate covers (one label). Borrowed where already lower case.
             // Built on the first chain that offers HTTP/2: a tenant listener whose chains route
             // nothing over HTTP/2 (passthrough, or no route table) never pays for them.
             let names_of_listener = std::cell::OnceCell::new();
             let names_of_listener = || {
                 names_of_listener.get_or_init(|| {
-                    let mut exact: FxHashSet<Cow<'_, str>> = FxHashSet::default();
-                    let mut by_parent: FxHashMap<Cow<'_, str>, Vec<Cow<'_, str>>> = FxHashMap::default();
+                    let mut exact: InputSet<Cow<'_, str>> = InputSet::default();
+                    let mut by_parent: InputMap<Cow<'_, str>, Vec<Cow<'_, str>>> = InputMap::default();
                     let every_name =
                         chains.iter().flat_map(|c| c.filter_chain_match.iter().flat_map(|m| &m.server_names));
                     for n in every_name.map(|n| ascii_lower(n)).filter(|n| !n.is_empty() && !n.starts_with('*')) {
@@ -346,7 +345,7 @@ impl Check for H2CoalescingMisroute {
                         covered.extend(under.into_iter().map(|h| (i, h.to_owned())));
                     }
                 }
-                let mut seen = FxHashSet::default();
+                let mut seen = InputSet::default();
                 for (a_entry, host) in covered {
                     if !seen.insert(host.clone()) {
                         continue;

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashSet;
 
+use crate::hashing::InputSet;
+
 use crate::checks::{Check, Context, Reads, TableCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::route::{Action, Mirrors, RouteTable, TableOrigin};
@@ -44,14 +46,14 @@ pub(crate) enum Use {
 /// is an Envoy of its own, unless the run says they are one ([`Snapshot::one_envoy`]).
 struct Known<'s> {
     /// Each Envoy's clusters (CiliumEnvoyConfigs' excepted, see the explanation), by
-    /// [`Known::envoy`]; hashed with FxHash: a name is probed per route (with SipHash, 2% of a run
-    /// of 10k listeners with inline route tables).
-    all: HashMap<Option<usize>, FxHashSet<&'s str>>,
+    /// [`Known::envoy`]; seeded ([`crate::hashing`]), not SipHash: a name is probed per route
+    /// (with SipHash, 2% of a run of 10k listeners with inline route tables).
+    all: HashMap<Option<usize>, InputSet<&'s str>>,
     /// The Envoys of which some input lists every cluster Envoy has (not only the static ones).
     complete: FxHashSet<Option<usize>>,
     /// Each input's static clusters, for its own static listeners: a bootstrap builds them
     /// before CDS has delivered anything (checked with envoy 1.40, live).
-    statics: HashMap<usize, FxHashSet<&'s str>>,
+    statics: HashMap<usize, InputSet<&'s str>>,
     one_envoy: bool,
 }
 
@@ -92,7 +94,7 @@ impl<'s> Known<'s> {
     }
 
     /// The clusters a table is validated against, or `None` when the run does not have them.
-    fn for_table(&self, t: &TableCx<'_, '_>) -> Option<&FxHashSet<&'s str>> {
+    fn for_table(&self, t: &TableCx<'_, '_>) -> Option<&InputSet<&'s str>> {
         match &t.listener {
             Some((l, _)) if l.listener.state == ListenerState::Static => self.statics.get(&t.envoy),
             _ => {

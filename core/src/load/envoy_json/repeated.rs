@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use rustc_hash::FxHashSet;
+use crate::hashing::InputSet;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -59,7 +59,7 @@ struct Counter<'w, 'de> {
     /// The field's path component.
     at: u16,
     count: u64,
-    unique: Option<FxHashSet<String>>,
+    unique: Option<InputSet<String>>,
     /// It counts one part of the list (see [`RepeatedSeq::split`]): the whole list's count is
     /// checked by the walk the part was forked from.
     part: bool,
@@ -68,7 +68,7 @@ struct Counter<'w, 'de> {
 impl<'w, 'de> Counter<'w, 'de> {
     fn new(w: &'w Walk<'de>, msg: MsgId, field: u16) -> Self {
         let f = w.schema.message(msg).field(field);
-        let unique = list_rules(f.rules.as_deref()).filter(|r| r.unique).map(|_| FxHashSet::default());
+        let unique = list_rules(f.rules.as_deref()).filter(|r| r.unique).map(|_| InputSet::default());
         Counter { w, msg, field, at: w.depth().saturating_sub(1) as u16, count: 0, unique, part: false }
     }
 
@@ -587,14 +587,14 @@ pub(crate) struct MapField<'w, 'de, A> {
     entry: MsgId,
     at: u16,
     count: u64,
-    keys: FxHashSet<Cow<'de, str>>,
+    keys: InputSet<Cow<'de, str>>,
     pending: Option<(Cow<'de, str>, Option<usize>)>,
 }
 
 impl<'w, 'de, A: MapAccess<'de>> MapField<'w, 'de, A> {
     pub(crate) fn new(inner: A, msg: MsgId, field: u16, entry: MsgId, w: &'w Walk<'de>) -> Self {
         let at = w.depth().saturating_sub(1) as u16;
-        MapField { inner, w, msg, field, entry, at, count: 0, keys: FxHashSet::default(), pending: None }
+        MapField { inner, w, msg, field, entry, at, count: 0, keys: InputSet::default(), pending: None }
     }
 
     fn rules(&self) -> Option<&'static MapRules> {
