@@ -18,12 +18,11 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
-use crate::hashing::{InputMap, InputSet};
-
 use crate::chain_match::key::ascii_lower;
 use crate::chain_match::trace::{Client, Connection, Outcome};
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::hashing::{InputMap, InputSet};
 use crate::model::route::{Action, Hcm, HcmRoutes, RouteTable, RouteTables, VirtualHost};
 use crate::model::{Address, FilterChain, Protocol};
 use crate::routing::{DomainIndex, Request, RouteOutcome, select_route, strip_port};

@@ -11,10 +11,9 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashSet;
 
-use crate::hashing::InputSet;
-
 use crate::checks::{Check, Context, Reads, TableCx, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
+use crate::hashing::InputSet;
 use crate::model::route::{Action, Mirrors, RouteTable, TableOrigin};
 use crate::model::{InputKind, ListenerState, Snapshot};
 use crate::source::{SourceId, join_index, join_token};

@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use crate::hashing::InputSet;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -15,6 +14,7 @@ use super::scalar::Ev;
 use super::texts::Leaf;
 use super::value::{CheckedSeed, EmptyMap, EvDe, Shape};
 use super::{Mode, PgvIndex, Walk};
+use crate::hashing::InputSet;
 use crate::load::raw::PartList;
 use crate::model::problem::ProblemKind;
 use crate::schema::rules::{KindRules, MapRules, RepeatedRules};
