@@ -495,19 +495,15 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         match key {
             Key::Name(n) => self.wildcard_for(parent, n).or(any),
             Key::Suffix(s) => self.wildcard_for(parent, s).or(any),
-            Key::Cidr(net) => {
-                let wider = self
-                    .children(parent)
-                    .into_iter()
-                    .filter_map(|c| match self.key(c) {
-                        Some(Key::Cidr(w)) if w.prefix_len() < net.prefix_len() && w.contains(net) => {
-                            Some((w.prefix_len(), c))
-                        }
-                        _ => None,
-                    })
-                    .max();
-                wider.map(|(_, c)| c).or(any)
-            }
+            // Each shorter prefix of the range looked up, longest first (at most 128 lookups),
+            // not every sibling tried: a level of 20k source ranges made that quadratic.
+            Key::Cidr(net) => (0..net.prefix_len())
+                .rev()
+                .find_map(|len| {
+                    let wider = ipnet::IpNet::new(net.network(), len).ok()?.trunc();
+                    self.child(parent, &Key::Cidr(wider))
+                })
+                .or(any),
             Key::Port(_) | Key::Protocol(_) | Key::SourceType(_) => any,
             Key::Any => None,
         }

@@ -293,3 +293,53 @@ fn an_item_is_the_same_as_the_first_earlier_equal_one_not_as_one_of_equal_hash()
     same.sort_unstable();
     assert_eq!(same, [(3, 0), (4, 1), (5, 2)]);
 }
+
+/// A level of many ranges is searched by looking up each prefix of the address, not by trying
+/// every child: both find the same child, whichever child is left out (as a "what if" asks),
+/// for both families, an address no range holds and no address at all, with `0.0.0.0/0` and
+/// the wildcard tying at length 0 (the first inserted wins) in either order.
+#[test]
+fn many_ranges_are_looked_up_by_prefix_as_trying_each_would() {
+    use super::key::Key;
+    use std::net::IpAddr;
+    let mut ranges: Vec<String> = (0..12).map(|i| format!("{{address_prefix: 10.{i}.0.0, prefix_len: 16}}")).collect();
+    ranges.extend((0..4).map(|i| format!("{{address_prefix: 10.{i}.7.0, prefix_len: 24}}")));
+    ranges.extend(["10.0.0.0/8", "10.3.7.9/32", "2001:db8::/32", "2001:db8:1::/48", "::/0"].map(|r| {
+        let (a, len) = r.split_once('/').unwrap();
+        format!("{{address_prefix: '{a}', prefix_len: {len}}}")
+    }));
+    for zero_first in [true, false] {
+        let mut chains: Vec<(String, String)> =
+            ranges.iter().enumerate().map(|(i, r)| (format!("c{i}"), format!("{{prefix_ranges: [{r}]}}"))).collect();
+        let zero = ("zero".to_owned(), "{prefix_ranges: [{address_prefix: 0.0.0.0, prefix_len: 0}]}".to_owned());
+        let any = ("any".to_owned(), "{}".to_owned());
+        let (a, b) = if zero_first { (zero, any) } else { (any, zero) };
+        chains.insert(3, a);
+        chains.push(b);
+        let chains: Vec<(&str, &str)> = chains.iter().map(|(n, m)| (n.as_str(), m.as_str())).collect();
+        with(&chains, false, |l| {
+            let g = MatchGraph::build(l);
+            let node = g.child(g.root, &Key::Any).expect("the port level's wildcard");
+            let children: Vec<_> = g.children(node);
+            assert!(children.len() > super::SMALL, "{} children: the lookup is not used", children.len());
+            let addrs =
+                ["10.3.7.9", "10.3.7.1", "10.11.1.1", "10.200.0.1", "192.0.2.1", "2001:db8:1::5", "2001:db9::1"];
+            let addrs = addrs.iter().map(|a| Some(a.parse::<IpAddr>().unwrap())).chain([None]);
+            for addr in addrs {
+                for skip in std::iter::once(None).chain(children.iter().copied().map(Some)) {
+                    let all = g.longest_of_all(node, addr.unwrap_or(super::trace::NON_IP), skip);
+                    assert_eq!(g.longest(node, addr, skip), all, "{addr:?} without {skip:?}");
+                }
+            }
+            // A range's fallback is the longest wider range among its siblings, else the wildcard.
+            let key = |r: &str| Key::Cidr(r.parse().unwrap());
+            let fallback = |r: &str| g.fallback_of(node, &key(r)).and_then(|n| g.key(n)).map(|k| k.to_string());
+            assert_eq!(fallback("10.3.7.9/32").as_deref(), Some("10.3.7.0/24"));
+            assert_eq!(fallback("10.3.7.0/24").as_deref(), Some("10.3.0.0/16"));
+            assert_eq!(fallback("10.11.0.0/16").as_deref(), Some("10.0.0.0/8"));
+            assert_eq!(fallback("10.0.0.0/8").as_deref(), Some("0.0.0.0/0"));
+            assert_eq!(fallback("2001:db8:1::/48").as_deref(), Some("2001:db8::/32"));
+            assert_eq!(fallback("::/0").as_deref(), Some("(any)"));
+        });
+    }
+}

@@ -6,10 +6,11 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
+use ipnet::IpNet;
 use petgraph::graph::NodeIndex;
 
 use super::key::{self, Key, Level};
-use super::{MatchGraph, Node};
+use super::{MatchGraph, Node, SMALL};
 use crate::model::{Listener, SourceType};
 
 /// What the client sends, before the listener's own listener filters look at it.
@@ -281,7 +282,7 @@ impl Decision {
 }
 
 /// A placeholder Envoy uses for a non-IP address at the IP levels.
-const NON_IP: IpAddr = IpAddr::V4(Ipv4Addr::BROADCAST);
+pub(super) const NON_IP: IpAddr = IpAddr::V4(Ipv4Addr::BROADCAST);
 
 fn decide(level: Level, children: &[(NodeIndex, &Key<'_>)], c: &Connection) -> Decision {
     let only_any = children.iter().all(|(_, k)| **k == Key::Any);
@@ -567,8 +568,26 @@ impl MatchGraph<'_, '_> {
     }
 
     /// Longest prefix among the children of `node` (the first of equal ones, as the trace).
-    fn longest(&self, node: NodeIndex, addr: Option<IpAddr>, skip: Option<NodeIndex>) -> Option<NodeIndex> {
+    pub(super) fn longest(&self, node: NodeIndex, addr: Option<IpAddr>, skip: Option<NodeIndex>) -> Option<NodeIndex> {
         let addr = addr.unwrap_or(NON_IP);
+        let not_skipped = |n: &NodeIndex| Some(*n) != skip;
+        // Past a few children, each prefix of the address is looked up, longest first (a range
+        // key has its host bits cleared): trying every child, a level of 20k ranges made each
+        // check that asks where connections go quadratic in the listener's ranges.
+        if self.counts.get(node.index()).is_some_and(|&c| c as usize > SMALL) {
+            let range = |len: u8| IpNet::new(addr, len).ok().map(|n| Key::Cidr(n.trunc()));
+            let longest = if addr.is_ipv4() { 32 } else { 128 };
+            let wider = (1..=longest).rev().filter_map(range).find_map(|k| self.child(node, &k).filter(not_skipped));
+            // At length 0 the wildcard and an explicit `0.0.0.0/0` (or `::/0`) tie: the first
+            // inserted wins, as below.
+            let zero = || [Some(Key::Any), range(0)].into_iter().flatten().filter_map(|k| self.child(node, &k));
+            return wider.or_else(|| zero().filter(not_skipped).min());
+        }
+        self.longest_of_all(node, addr, skip)
+    }
+
+    /// [`Self::longest`] by trying every child.
+    pub(super) fn longest_of_all(&self, node: NodeIndex, addr: IpAddr, skip: Option<NodeIndex>) -> Option<NodeIndex> {
         // Longest prefix; among equal ones (the undefined case) the first inserted, as the trace.
         let mut best: Option<(i32, NodeIndex)> = None;
         for n in self.children_unordered(node).filter(|&n| Some(n) != skip) {

@@ -174,7 +174,7 @@ pub enum PathSpec<'a> {
 }
 
 /// A header matcher of a route.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HeaderMatcher<'a> {
     /// The header tested, pseudo-headers (`:path`, `:method`, `:authority`) included.
     pub name: Cow<'a, str>,
@@ -189,7 +189,7 @@ pub struct HeaderMatcher<'a> {
 }
 
 /// What a header matcher tests.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HeaderMatch<'a> {
     /// `string_match.exact` (or the legacy `exact_match`): the value is this string.
     Exact {
@@ -262,7 +262,7 @@ impl Default for RouteMatch<'_> {
 /// says — a `string_match` (the [`HeaderMatch`] string forms), or `present_match`, which holds
 /// when the parameter's presence is what it says (`false`: absent). With neither, the parameter
 /// must be present.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct QueryParameterMatcher<'a> {
     /// The parameter tested (`name`).
     pub name: Cow<'a, str>,
