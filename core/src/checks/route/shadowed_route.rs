@@ -7,8 +7,8 @@
 //!
 //! [`covers`] says it for one pair of routes. A virtual host's routes are not tried in pairs
 //! ([`Earlier`] finds the first route that covers each one), because a virtual host may hold
-//! thousands: pairwise, 20k routes of distinct prefixes took 5.7 s, and four times as many
-//! sixteen times as long.
+//! thousands: pairwise, a virtual host of 5k routes of distinct prefixes took 0.23 s and one of
+//! 20k 3.75 s (one thread); with the index, 0.01 s and 0.04 s.
 
 use crate::checks::{Check, Context, Reads, TableCx};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
