@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use super::Documents;
 use super::error::LoadError;
+use super::protojson::ParseScope;
 use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
 use super::route::place;
 use super::rules;
@@ -787,7 +788,12 @@ impl<'a> Walk<'a> {
         let source = self.source;
         // What is not analysed (scoped routes: rare), by listener.
         let not_analysed = std::sync::Mutex::new(Vec::new());
+        // The listeners' offsets are their first keys' places in the text, which the other
+        // cores must know too: without, a run of 1024 listeners or more had none, and each
+        // finding's place was searched from the top of the file (quadratic in the listeners).
+        let parsing = ParseScope::current();
         let mut made = par_map_mut_cheap(&mut objs, |i, obj| {
+            let _scope = ParseScope::again(parsing);
             let ListenerAt { pointer, state, version } = at(i);
             // No part table: its chains were taken out above.
             let mut l = std::mem::take(obj).into_listener(pointer, &mut []);

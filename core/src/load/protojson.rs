@@ -67,10 +67,24 @@ pub(crate) struct ParseScope {
 
 impl ParseScope {
     pub(crate) fn new(text: &str) -> Self {
-        let previous = BASE.with(|b| b.replace((text.as_ptr() as usize, text.len())));
-        ParseScope { previous }
+        Self::again(Parsing((text.as_ptr() as usize, text.len())))
+    }
+
+    /// The text this thread is parsing, for work on other threads that turns what it read into
+    /// the model (a borrowed string's offset is found only where the text is marked).
+    pub(crate) fn current() -> Parsing {
+        Parsing(BASE.with(Cell::get))
+    }
+
+    /// Marks a text another thread is parsing ([`Self::current`]) as this thread's too.
+    pub(crate) fn again(text: Parsing) -> Self {
+        ParseScope { previous: BASE.with(|b| b.replace(text.0)) }
     }
 }
+
+/// The text a thread is parsing, as [`BASE`] holds it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Parsing((usize, usize));
 
 impl Drop for ParseScope {
     fn drop(&mut self) {
