@@ -212,26 +212,28 @@ impl Paths {
 }
 
 impl<'v, 'a> Earlier<'v, 'a> {
-    /// The ids of a route's conditions, sorted; with `add`, matchers not seen before get one,
-    /// without, they are left out (no earlier route has them).
-    fn conditions(&mut self, m: &'v RouteMatch<'a>, add: bool) -> Vec<usize> {
+    /// The ids of a route's conditions, sorted; matchers not seen before get one.
+    fn intern(&mut self, m: &'v RouteMatch<'a>) -> Vec<usize> {
         let mut ids = Vec::with_capacity(m.headers.len() + m.query_parameters.len());
         for h in &m.headers {
             let next = 2 * self.headers.len();
-            match self.headers.get(h) {
-                Some(&id) => ids.push(id),
-                None if add => ids.push(*self.headers.entry(h).or_insert(next)),
-                None => {}
-            }
+            ids.push(*self.headers.entry(h).or_insert(next));
         }
         for q in &m.query_parameters {
             let next = 2 * self.queries.len() + 1;
-            match self.queries.get(q) {
-                Some(&id) => ids.push(id),
-                None if add => ids.push(*self.queries.entry(q).or_insert(next)),
-                None => {}
-            }
+            ids.push(*self.queries.entry(q).or_insert(next));
         }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// The ids of a route's conditions that earlier routes have, sorted (no earlier route has
+    /// the others).
+    fn known(&self, m: &RouteMatch<'a>) -> Vec<usize> {
+        let headers = m.headers.iter().filter_map(|h| self.headers.get(h));
+        let mut ids: Vec<usize> =
+            headers.chain(m.query_parameters.iter().filter_map(|q| self.queries.get(q))).copied().collect();
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -242,7 +244,7 @@ impl<'v, 'a> Earlier<'v, 'a> {
         if !m.unevaluated.is_empty() {
             return;
         }
-        let key: Box<[usize]> = self.conditions(m, true).into();
+        let key: Box<[usize]> = self.intern(m).into();
         let at = match self.group_of.get(&key) {
             Some(&at) => at,
             None => {
@@ -255,12 +257,12 @@ impl<'v, 'a> Earlier<'v, 'a> {
     }
 
     /// The first earlier route that takes every request `r` takes.
-    fn first_covering(&mut self, r: &'v Route<'a>) -> Option<usize> {
+    fn first_covering(&self, r: &Route<'a>) -> Option<usize> {
         let l = &r.matcher;
         if self.groups.is_empty() {
             return None;
         }
-        let have = self.conditions(l, false);
+        let have = self.known(l);
         let lower = match &l.path {
             PathSpec::Prefix(q) | PathSpec::Path(q) | PathSpec::PathSeparatedPrefix(q) => q.to_ascii_lowercase(),
             _ => String::new(),
