@@ -9,8 +9,8 @@ mod json;
 mod locator;
 mod pointer;
 
-pub(crate) use json::object_start;
 pub use json::pointer_offset_from;
+pub(crate) use json::{Elements, LONG, object_start, pointer_offset_in};
 pub use locator::Locator;
 pub use pointer::{
     Casing, Pointer, escape_pointer_token, join_field, join_index, join_token, pointer_and_ancestors,
@@ -45,6 +45,8 @@ pub struct SourceFile {
     name: String,
     text: String,
     lines: OnceLock<LineIndex>,
+    /// Where the elements of its long arrays start, as far as finding places has read them.
+    elements: Elements,
     /// Found by walking a directory the run was given, rather than named: a file there that is
     /// not Envoy configuration is passed by with an info, not refused.
     walked: bool,
@@ -53,7 +55,13 @@ pub struct SourceFile {
 impl SourceFile {
     /// An input whose text is already a string: `name` is what findings show as the file.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { name: name.into(), text: text.into(), lines: OnceLock::new(), walked: false }
+        Self {
+            name: name.into(),
+            text: text.into(),
+            lines: OnceLock::new(),
+            elements: Elements::default(),
+            walked: false,
+        }
     }
 
     /// The same source, marked as found by walking a directory ([`Self::walked`]).
@@ -112,6 +120,11 @@ impl SourceFile {
     /// `reach` bytes either side: `(start, end)`, each `None` where the line goes on beyond that.
     pub fn line_around(&self, offset: usize, reach: usize) -> (Option<usize>, Option<usize>) {
         LineIndex::line_around(&self.text, offset, reach)
+    }
+
+    /// Where the elements of its long arrays start, for [`Locator`]'s walks of its text.
+    pub(crate) fn elements(&self) -> &Elements {
+        &self.elements
     }
 
     /// Where each line starts, found on first use (or ahead of it: [`crate::analyze`] builds it

@@ -24,6 +24,8 @@ pub struct YamlJson {
     /// `(alias node, anchored node)`, sorted: a pointer may walk on into what an alias copied.
     aliases: Vec<(u32, u32)>,
     stream: bool,
+    /// The child nodes of the long sequences walked so far, by the sequence's node.
+    elements: crate::source::Elements,
 }
 
 /// One JSON value. Kept to 20 bytes because there is one per node of the document, and offsets
@@ -95,7 +97,15 @@ impl YamlJson {
                 at = match self.json.as_bytes().get(node.json as usize)? {
                     b'[' => {
                         let index = array_index(&token)?;
-                        self.children(at).nth(index)?
+                        if index < crate::source::LONG {
+                            self.children(at).nth(index)?
+                        } else {
+                            // Past many siblings: jump to what an earlier walk reached.
+                            let end = at + self.nodes.get(at)?.size as usize;
+                            let after =
+                                |c: usize| Some(c + self.nodes.get(c)?.size.max(1) as usize).filter(|&n| n < end);
+                            self.elements.nth(at, index, || self.children(at).next(), after)?
+                        }
                     }
                     b'{' => {
                         let mut key = Vec::with_capacity(token.len() + 2);
@@ -449,7 +459,7 @@ impl<'a> Translator<'a> {
         }
         let json = String::from_utf8(self.out)
             .map_err(|_| error(YamlErrorKind::Syntax, "YAML translated to invalid UTF-8", 0))?;
-        Ok(YamlJson { json, nodes: self.nodes, aliases: self.aliases, stream })
+        Ok(YamlJson { json, nodes: self.nodes, aliases: self.aliases, stream, elements: Default::default() })
     }
 
     fn document_start(&mut self) {
@@ -1156,6 +1166,31 @@ spec:
         // With aliases only the walk from the root knows what an alias copied.
         let aliased = translate("a: &x {b: 1}\nc: *x\n", &Limits::default()).expect("translates");
         assert_eq!(aliased.pointer_offset_below(0, "/a"), None);
+    }
+
+    #[test]
+    fn long_sequences_are_walked_once_and_jumped_into_after() {
+        // Mappings, scalars, nested sequences and an empty one, each on a line of its own.
+        let kinds = ["{k: [1, x]}", "plain", "[a, {k: 2}]", "[]", "7"];
+        let yaml: String = (0..60).map(|i| format!("- {}\n", kinds[i % kinds.len()])).collect();
+        let y = translate(&yaml, &Limits::default()).expect("translates");
+        let value: serde_json::Value = serde_json::from_str(y.json()).expect("JSON");
+        // Out of order, past the end, below the elements: as each line says, and the same again.
+        for i in [30, 2, 59, 16, 60, 15, 0, 44, 200, 31] {
+            let at = y.pointer_offset(&format!("/{i}"));
+            assert_eq!(at.map(|o| line_col(&yaml, o)), (i < 60).then_some((i + 1, 3)), "/{i}");
+            assert_eq!(y.pointer_offset(&format!("/{i}")), at);
+            for below in ["/k", "/k/1", "/1/k", "/0"] {
+                let pointer = format!("/{i}{below}");
+                let line = |o: usize| line_col(&yaml, o).0;
+                assert_eq!(
+                    y.pointer_offset(&pointer).map(line),
+                    at.filter(|_| value.pointer(&pointer).is_some()).map(line)
+                );
+            }
+        }
+        // The sequence's children are kept (the root node's), as far as the furthest walk went.
+        assert_eq!(y.elements.kept(), [(0, 60)]);
     }
 
     #[test]

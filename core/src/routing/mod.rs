@@ -66,9 +66,10 @@ pub(crate) enum DomainProblem {
 pub(crate) struct DomainIndex {
     /// Seeded ([`crate::hashing`]): a table's domains are the input's.
     exact: InputMap<String, DomainAt>,
-    /// Keys by length, longest first, each with the first place it was given.
-    suffix: Vec<(String, DomainAt)>,
-    prefix: Vec<(String, DomainAt)>,
+    /// `*x` keys, each with the first place it was given.
+    suffix: Wildcards,
+    /// `x*` keys, each with the first place it was given.
+    prefix: Wildcards,
     default: Option<DomainAt>,
     pub(crate) problems: Vec<DomainProblem>,
 }
@@ -78,8 +79,6 @@ impl DomainIndex {
     /// domains in order).
     pub(crate) fn build(table: &RouteTable) -> Self {
         let mut index = DomainIndex::default();
-        let mut suffix: InputMap<String, DomainAt> = InputMap::default();
-        let mut prefix: InputMap<String, DomainAt> = InputMap::default();
         for (v, vh) in table.virtual_hosts.iter().enumerate() {
             for (d, domain) in vh.domains.iter().enumerate() {
                 let at = (v, d);
@@ -93,8 +92,8 @@ impl DomainIndex {
                         continue;
                     }
                     Bucket::Exact => &mut index.exact,
-                    Bucket::Suffix => &mut suffix,
-                    Bucket::Prefix => &mut prefix,
+                    Bucket::Suffix => index.suffix.of_length(key.len()),
+                    Bucket::Prefix => index.prefix.of_length(key.len()),
                 };
                 match map.get(&key) {
                     Some(&first) => {
@@ -106,13 +105,6 @@ impl DomainIndex {
                 }
             }
         }
-        let ordered = |m: InputMap<String, DomainAt>| {
-            let mut v: Vec<_> = m.into_iter().collect();
-            v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.1.cmp(&b.1)));
-            v
-        };
-        index.suffix = ordered(suffix);
-        index.prefix = ordered(prefix);
         index
     }
 
@@ -151,32 +143,20 @@ impl DomainIndex {
         }
         step(&|| format!("no exact domain is {key:?}"));
         for (bucket, list) in [(Bucket::Suffix, &self.suffix), (Bucket::Prefix, &self.prefix)] {
-            let mut tried = 0;
-            for (k, at) in list {
-                // A wildcard stands for at least one character.
-                if k.len() >= key.len() {
-                    continue;
-                }
-                let hit = match bucket {
-                    Bucket::Suffix => key.ends_with(k.as_str()),
-                    _ => key.starts_with(k.as_str()),
-                };
-                if hit {
-                    let at = *at;
-                    step(&|| {
-                        format!(
-                            "{} {:?} matches (longest first): virtual host {}",
-                            bucket.as_str(),
-                            vh(at).domains[at.1],
-                            vh(at).name
-                        )
-                    });
-                    return Some(at);
-                }
-                tried += 1;
-            }
-            if !list.is_empty() {
+            if let Some(at) = list.find(bucket, &key) {
                 step(&|| {
+                    format!(
+                        "{} {:?} matches (longest first): virtual host {}",
+                        bucket.as_str(),
+                        vh(at).domains[at.1],
+                        vh(at).name
+                    )
+                });
+                return Some(at);
+            }
+            if !list.by_length.is_empty() {
+                step(&|| {
+                    let tried = list.shorter_than(key.len());
                     format!("no {} matches ({} tried; a key must be shorter than the Host)", bucket.as_str(), tried)
                 });
             }
@@ -186,6 +166,46 @@ impl DomainIndex {
             None => step(&|| "no virtual host takes this Host and there is no \"*\": Envoy answers 404".to_owned()),
         }
         self.default
+    }
+}
+
+/// The keys of one wildcard bucket, by length, longest first. Envoy tries the longest key
+/// first; of the keys of one length at most one can be the Host's end (or start), so a search
+/// looks up one piece of the Host per length instead of trying every key.
+#[derive(Debug, Clone, Default)]
+struct Wildcards {
+    /// Seeded ([`crate::hashing`]): the keys are the input's.
+    by_length: Vec<(usize, InputMap<String, DomainAt>)>,
+}
+
+impl Wildcards {
+    /// The keys of one length, a place made for them if there were none.
+    fn of_length(&mut self, length: usize) -> &mut InputMap<String, DomainAt> {
+        let i = match self.by_length.binary_search_by(|(l, _)| length.cmp(l)) {
+            Ok(i) => i,
+            Err(i) => {
+                self.by_length.insert(i, (length, InputMap::default()));
+                i
+            }
+        };
+        &mut self.by_length[i].1
+    }
+
+    /// The longest key that ends (`Suffix`) or starts (`Prefix`) `host` and is shorter than it:
+    /// a wildcard stands for at least one character.
+    fn find(&self, bucket: Bucket, host: &str) -> Option<DomainAt> {
+        self.by_length.iter().filter(|(length, _)| *length < host.len()).find_map(|(length, keys)| {
+            let piece = match bucket {
+                Bucket::Suffix => host.get(host.len() - length..),
+                _ => host.get(..*length),
+            };
+            keys.get(piece?).copied()
+        })
+    }
+
+    /// How many keys a search for a Host of `length` bytes tries.
+    fn shorter_than(&self, length: usize) -> usize {
+        self.by_length.iter().filter(|(l, _)| *l < length).map(|(_, keys)| keys.len()).sum()
     }
 }
 
@@ -502,7 +522,7 @@ pub(crate) fn select_route(vh: &VirtualHost, req: &Request) -> RouteChoice {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::route::{Action, RouteMatch, TableOrigin};
 
@@ -531,7 +551,8 @@ mod tests {
         assert!(cache.0.contains_key("a{2,1}"));
     }
 
-    fn table<'a>(vhs: &[(&'a str, &[&'a str])], ignore_port: bool) -> RouteTable<'a> {
+    /// A table of virtual hosts (name, domains) and no routes.
+    pub(crate) fn table<'a>(vhs: &[(&'a str, &[&'a str])], ignore_port: bool) -> RouteTable<'a> {
         RouteTable {
             source: crate::source::SourceId(0),
             name: Some("rt".into()),
@@ -611,6 +632,69 @@ mod tests {
         assert_eq!(strip_port("a.com:80", false, true, Some(80)).as_deref(), Some("a.com"));
         assert_eq!(strip_port("a.com:81", false, true, Some(80)), None);
         assert_eq!(strip_port("a.com:x", true, false, None), None);
+    }
+
+    #[test]
+    fn wildcards_are_looked_up_by_length_as_trying_each_key_would() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        // Few letters, so that keys of one length differ and hosts end and start with many keys.
+        let mut word =
+            |max: u64| -> String { (0..=next(max)).map(|_| ['a', 'B', '.', 'é'][next(4) as usize]).collect() };
+        let mut compared = (0, 0);
+        for _ in 0..200 {
+            let domains: Vec<String> = (0..30)
+                .map(|_| match word(1).len() {
+                    1 => format!("*{}", word(5)),
+                    _ => format!("{}*", word(5)),
+                })
+                .collect();
+            let vhs: Vec<(String, Vec<&str>)> = domains
+                .chunks(3)
+                .enumerate()
+                .map(|(i, d)| (format!("v{i}"), d.iter().map(String::as_str).collect()))
+                .collect();
+            let vhs: Vec<(&str, &[&str])> = vhs.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
+            let t = table(&vhs, false);
+            let index = DomainIndex::build(&t);
+            for _ in 0..50 {
+                let host = word(7).to_ascii_lowercase();
+                // What the lookup replaces: every key of each bucket, longest first, then in the
+                // order given; a key must be shorter than the Host.
+                let each = |bucket: Bucket| {
+                    let mut keys: Vec<(String, DomainAt)> = Vec::new();
+                    for (v, vh) in t.virtual_hosts.iter().enumerate() {
+                        for (d, domain) in vh.domains.iter().enumerate() {
+                            let (b, key) = domain_key(domain);
+                            if b == bucket && !keys.iter().any(|(k, _)| *k == key) {
+                                keys.push((key, (v, d)));
+                            }
+                        }
+                    }
+                    keys.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.1.cmp(&b.1)));
+                    let shorter: Vec<_> = keys.into_iter().filter(|(k, _)| k.len() < host.len()).collect();
+                    let hit = shorter.iter().find(|(k, _)| match bucket {
+                        Bucket::Suffix => host.ends_with(k.as_str()),
+                        _ => host.starts_with(k.as_str()),
+                    });
+                    (hit.map(|(_, at)| *at), shorter.len())
+                };
+                for (bucket, list) in [(Bucket::Suffix, &index.suffix), (Bucket::Prefix, &index.prefix)] {
+                    let (hit, tried) = each(bucket);
+                    assert_eq!(list.find(bucket, &host), hit, "{host:?} in {domains:?}");
+                    assert_eq!(list.shorter_than(host.len()), tried);
+                    compared.0 += usize::from(hit.is_some());
+                    compared.1 += 1;
+                }
+            }
+        }
+        // Both outcomes were compared many times.
+        assert!(compared.0 > 2000 && compared.1 - compared.0 > 2000, "{compared:?}");
     }
 
     fn route(path: PathSpec<'_>, case_sensitive: bool) -> Route<'_> {

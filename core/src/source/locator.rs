@@ -1,7 +1,7 @@
 //! Places the loaders record (offsets into the JSON text they parsed, JSON pointers) as
 //! offsets into an input's own text.
 
-use super::{SourceFile, Translation, object_start, pointer_offset_from};
+use super::{SourceFile, Translation, object_start, pointer_offset_in};
 
 /// Where the places the loaders record are in an input's own text: its file and, for YAML, the
 /// translation the offsets and pointers were taken in. Cheap to copy; `load::Document::locator`
@@ -86,7 +86,7 @@ impl<'a> Locator<'a> {
     pub fn locate_pointer(&self, pointer: &str) -> Option<usize> {
         match self.yaml {
             Some(y) => y.pointer_offset(pointer),
-            None => pointer_offset_from(self.file.text(), 0, pointer),
+            None => pointer_offset_in(self.file.text(), 0, pointer, self.file.elements()),
         }
     }
 
@@ -103,7 +103,7 @@ impl<'a> Locator<'a> {
         let start = object_start(self.json_text(), offset);
         match self.yaml {
             Some(y) => y.pointer_offset_below(start, rest).unwrap_or_else(|| y.pointer_offset(pointer)),
-            None => pointer_offset_from(self.file.text(), start, rest),
+            None => pointer_offset_in(self.file.text(), start, rest, self.file.elements()),
         }
     }
 }
