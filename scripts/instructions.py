@@ -49,14 +49,18 @@ def rustc_version():
     return subprocess.run(["rustc", "--version"], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def count(valgrind, path):
-    """Instructions of one `xdsck check` of `path` under callgrind."""
+def count(valgrind, path, xdsck=None, timeout=None):
+    """Instructions of one `xdsck check` of `path` under callgrind (`xdsck`: another build's
+    binary; `timeout`: seconds, after which the run fails)."""
     env = dict(os.environ, RAYON_NUM_THREADS="1")
     cmd = [
         valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
-        os.path.join(RELEASE, "xdsck"), "check", path, "--no-config", "--format", "json", "--fail-on", "never",
+        xdsck or os.path.join(RELEASE, "xdsck"), "check", path, "--no-config", "--format", "json", "--fail-on", "never",
     ]
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"instructions: {' '.join(cmd)} did not finish in {timeout} s")
     found = re.search(r"Collected : (\d+)", p.stderr)
     if p.returncode != 0 or not found:
         sys.exit(f"instructions: {' '.join(cmd)} failed (exit {p.returncode}):\n{p.stderr[-3000:]}")

