@@ -50,6 +50,8 @@ pub mod routing;
 pub mod schema;
 pub mod settings;
 pub mod source;
+#[cfg(test)]
+mod test_support;
 pub mod trace;
 
 pub use diagnostic::{Diagnostic, Note, Related, Rule, Severity};

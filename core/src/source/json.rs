@@ -211,32 +211,6 @@ fn offset_in(json: &str, s: &str) -> Option<usize> {
     (p >= base && p <= base + json.len()).then(|| p - base)
 }
 
-/// An object key, with the offset of its first character when it is borrowed from the text
-/// (it is not when it had escapes).
-struct Key<'t> {
-    json: &'t str,
-}
-
-impl<'de> DeserializeSeed<'de> for Key<'_> {
-    type Value = Option<usize>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key<'_> {
-    type Value = Option<usize>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(offset_in(self.json, v))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-}
-
 /// The start offset of one value.
 struct Start<'t> {
     json: &'t str,
@@ -264,9 +238,10 @@ impl<'de> Visitor<'de> for Start<'_> {
     }
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
         let mut found = None;
-        while let Some(offset) = map.next_key_seed(Key { json: self.json })? {
+        // A key is a string: its place is its quote.
+        while let Some(quote) = map.next_key_seed(Start { json: self.json })? {
             if found.is_none() {
-                found = offset.map(|o| object_start(self.json, o - 1));
+                found = quote.map(|q| object_start(self.json, q));
             }
             map.next_value::<IgnoredAny>()?;
         }

@@ -239,13 +239,7 @@ mod tests {
 
     #[test]
     fn wildcard_names_reach_a_table_as_trying_each_domain_would() {
-        let mut seed = 0x1234_5678_9abc_def1_u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::test_support::draws(0x1234_5678_9abc_def1_u64);
         let mut word =
             |max: u64| -> String { (0..=next(max)).map(|_| ['a', 'B', '.', ':'][next(4) as usize]).collect() };
         let (mut reached, mut compared) = (0, 0);
