@@ -50,9 +50,14 @@ def rustc_version():
     return subprocess.run(["rustc", "--version"], capture_output=True, text=True, check=True).stdout.strip()
 
 
+class CountFailed(Exception):
+    """A run under callgrind that gave no count: it failed, or did not finish in time."""
+
+
 def count(valgrind, path, xdsck=None, timeout=None):
     """Instructions of one `xdsck check` of `path` under callgrind (`xdsck`: another build's
-    binary; `timeout`: seconds, after which the run fails)."""
+    binary; `timeout`: seconds, after which the run fails). Raises CountFailed: the caller says
+    what the run was for, and whether the others go on."""
     env = dict(os.environ, RAYON_NUM_THREADS="1")
     cmd = [
         valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
@@ -61,10 +66,10 @@ def count(valgrind, path, xdsck=None, timeout=None):
     try:
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT, timeout=timeout)
     except subprocess.TimeoutExpired:
-        sys.exit(f"instructions: {' '.join(cmd)} did not finish in {timeout} s")
+        raise CountFailed(f"{' '.join(cmd)} did not finish in {timeout} s") from None
     found = re.search(r"Collected : (\d+)", p.stderr)
     if p.returncode != 0 or not found:
-        sys.exit(f"instructions: {' '.join(cmd)} failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
+        raise CountFailed(f"{' '.join(cmd)} failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
     return int(found.group(1))
 
 
@@ -88,7 +93,10 @@ def main():
             paths.append(path)
         # Both at once: a count does not depend on what runs beside it.
         with ThreadPoolExecutor(max_workers=len(paths)) as pool:
-            counts = dict(zip(SHAPES, pool.map(lambda path: count(args.valgrind, path), paths)))
+            try:
+                counts = dict(zip(SHAPES, pool.map(lambda path: count(args.valgrind, path), paths)))
+            except CountFailed as e:
+                sys.exit(f"instructions: {e}")
 
     rustc = rustc_version()
     if args.update:

@@ -23,7 +23,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from instructions import RELEASE, build, count  # noqa: E402
+from instructions import RELEASE, CountFailed, build, count  # noqa: E402
 
 # (shape, format): the shared RDS table is written in a config_dump only.
 SHAPES = (
@@ -64,11 +64,23 @@ def main():
                 gen = [os.path.join(RELEASE, "xdsck-gen"), "--shape", shape, "--tenants", str(n), "--format", fmt, "--minified", "--out", path]
                 subprocess.run(gen, check=True)
                 runs.append(path)
-        # One callgrind per core: a count does not depend on what runs beside it.
+        # One callgrind per core: a count does not depend on what runs beside it. A run that
+        # gives no count fails its shape; the other shapes are still measured.
+        def counted(path):
+            try:
+                return count(args.valgrind, path, args.xdsck, args.timeout)
+            except CountFailed as e:
+                return e
+
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            counts = list(pool.map(lambda path: count(args.valgrind, path, args.xdsck, args.timeout), runs))
+            counts = list(pool.map(counted, runs))
     for i, (shape, _) in enumerate(shapes):
         one, small, large = counts[3 * i : 3 * i + 3]
+        lost = next((c for c in (one, small, large) if isinstance(c, CountFailed)), None)
+        if lost:
+            print(f"{shape:<16} {'no count':>14}")
+            failed.append(f"{shape}: {lost}")
+            continue
         ratio = (large - one) / max(small - one, 1)
         print(f"{shape:<16} {one:>14,} {small:>14,} {large:>14,} {ratio:>6.2f}")
         if ratio > args.limit:

@@ -4,8 +4,8 @@
 #      SIMD: .cargo/config.toml);
 #   2. wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock
 #      (`cargo install`ed when missing or different; takes ~5 minutes the first time);
-#   3. wasm-opt from npm's binaryen (installed into .tools/node), skipped with a message when it
-#      cannot be installed or run;
+#   3. wasm-opt -O1 from npm's binaryen (installed into .tools/node), skipped with a message
+#      when it cannot be installed or run;
 #   4. the page's own files from wasm/web/.
 # Open it with e.g. `python3 -m http.server -d wasm/dist` and http://localhost:8000/.
 set -euo pipefail
@@ -16,7 +16,13 @@ BINARYEN_VERSION=132.0.0
 # downloads to open it) under 6.5 MiB (about 2 MiB as servers send it, gzip-compressed).
 # Envoy's schema reader took the .wasm from 1.4 MiB to 3.9 MiB: its generic code is compiled
 # once per typed reader, and its descriptor set is carried deflated. Built for speed (opt-level
-# 3, wasm-opt -O3) rather than size it is 6.0 MiB: a 97 MiB dump's findings show in half the time.
+# 3) rather than size it is 6.4 MiB: a 97 MiB dump's findings show in half the time.
+#
+# wasm-opt -O1, not -O3: npm's binaryen is itself WebAssembly run by node, on one core, and -O3
+# took 166 s of a CI run (-O2 93 s, -O1 37 s) for a page no faster (the 97 MiB dump, two runs
+# each: findings shown after 3.01 / 3.95 s with -O3, 3.07 / 3.57 with -O2, 3.19 / 3.09 with
+# -O1, 3.37 / 3.65 without) and 2.5% smaller (6.51 MB against 6.68). A native binaryen was no
+# way out: Debian's (108) and the wasm-opt crate's (116) cannot read what rustc writes.
 MAX_PAGE_BYTES=$((6656 * 1024))
 out=wasm/dist
 say() { printf '%s\n' "$*" >&2; }
@@ -41,7 +47,7 @@ if [[ ! -x $wasm_opt ]]; then
   npm install --prefix .tools/node --no-save --no-audit --no-fund --loglevel=error "binaryen@$BINARYEN_VERSION" >&2 ||
     say "note: could not install binaryen from npm; the .wasm is not run through wasm-opt"
 fi
-if [[ -x $wasm_opt ]] && "$wasm_opt" -O3 --strip-debug --strip-producers "$bg" -o "$bg.opt" 2>/dev/null; then
+if [[ -x $wasm_opt ]] && "$wasm_opt" -O1 --strip-debug --strip-producers "$bg" -o "$bg.opt" 2>/dev/null; then
   mv "$bg.opt" "$bg"
 elif [[ -x $wasm_opt ]]; then
   rm -f "$bg.opt"
