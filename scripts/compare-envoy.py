@@ -16,7 +16,9 @@ Every number comes from one invocation on this machine (xdsck and the floor: the
 `xdsck-gen` (Cilium's TenantGateway layout, one shared 443 listener), which both Envoy and
 xdsck read. With `--routes` every tenant's TLS-terminating chain carries an inline route table
 (a virtual host per server name, five routes each) and the bootstrap the clusters they name,
-so `check` does its route analysis too. With `--layout per-tenant` each tenant has a listener
+so `check` does its route analysis too, and the same layout without tables (each chain's HCM
+names an RDS table the input does not hold) is timed beside it at the small size, for the goal
+that tables cost at most 2x. With `--layout per-tenant` each tenant has a listener
 of its own (on its own address) instead of a chain set in one shared listener: 10k tenants are
 10k listeners, the shape of a gateway that renders a listener per route or per tenant. Envoy runs only on the small input: at 100k tenants it takes many minutes.
 Binaries are taken from `$CARGO_TARGET_DIR/release` (default `target/release`).
@@ -90,13 +92,16 @@ def main():
         data = os.path.abspath(args.data) if args.data else tmp
         os.makedirs(data, exist_ok=True)
         files = {}
+        layout = "per-tenant-" if args.layout == "per-tenant" else ""
+        # With --routes, "plain" is the small input without its tables: what they cost.
+        inputs = [("small", args.small, args.routes), ("large", args.large, args.routes)]
+        inputs += [("plain", args.small, False)] if args.routes else []
         for shape in shapes:
-            for size, tenants in (("small", args.small), ("large", args.large)):
-                kind = ("routes-" if args.routes else "") + ("per-tenant-" if args.layout == "per-tenant" else "")
-                path = os.path.join(data, f"bootstrap-{kind}{tenants}-{shape}.json")
+            for size, tenants, routes in inputs:
+                path = os.path.join(data, f"bootstrap-{'routes-' if routes else ''}{layout}{tenants}-{shape}.json")
                 if not (args.data and os.path.exists(path)):
                     flags = ["--minified"] if shape == "minified" else []
-                    flags += ["--routes", "inline"] if args.routes else []
+                    flags += ["--routes", "inline"] if routes else []
                     flags += ["--layout", args.layout]
                     subprocess.run([os.path.join(RELEASE, "xdsck-gen"), "--tenants", str(tenants), "--format", "bootstrap-json", *flags, "--out", path], check=True)
                 files[(shape, size)] = (tenants, path, os.path.getsize(path))
@@ -116,7 +121,7 @@ def main():
         # Envoy runs once (a quarter of a minute); one run only flatters xdsck's ratio less.
         # Shapes alternate within each measurement, so both see the same machine; a baseline's
         # runs alternate with this build's.
-        for size in ("small", "large"):
+        for size in [size for size, _, _ in inputs]:
             for shape in shapes:
                 path = files[(shape, size)][1]
                 runs = {tool: [] for tool, _ in pairs}
@@ -125,7 +130,7 @@ def main():
                         runs[tool].append(run(*cmd(path)))
                 for tool, r in runs.items():
                     results[(shape, size, tool)] = fastest(r)
-            for shape in shapes:
+            for shape in shapes if size != "plain" else ():
                 path = files[(shape, size)][1]
                 results[(shape, size, "floor")] = fastest([run(*floor(path)) for _ in range(max(1, args.runs))])
         for shape in shapes:
@@ -138,15 +143,15 @@ def main():
         "xdsck": "xdsck check",
         "floor": "serde_json IgnoredAny",
     }
-    print(f"{'input':<38} {'tool':<22} {'seconds':>9} {'peak MB':>9}")
-    for size in ("small", "large"):
+    print(f"{'input':<44} {'tool':<22} {'seconds':>9} {'peak MB':>9}")
+    for size in [size for size, _, _ in inputs]:
         for shape in shapes:
             tenants, path, bytes_ = files[(shape, size)]
-            label = f"{tenants} tenants {shape} ({bytes_ / 1e6:.0f} MB)"
+            label = f"{tenants} tenants {shape}{', no tables' if size == 'plain' else ''} ({bytes_ / 1e6:.0f} MB)"
             for tool in ("envoy", "baseline", "xdsck", "floor"):
                 if (shape, size, tool) in results:
                     t, rss = results[(shape, size, tool)]
-                    print(f"{label:<38} {names[tool]:<22} {t:>9.2f} {rss / 1e6:>9.0f}")
+                    print(f"{label:<44} {names[tool]:<22} {t:>9.2f} {rss / 1e6:>9.0f}")
 
     print()
     # Each ratio of one xdsck build `x`, from the results `r` and file sizes `f` of one shape.
@@ -156,6 +161,8 @@ def main():
         (f"xdsck time {args.large} / {args.small}", lambda r, f, x: r["large", x][0] / r["small", x][0], "<= 12", lambda v: v <= 12),
         (f"xdsck peak RSS / file size at {args.large}", lambda r, f, x: r["large", x][1] / f["large"][2], "<= 2", lambda v: v <= 2),
     ]
+    if args.routes:
+        rows.append((f"with tables / without at {args.small}", lambda r, f, x: r["small", x][0] / r["plain", x][0], "<= 2", lambda v: v <= 2))
     width = 20 if baseline else 9
     print(f"{'ratio':<44} " + " ".join(f"{s:>{width}}" for s in shapes) + "  target")
     for label, ratio, target, ok in rows:

@@ -18,11 +18,13 @@ BINARYEN_VERSION=132.0.0
 # once per typed reader, and its descriptor set is carried deflated. Built for speed (opt-level
 # 3) rather than size it is 6.4 MiB: a 97 MiB dump's findings show in half the time.
 #
-# wasm-opt -O1, not -O3: npm's binaryen is itself WebAssembly run by node, on one core, and -O3
-# took 166 s of a CI run (-O2 93 s, -O1 37 s) for a page no faster (the 97 MiB dump, two runs
-# each: findings shown after 3.01 / 3.95 s with -O3, 3.07 / 3.57 with -O2, 3.19 / 3.09 with
-# -O1, 3.37 / 3.65 without) and 2.5% smaller (6.51 MB against 6.68). A native binaryen was no
-# way out: Debian's (108) and the wasm-opt crate's (116) cannot read what rustc writes.
+# wasm-opt -O1, not -O3: npm's binaryen is itself WebAssembly run by node, on one core; on the
+# 2-core CI machine -O3 took 166 s (-O2 93 s, -O1 37 s) for a page no faster (the 97 MiB dump,
+# two runs each: findings shown after 3.01 / 3.95 s with -O3, 3.07 / 3.57 with -O2, 3.19 / 3.09
+# with -O1, 3.37 / 3.65 without) and 2.5% smaller (6.51 MB against 6.68), though not as a
+# server sends it: gzip-compressed, -O1's is the smaller, 2.00 MB against 2.03. A native
+# binaryen was no way out: Debian's (108) and the wasm-opt crate's (116) cannot read what
+# rustc writes. Should the budget below bite, -O2 makes the .wasm 90 KB smaller for 56 s more.
 MAX_PAGE_BYTES=$((6656 * 1024))
 out=wasm/dist
 say() { printf '%s\n' "$*" >&2; }

@@ -101,29 +101,35 @@ impl Carved {
     fn of(place: usize, l: &ListenerCx<'_, '_>, wildcard: NodeIndex, names: &[NodeIndex]) -> Self {
         let g = l.graph();
         let chains = &l.listener.filter_chains;
-        let wild_key = match g.key(wildcard) {
-            Some(Key::Any) => "the catch-all TLS chain (no server_names)".to_owned(),
-            Some(k) => k.to_string(),
-            None => String::new(),
-        };
         // The chains below each name, found once (a walk down the remaining levels each).
         let below: Vec<Vec<usize>> = names.iter().map(|&n| g.chains_below(n)).collect();
-        // Written into one string: at tenant scale there is one such finding per tenant.
-        let mut message = format!(
-            "{} exact name{} carved out of {wild_key}: ",
-            names.len(),
-            if names.len() == 1 { " is" } else { "s are" }
-        );
+        // Written into one string, piece by piece (`format!` cost more than the words): at
+        // tenant scale there is one such finding per tenant. Room for a tenant's few names, cut
+        // to size below.
+        let mut message = String::with_capacity(256);
+        message.push_str(itoa::Buffer::new().format(names.len()));
+        message.push_str(if names.len() == 1 { " exact name is" } else { " exact names are" });
+        message.push_str(" carved out of ");
+        match g.key(wildcard) {
+            Some(Key::Any) => message.push_str("the catch-all TLS chain (no server_names)"),
+            Some(k) => {
+                let _ = k.write_to(&mut message);
+            }
+            None => {}
+        }
+        message.push_str(": ");
         for (k, (&n, below)) in names.iter().zip(&below).take(LISTED).enumerate() {
             if k > 0 {
                 message.push_str(", ");
             }
             if let Some(key) = g.key(n) {
-                let _ = write!(message, "{key}");
+                let _ = key.write_to(&mut message);
             }
             message.push_str(" (");
             for (j, &c) in below.iter().enumerate() {
-                let _ = write!(message, "{}'{}'", if j > 0 { ", " } else { "" }, chains[c].display_name());
+                message.push_str(if j > 0 { ", '" } else { "'" });
+                message.push_str(&chains[c].display_name());
+                message.push('\'');
             }
             message.push(')');
         }
@@ -156,16 +162,21 @@ impl Carved {
         }
         let terminates = wild_chains.iter().any(|&c| chains[c].terminates_tls());
         if terminates && !passthrough.is_empty() {
-            let mut note = String::from("the wildcard terminates TLS and ");
-            for (k, &c) in passthrough.iter().enumerate() {
-                let sep = match k {
-                    0 => "",
-                    _ if k + 1 == passthrough.len() => " and ",
-                    _ => ", ",
-                };
-                let _ = write!(note, "{sep}'{}'", chains[c].display_name());
+            // Sized once: the note is held with the finding until it is written.
+            const HEAD: &str = "the wildcard terminates TLS and ";
+            let names: Vec<_> = passthrough.iter().map(|&c| chains[c].display_name()).collect();
+            let mut note = String::with_capacity(HEAD.len() + names.iter().map(|n| n.len() + 7).sum::<usize>() + 7);
+            note.push_str(HEAD);
+            for (k, name) in names.iter().enumerate() {
+                note.push_str(match k {
+                    0 => "'",
+                    _ if k + 1 == names.len() => " and '",
+                    _ => ", '",
+                });
+                note.push_str(name);
+                note.push('\'');
             }
-            note.push_str(if passthrough.len() == 1 { " passes" } else { " pass" });
+            note.push_str(if names.len() == 1 { " passes" } else { " pass" });
             d = d.note(Note::joined(
                 note,
                 " TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",
