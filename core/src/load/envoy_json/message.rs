@@ -939,16 +939,17 @@ enum Plan<'de> {
     /// An Any's `@type`, handed on as it is.
     Url(Cow<'de, str>),
     /// A value of `shape`, read in `mode` when given, as the parse root `root` when given.
-    Read { shape: Shape, mode: Option<Mode>, root: Option<MsgId>, after: After<'de> },
+    Read { shape: Shape, mode: Option<Mode>, root: Option<MsgId>, after: After },
 }
 
 /// What follows the value.
-enum After<'de> {
+enum After {
     Nothing,
     /// The value of an Any of a well-known type.
     Wkt,
-    /// The value of a field.
-    Field(MsgId, Pending<'de>),
+    /// The value of a field of the message: the field stays the map's `pending` while its
+    /// value is read, and is taken after (not moved out and back with each value's plan).
+    Field(MsgId),
 }
 
 impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
@@ -969,8 +970,8 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             Phase::Free => return Ok(Plan::Read { shape: Shape::Free, mode: None, root: None, after: After::Nothing }),
             _ => {}
         }
-        let p = self.pending.take().ok_or("a value without its key")?;
         if let Phase::AnyWkt(m) = self.phase {
+            let p = self.pending.take().ok_or("a value without its key")?;
             // `{"@type": "...Duration", "value": "1s"}`: the value is the well-known type itself.
             w.enter_key(p.key, p.offset, None);
             return Ok(Plan::Read { shape: Shape::message(m, w), mode: None, root: None, after: After::Wkt });
@@ -978,6 +979,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         let Phase::Fields(m) = self.phase else {
             return Err("no field");
         };
+        let p = self.pending.as_ref().ok_or("a value without its key")?;
         let message = w.schema.message(m);
         let f = message.field(p.field);
         let comp = w.field_comp(m, p.field, p.key.clone());
@@ -993,23 +995,25 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         } else {
             (field, None, None)
         };
-        Ok(Plan::Read { shape, mode, root, after: After::Field(m, p) })
+        Ok(Plan::Read { shape, mode, root, after: After::Field(m) })
     }
 
-    fn after_value(&mut self, after: After<'de>) {
+    fn after_value(&mut self, after: After) {
         let w = self.w;
-        let (m, p) = match after {
+        let m = match after {
             After::Nothing => return,
             After::Wkt => {
                 w.leave_key(false);
                 w.take_last();
                 return;
             }
-            After::Field(m, p) => (m, p),
+            After::Field(m) => m,
         };
+        let last = w.leave_field();
+        // Set by `next_key_seed` with the key, kept while the value was read.
+        let Some(p) = self.pending.take() else { return };
         let message = w.schema.message(m);
         let f = message.field(p.field);
-        let last = w.leave_field();
         if last.set && !last.empty {
             for (g, group) in message.envoy_requires.iter().enumerate() {
                 if group.fields.contains(&p.field) {
