@@ -14,7 +14,7 @@ pub mod matcher;
 pub mod problem;
 pub mod route;
 
-use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_index};
+use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_field_index};
 
 /// Every input of a run, loaded.
 #[derive(Debug, Default)]
@@ -503,7 +503,7 @@ impl<'a> Listener<'a> {
     /// The pointer of a filter chain of this listener.
     pub fn chain_pointer(&self, chain: &FilterChain<'_>) -> String {
         match chain.index {
-            ChainIndex::Listed(i) => join_index(&join_field(&self.pointer, self.casing, "filter_chains"), i),
+            ChainIndex::Listed(i) => join_field_index(&self.pointer, self.casing, "filter_chains", i),
             ChainIndex::Default => join_field(&self.pointer, self.casing, "default_filter_chain"),
         }
     }
@@ -661,17 +661,40 @@ impl FilterChain<'_> {
             return Cow::Borrowed(&self.name);
         }
         match self.index {
-            ChainIndex::Listed(i) => {
-                // Written by hand, not `format!`: a finding per tenant names its unnamed
-                // passthrough chains so six times, and the formatting machinery cost ten times
-                // what the words do.
+            ChainIndex::Listed(_) => {
                 let mut name = String::with_capacity(24);
-                name.push_str("filter_chains[");
-                name.push_str(itoa::Buffer::new().format(i));
-                name.push(']');
+                self.push_display_name(&mut name);
                 Cow::Owned(name)
             }
             ChainIndex::Default => Cow::Borrowed("default_filter_chain"),
+        }
+    }
+
+    /// The length of [`Self::display_name`], for a string sized once.
+    pub fn display_name_len(&self) -> usize {
+        match self.index {
+            _ if !self.name.is_empty() => self.name.len(),
+            ChainIndex::Listed(i) => "filter_chains[]".len() + i.checked_ilog10().map_or(1, |d| d as usize + 1),
+            ChainIndex::Default => "default_filter_chain".len(),
+        }
+    }
+
+    /// Appends [`Self::display_name`] to `out`, without a string of its own: a finding per
+    /// tenant names its unnamed passthrough chains in its message and again in its note.
+    pub fn push_display_name(&self, out: &mut String) {
+        if !self.name.is_empty() {
+            out.push_str(&self.name);
+            return;
+        }
+        match self.index {
+            // Written by hand, not `format!`: the formatting machinery cost ten times what the
+            // words do.
+            ChainIndex::Listed(i) => {
+                out.push_str("filter_chains[");
+                out.push_str(itoa::Buffer::new().format(i));
+                out.push(']');
+            }
+            ChainIndex::Default => out.push_str("default_filter_chain"),
         }
     }
 
@@ -834,6 +857,30 @@ mod tests {
         assert_eq!(Casing::Camel.field("filter_chain_match"), "filterChainMatch");
         assert_eq!(Casing::Camel.field("name"), "name");
         assert_eq!(Casing::Snake.field("filter_chain_match"), "filter_chain_match");
+    }
+
+    #[test]
+    fn a_chain_names_itself_as_long_as_its_name_says() {
+        let chain = |name: &'static str, index| FilterChain {
+            name: name.into(),
+            index,
+            offset: None,
+            name_offset: None,
+            casing: Casing::Snake,
+            filter_chain_match: None,
+            filters: ThinVec::new(),
+            transport_socket: None,
+        };
+        let chains = [0, 9, 10, 99, 100, 12_345, usize::MAX]
+            .map(|i| chain("", ChainIndex::Listed(i)))
+            .into_iter()
+            .chain([chain("https-0", ChainIndex::Listed(3)), chain("", ChainIndex::Default)]);
+        for c in chains {
+            let mut pushed = String::from("'");
+            c.push_display_name(&mut pushed);
+            assert_eq!(pushed[1..], *c.display_name());
+            assert_eq!(c.display_name_len(), c.display_name().len(), "{}", c.display_name());
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub use json::pointer_offset_from;
 pub(crate) use json::{Elements, LONG, object_start, pointer_offset_in};
 pub use locator::Locator;
 pub use pointer::{
-    Casing, Pointer, escape_pointer_token, join_field, join_index, join_token, pointer_and_ancestors,
+    Casing, Pointer, escape_pointer_token, join_field, join_field_index, join_index, join_token, pointer_and_ancestors,
     tokens as pointer_tokens, unescape_pointer_token,
 };
 

@@ -18,7 +18,7 @@ use crate::model::{
     ListenerState, NetworkFilterKind, Skipped, SkippedKind,
 };
 use crate::parallel::{par_map_cheap, par_map_mut_cheap};
-use crate::source::{Location, Locator, SourceId, join_field, join_index, join_token};
+use crate::source::{Location, Locator, SourceId, join_field, join_field_index, join_index, join_token};
 
 const LISTENER_TYPE: &str = "envoy.config.listener.v3.Listener";
 const CLUSTER_TYPE: &str = "envoy.config.cluster.v3.Cluster";
@@ -447,7 +447,7 @@ impl<'a> Walk<'a> {
     fn config_dump(&mut self, obj: RawObject<'a>, pointer: &str) -> InputKind {
         let mut entries: Vec<Entry> = Vec::new();
         for (i, entry) in obj.configs.unwrap_or_default().into_iter().enumerate() {
-            let p = join_index(&join_field(pointer, Casing::Snake, "configs"), i);
+            let p = join_field_index(pointer, Casing::Snake, "configs", i);
             entries.push(self.dump_entry(entry, &p));
         }
         match entries.first() {
@@ -679,7 +679,7 @@ impl<'a> Walk<'a> {
         let mut kinds = Vec::new();
         let mut refused = Vec::new();
         for (i, item) in obj.items.unwrap_or_default().into_iter().enumerate() {
-            let p = join_index(&join_field(pointer, Casing::Snake, "items"), i);
+            let p = join_field_index(pointer, Casing::Snake, "items", i);
             match self.document(item, p.clone()) {
                 Ok(k) => kinds.push(k),
                 Err(r) => refused.push((i, p, r)),

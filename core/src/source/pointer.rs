@@ -4,7 +4,13 @@ use std::borrow::Cow;
 
 /// Escapes one reference token (RFC 6901 §3): `~` becomes `~0`, `/` becomes `~1`.
 pub fn escape_pointer_token(token: &str) -> Cow<'_, str> {
-    if token.contains(['~', '/']) { token.replace('~', "~0").replace('/', "~1").into() } else { token.into() }
+    // memchr, not `contains(['~', '/'])`: the char-set search went a character at a time, and
+    // every chain's pointers pass their keys through here.
+    if memchr::memchr2(b'~', b'/', token.as_bytes()).is_some() {
+        token.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        token.into()
+    }
 }
 
 /// The reference token an escaped one stands for; `None` for a `~` not followed by `0` or `1`.
@@ -178,6 +184,17 @@ pub fn join_token(base: &str, token: &str) -> String {
 /// `base` with a proto field more, spelled in `casing`.
 pub fn join_field(base: &str, casing: Casing, snake: &str) -> String {
     join_token(base, &casing.field(snake))
+}
+
+/// `base` with a proto field and an index into it more (`/filter_chains/3`), made in one string.
+pub fn join_field_index(base: &str, casing: Casing, snake: &str, index: usize) -> String {
+    let field = casing.field(snake);
+    // A slash, the field, a slash and the digits of any list a configuration holds.
+    let mut p = String::with_capacity(base.len() + field.len() + 10);
+    p.push_str(base);
+    push_pointer(&mut p, &field);
+    push_index(&mut p, index);
+    p
 }
 
 /// `base` with a list index more.

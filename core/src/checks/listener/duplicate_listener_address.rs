@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::checks::{Check, Context, ListenerCx, Reads, envoy_text};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::{Address, Protocol};
-use crate::source::{Location, join_field, join_index};
+use crate::source::{Location, join_field, join_field_index};
 
 declare_rule! {
     pub(crate) static RULE for DuplicateListenerAddress = {
@@ -54,7 +54,7 @@ fn address_location(l: &ListenerCx<'_, '_>, k: usize) -> Location {
     let pointer = if k == 0 || listener.address.is_none() {
         join_field(&listener.pointer, listener.casing, "address")
     } else {
-        let additional = join_index(&join_field(&listener.pointer, listener.casing, "additional_addresses"), k - 1);
+        let additional = join_field_index(&listener.pointer, listener.casing, "additional_addresses", k - 1);
         join_field(&additional, listener.casing, "address")
     };
     let offset = l.locate_in_listener(&pointer).or_else(|| l.location().offset);

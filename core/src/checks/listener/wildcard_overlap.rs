@@ -128,7 +128,7 @@ impl Carved {
             message.push_str(" (");
             for (j, &c) in below.iter().enumerate() {
                 message.push_str(if j > 0 { ", '" } else { "'" });
-                message.push_str(&chains[c].display_name());
+                chains[c].push_display_name(&mut message);
                 message.push('\'');
             }
             message.push(')');
@@ -164,19 +164,19 @@ impl Carved {
         if terminates && !passthrough.is_empty() {
             // Sized once: the note is held with the finding until it is written.
             const HEAD: &str = "the wildcard terminates TLS and ";
-            let names: Vec<_> = passthrough.iter().map(|&c| chains[c].display_name()).collect();
-            let mut note = String::with_capacity(HEAD.len() + names.iter().map(|n| n.len() + 7).sum::<usize>() + 7);
+            let room = passthrough.iter().map(|&c| chains[c].display_name_len() + 7).sum::<usize>();
+            let mut note = String::with_capacity(HEAD.len() + room + 7);
             note.push_str(HEAD);
-            for (k, name) in names.iter().enumerate() {
+            for (k, &c) in passthrough.iter().enumerate() {
                 note.push_str(match k {
                     0 => "'",
-                    _ if k + 1 == names.len() => " and '",
+                    _ if k + 1 == passthrough.len() => " and '",
                     _ => ", '",
                 });
-                note.push_str(name);
+                chains[c].push_display_name(&mut note);
                 note.push('\'');
             }
-            note.push_str(if names.len() == 1 { " passes" } else { " pass" });
+            note.push_str(if passthrough.len() == 1 { " passes" } else { " pass" });
             d = d.note(Note::joined(
                 note,
                 " TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",

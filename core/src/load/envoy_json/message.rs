@@ -886,7 +886,7 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for MessageMap<'w, 'de, A> {
             }
             if let Some(o) = f.oneof {
                 if self.oneofs & (1 << o) != 0 && !self.is_seen(i) {
-                    let comp = w.field_comp(m, i, key.clone());
+                    let comp = Comp::field(key.clone(), m, i);
                     w.with_key_comp(key.clone(), offset, comp, || {
                         w.invalid(
                             &format!("'{key}' has already been set (either directly or as part of a oneof)"),
@@ -982,7 +982,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         let p = self.pending.as_ref().ok_or("a value without its key")?;
         let message = w.schema.message(m);
         let f = message.field(p.field);
-        let comp = w.field_comp(m, p.field, p.key.clone());
+        let comp = Comp::field(p.key.clone(), m, p.field);
         w.enter_field(p.key.clone(), p.offset, comp, m, p.field);
         let field = Shape::Field(m, p.field);
         let (shape, mode, root) = if f.recorded {
@@ -1060,7 +1060,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
 }
 
 fn any_comp(type_name: &'static str) -> Comp<'static> {
-    Comp { name: Cow::Borrowed("<any>"), kind: "message", type_name, index: -1, pgv: PgvLink::Root, parse_root: false }
+    Comp::message(Cow::Borrowed("<any>"), type_name, true, false)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1197,20 +1197,6 @@ impl<'w, 'de, A: MapAccess<'de>> MapAccess<'de> for CecSpecMap<'w, 'de, A> {
 // What the message reader records, and the path components of fields.
 
 impl<'de> Walk<'de> {
-    /// The path component of field `i` of message `m`, keyed `key` in the input.
-    pub(super) fn field_comp(&self, m: MsgId, i: u16, key: Cow<'de, str>) -> Comp<'de> {
-        let message = self.schema.message(m);
-        let f = message.field(i);
-        Comp {
-            name: key,
-            kind: f.type_kind,
-            type_name: &f.type_name,
-            index: -1,
-            pgv: PgvLink::Field { message: &message.name, field: &f.pgv_name, index: None },
-            parse_root: false,
-        }
-    }
-
     /// Runs `f` with `key` as the last pointer token (a key that is not a field).
     pub(super) fn with_key<T>(&self, key: Cow<'de, str>, offset: Option<usize>, f: impl FnOnce() -> T) -> T {
         self.enter_key(key, offset, None);
@@ -1310,7 +1296,7 @@ impl<'de> Walk<'de> {
     /// The message whose field is being read.
     fn message_here(&self) -> &'static str {
         let st = self.st.borrow();
-        st.comps.last().map_or("the message", |c| c.type_name)
+        st.comps.last().map_or("the message", |c| c.type_name(self.schema))
     }
 
     /// [`Self::describe_short`] of the enclosing node (the key being the last token).
@@ -1334,7 +1320,10 @@ impl<'de> Walk<'de> {
     /// listener's `filter_chain_matcher` names chains with a plain `StringValue`).
     pub(super) fn in_unregistered_slot(&self) -> bool {
         let st = self.st.borrow();
-        matches!(st.comps.last().map(|c| &c.pgv), Some(PgvLink::Field { message: "OnMatch", field: "Action", .. }))
+        matches!(
+            st.comps.last().map(|c| c.pgv(self.schema)),
+            Some(PgvLink::Field { message: "OnMatch", field: "Action", .. })
+        )
     }
 
     /// Records the type an Any resolved to (`None`: none of the schema's), for the extension

@@ -63,28 +63,91 @@ struct Comp<'de> {
     /// The field as the input spelled it, or `<any>`, `<struct>`, `<list>`; for a root, the
     /// message's full name.
     name: Cow<'de, str>,
-    /// The kind the component holds (`message`, `uint32`), for the path's tail.
-    kind: &'static str,
-    /// The message or enum type, for the path's tail (`""` for scalars).
-    type_name: &'static str,
     /// Envoy's index into a repeated field (elements of nested lists count on), `-1` when none.
     index: i64,
-    /// How PGV names this step of its "embedded message failed validation" chain.
-    pgv: PgvLink<'de>,
-    /// A parse root: Envoy's parser starts its path here (the document's message, a
-    /// TypedStruct's type).
-    parse_root: bool,
+    /// The index PGV prints after this step (a field's: an item's, a map key's).
+    pgv_index: Option<PgvIndex<'de>>,
+    /// What the component is.
+    of: Of,
+}
+
+/// What a component of the path is. A field's kind, type and PGV names are the schema's, read
+/// when a text is written: a field entered pushes 80 bytes, not the 128 it took with them.
+#[derive(Debug, Clone, Copy)]
+enum Of {
+    /// Field `.1` of message `.0`.
+    Field(MsgId, u16),
+    /// A message that is not a field's value: a parse root, an Any's payload, a Struct's
+    /// insides.
+    Message {
+        /// Its full name, for the path's tail.
+        type_name: &'static str,
+        /// PGV starts here (the document's message, an Any's payload, a TypedStruct's
+        /// message); otherwise PGV takes no step here (inside a Struct).
+        pgv_root: bool,
+        /// A parse root: Envoy's parser starts its path here (the document's message, a
+        /// TypedStruct's type).
+        parse_root: bool,
+    },
 }
 
 /// How one step of the path reads in PGV's texts.
-#[derive(Debug, Clone)]
-enum PgvLink<'de> {
+enum PgvLink<'c, 'de> {
     /// Not a step PGV takes (inside a Struct).
     None,
     /// PGV starts here: the document's message, an Any's payload, a TypedStruct's message.
     Root,
     /// A field of a message: `ListenerValidationError.FilterChains[3]`.
-    Field { message: &'static str, field: &'static str, index: Option<PgvIndex<'de>> },
+    Field { message: &'static str, field: &'static str, index: Option<&'c PgvIndex<'de>> },
+}
+
+impl<'de> Comp<'de> {
+    /// The component of field `i` of message `m`, spelled `key` in the input.
+    fn field(key: Cow<'de, str>, m: MsgId, i: u16) -> Self {
+        Comp { name: key, index: -1, pgv_index: None, of: Of::Field(m, i) }
+    }
+
+    /// A component that is a message of its own, not a field's value.
+    fn message(name: Cow<'de, str>, type_name: &'static str, pgv_root: bool, parse_root: bool) -> Self {
+        Comp { name, index: -1, pgv_index: None, of: Of::Message { type_name, pgv_root, parse_root } }
+    }
+
+    /// The kind the component holds (`message`, `uint32`), for the path's tail.
+    fn kind(&self, schema: &'static Schema) -> &'static str {
+        match self.of {
+            Of::Field(m, i) => schema.message(m).field(i).type_kind,
+            Of::Message { .. } => "message",
+        }
+    }
+
+    /// The message or enum type, for the path's tail (`""` for scalars).
+    fn type_name(&self, schema: &'static Schema) -> &'static str {
+        match self.of {
+            Of::Field(m, i) => &schema.message(m).field(i).type_name,
+            Of::Message { type_name, .. } => type_name,
+        }
+    }
+
+    /// Whether Envoy's parser starts its path here.
+    fn parse_root(&self) -> bool {
+        matches!(self.of, Of::Message { parse_root: true, .. })
+    }
+
+    /// How PGV names this step of its "embedded message failed validation" chain.
+    fn pgv(&self, schema: &'static Schema) -> PgvLink<'_, 'de> {
+        match self.of {
+            Of::Field(m, i) => {
+                let message = schema.message(m);
+                PgvLink::Field {
+                    message: &message.name,
+                    field: &message.field(i).pgv_name,
+                    index: self.pgv_index.as_ref(),
+                }
+            }
+            Of::Message { pgv_root: true, .. } => PgvLink::Root,
+            Of::Message { pgv_root: false, .. } => PgvLink::None,
+        }
+    }
 }
 
 /// The index PGV prints after a repeated field or a map.
@@ -385,14 +448,7 @@ impl<'de> Walk<'de> {
     /// whose full name Envoy's parse errors start with.
     pub(crate) fn push_root(&self, message: MsgId) {
         let name = &*self.schema.message(message).full_name;
-        self.st.borrow_mut().comps.push(Comp {
-            name: Cow::Borrowed(name),
-            kind: "message",
-            type_name: name,
-            index: -1,
-            pgv: PgvLink::Root,
-            parse_root: true,
-        });
+        self.st.borrow_mut().comps.push(Comp::message(Cow::Borrowed(name), name, true, true));
     }
 
     pub(crate) fn pop_root(&self) {
@@ -444,8 +500,8 @@ impl<'de> Walk<'de> {
         let mut st = self.st.borrow_mut();
         if let Some(c) = st.comps.last_mut() {
             c.index = envoy;
-            if let PgvLink::Field { index, .. } = &mut c.pgv {
-                *index = pgv;
+            if let Of::Field(..) = c.of {
+                c.pgv_index = pgv;
             }
         }
     }

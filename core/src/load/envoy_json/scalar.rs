@@ -79,15 +79,18 @@ pub(crate) enum Refusal {
 
 const EXPECTED_NUMBER: &str = "expected number or string";
 
-/// Reads `ev` as a value of `kind` (not a message): what Envoy's parser makes of it.
-pub(crate) fn parse<'de>(
+/// Reads `ev` as a value of `kind` (not a message): what Envoy's parser makes of it. `text`
+/// gives the text from the value on, asked for only when a refusal quotes it (finding it costs
+/// more than most values do).
+pub(crate) fn parse<'de, 't>(
     kind: Kind,
     ev: &Ev<'de>,
-    text: Option<&str>,
+    text: impl Fn() -> Option<&'t str>,
     enum_number: impl Fn(&str) -> Option<i32>,
 ) -> Result<Parsed<'de>, Refusal> {
-    let unexpected =
-        |expected: char| Refusal::At(format!("unexpected character: '{}'; expected '{expected}'", ev.first_char(text)));
+    let unexpected = |expected: char| {
+        Refusal::At(format!("unexpected character: '{}'; expected '{expected}'", ev.first_char(text())))
+    };
     match kind {
         Kind::Bool => match ev {
             Ev::Bool(b) => Ok(Parsed::Bool(*b)),
@@ -317,7 +320,7 @@ mod tests {
     use super::*;
 
     fn p(kind: Kind, ev: Ev<'static>) -> Result<String, String> {
-        match parse(kind, &ev, None, |_| None) {
+        match parse(kind, &ev, || None, |_| None) {
             Ok(v) => Ok(format!("{v:?}")),
             Err(Refusal::At(m)) => Err(m),
             Err(Refusal::UnknownEnum(n)) => Err(format!("unknown enum {n}")),

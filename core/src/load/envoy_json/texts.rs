@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::{PgvIndex, PgvLink, Walk};
+use super::{Comp, PgvIndex, PgvLink, Walk};
 
 /// The last step of a PGV text.
 pub(super) enum Leaf<'a> {
@@ -22,10 +22,10 @@ impl Walk<'_> {
     /// kind (and type) of its last component.
     pub(super) fn describe(&self) -> String {
         let st = self.st.borrow();
-        let root = st.comps.iter().rposition(|c| c.parse_root).unwrap_or(0);
+        let root = st.comps.iter().rposition(Comp::parse_root).unwrap_or(0);
         let comps = &st.comps[root..];
         let Some(first) = comps.first() else { return String::new() };
-        let mut out = first.type_name.to_owned();
+        let mut out = first.type_name(self.schema).to_owned();
         if comps.len() == 1 {
             return out;
         }
@@ -41,10 +41,11 @@ impl Walk<'_> {
         }
         let last = &comps[comps.len() - 1];
         out.push_str(": ");
-        out.push_str(last.kind);
-        if !last.type_name.is_empty() {
+        out.push_str(last.kind(self.schema));
+        let type_name = last.type_name(self.schema);
+        if !type_name.is_empty() {
             out.push(' ');
-            out.push_str(last.type_name);
+            out.push_str(type_name);
         }
         out
     }
@@ -52,7 +53,7 @@ impl Walk<'_> {
     /// The full name of the message Envoy's parser started with.
     pub(super) fn parse_root_name(&self) -> &'static str {
         let st = self.st.borrow();
-        st.comps.iter().rev().find(|c| c.parse_root).map_or("", |c| c.type_name)
+        st.comps.iter().rev().find(|c| c.parse_root()).map_or("", |c| c.type_name(self.schema))
     }
 
     /// `Unable to parse JSON as proto (...)`: what Envoy says when protobuf's parser refuses a
@@ -95,12 +96,12 @@ impl Walk<'_> {
     pub(super) fn pgv_error(&self, upto: usize, leaf: Leaf<'_>, reason: &str) -> String {
         let st = self.st.borrow();
         let upto = upto.min(st.comps.len());
-        let root = st.comps[..upto].iter().rposition(|c| matches!(c.pgv, PgvLink::Root)).unwrap_or(0);
+        let root = st.comps[..upto].iter().rposition(|c| matches!(c.pgv(self.schema), PgvLink::Root)).unwrap_or(0);
         let mut out = String::from("Proto constraint validation failed (");
         for c in &st.comps[root..upto] {
-            if let PgvLink::Field { message, field, index } = &c.pgv {
+            if let PgvLink::Field { message, field, index } = c.pgv(self.schema) {
                 let _ = write!(out, "{message}ValidationError.{field}");
-                push_index(&mut out, index.as_ref());
+                push_index(&mut out, index);
                 out.push_str(": embedded message failed validation | caused by ");
             }
         }
@@ -131,8 +132,8 @@ impl Walk<'_> {
     /// The PGV step of component `i` (a field's own component, whose rules are being checked).
     pub(super) fn pgv_leaf_of(&self, i: usize) -> Option<(&'static str, &'static str, Option<String>)> {
         let st = self.st.borrow();
-        match &st.comps.get(i)?.pgv {
-            PgvLink::Field { message, field, index } => Some((message, field, index.as_ref().map(index_text))),
+        match st.comps.get(i)?.pgv(self.schema) {
+            PgvLink::Field { message, field, index } => Some((message, field, index.map(index_text))),
             _ => None,
         }
     }

@@ -13,7 +13,7 @@ use super::message::{CecSpecMap, K8sMap, MessageMap, ObjKind};
 use super::repeated::{EachSeq, ListDe, MapField, OneSeq, RepeatedSeq};
 use super::scalar::{Ev, Parsed, Refusal, parse};
 use super::texts::Leaf;
-use super::{Comp, Last, Mode, PgvLink, Walk, wkt};
+use super::{Comp, Last, Mode, Walk, wkt};
 use crate::model::problem::ProblemKind;
 use crate::schema::rules::{Dur, KindRules, check_bool};
 use crate::schema::{Card, FieldRules, Kind, MsgId, Wkt};
@@ -571,14 +571,7 @@ fn give_str<'de, V: Visitor<'de>, E: de::Error>(v: V, option: bool, s: Cow<'de, 
 }
 
 pub(super) fn struct_comp<'de>() -> Comp<'de> {
-    Comp {
-        name: Cow::Borrowed("<struct>"),
-        kind: "message",
-        type_name: "google.protobuf.Struct.FieldsEntry",
-        index: -1,
-        pgv: PgvLink::None,
-        parse_root: false,
-    }
+    Comp::message(Cow::Borrowed("<struct>"), "google.protobuf.Struct.FieldsEntry", false, false)
 }
 
 /// What a scalar JSON value becomes for the typed reader, judged without it: the judging is
@@ -684,7 +677,7 @@ fn judge_value_scalar<'de>(
         Kind::Enum(e) => schema.enumeration(e).number(name),
         _ => None,
     };
-    match parse(kind, &ev, w.value_text(), enum_number) {
+    match parse(kind, &ev, || w.value_text(), enum_number) {
         Ok(p) => {
             if let Some(r) = rules {
                 w.check_value(r, &p, kind, at, offset);
@@ -817,7 +810,7 @@ fn read_wrapper<'de, A: MapAccess<'de>>(
             a.next_value::<IgnoredAny>()?;
             continue;
         }
-        let comp = w.field_comp(m, 0, key.0.clone());
+        let comp = Comp::field(key.0.clone(), m, 0);
         let got = w.with_key_comp(key.0.clone(), offset, comp, || {
             a.next_value_seed(Capture { kind: inner.kind, rules, at, w })
         })?;
@@ -854,7 +847,7 @@ fn read_duration<'de, A: MapAccess<'de>>(
             a.next_value::<IgnoredAny>()?;
             continue;
         };
-        let comp = w.field_comp(m, i, key.0.clone());
+        let comp = Comp::field(key.0.clone(), m, i);
         let got = w.with_key_comp(key.0.clone(), offset, comp, || {
             a.next_value_seed(Capture { kind: f.kind, rules: None, at, w })
         })?;
@@ -870,14 +863,7 @@ fn read_duration<'de, A: MapAccess<'de>>(
 }
 
 fn list_comp<'de>() -> Comp<'de> {
-    Comp {
-        name: Cow::Borrowed("<list>"),
-        kind: "message",
-        type_name: "google.protobuf.Value",
-        index: -1,
-        pgv: PgvLink::None,
-        parse_root: false,
-    }
+    Comp::message(Cow::Borrowed("<list>"), "google.protobuf.Value", false, false)
 }
 
 impl<'w, 'de, V: Visitor<'de>> Visitor<'de> for Adapter<'w, 'de, V> {
@@ -983,7 +969,7 @@ impl<'de> Capture<'_, 'de> {
     fn take(self, ev: Ev<'de>) -> Option<(Parsed<'de>, Ev<'de>)> {
         let offset = self.w.value_offset();
         let enums = |_: &str| None;
-        match parse(self.kind, &ev, self.w.value_text(), enums) {
+        match parse(self.kind, &ev, || self.w.value_text(), enums) {
             Ok(p) => {
                 if let Some(r) = self.rules {
                     self.w.check_value(r, &p, self.kind, self.at, offset);
@@ -1079,7 +1065,7 @@ impl<'de> Walk<'de> {
 
     fn enum_type_here(&self) -> &'static str {
         let st = self.st.borrow();
-        st.comps.last().map_or("the enum", |c| c.type_name)
+        st.comps.last().map_or("the enum", |c| c.type_name(self.schema))
     }
 
     /// PGV's rules of one scalar value.
