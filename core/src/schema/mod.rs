@@ -406,7 +406,9 @@ impl Schema {
 
     /// The message an Any's type URL names: the part after the last `/` (the prefix is free-form).
     pub fn find_type_url(&self, type_url: &str) -> Option<MsgId> {
-        self.find(type_url.rsplit('/').next().unwrap_or(type_url))
+        // memchr's search from the end, not `rsplit('/')`: every Any's type is looked up here.
+        let name = memchr::memrchr(b'/', type_url.as_bytes()).map_or(type_url, |i| &type_url[i + 1..]);
+        self.find(name)
     }
 
     /// Envoy 1.40's extension registry.
