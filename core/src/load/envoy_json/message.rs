@@ -542,7 +542,7 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
         let resolved = w.schema.find_type_url(&url);
         match resolved {
             Some(m) => {
-                w.push_comp(any_comp(&w.schema.message(m).full_name));
+                w.push_comp(Comp::any(&w.schema.message(m).full_name));
                 self.payload = true;
                 w.push_any(Some(m));
             }
@@ -1057,10 +1057,6 @@ impl<'w, 'de, A: MapAccess<'de>> MessageMap<'w, 'de, A> {
             }
         }
     }
-}
-
-fn any_comp(type_name: &'static str) -> Comp<'static> {
-    Comp::message(Cow::Borrowed("<any>"), type_name, true, false)
 }
 
 // ---------------------------------------------------------------------------------------------

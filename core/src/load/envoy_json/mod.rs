@@ -107,7 +107,22 @@ impl<'de> Comp<'de> {
         Comp { name: key, index: -1, pgv_index: None, of: Of::Field(m, i) }
     }
 
-    /// A component that is a message of its own, not a field's value.
+    /// A parse root: the document's message (or a TypedStruct's), where both Envoy's parser and
+    /// PGV start their paths.
+    fn root(type_name: &'static str) -> Self {
+        Self::message(Cow::Borrowed(type_name), type_name, true, true)
+    }
+
+    /// An Any's payload of type `type_name`: PGV starts again here, Envoy's parser does not.
+    fn any(type_name: &'static str) -> Self {
+        Self::message(Cow::Borrowed("<any>"), type_name, true, false)
+    }
+
+    /// A step inside a Struct or Value (`<struct>`, `<list>`), which PGV does not take.
+    fn opaque(name: &'static str, type_name: &'static str) -> Self {
+        Self::message(Cow::Borrowed(name), type_name, false, false)
+    }
+
     fn message(name: Cow<'de, str>, type_name: &'static str, pgv_root: bool, parse_root: bool) -> Self {
         Comp { name, index: -1, pgv_index: None, of: Of::Message { type_name, pgv_root, parse_root } }
     }
@@ -448,7 +463,7 @@ impl<'de> Walk<'de> {
     /// whose full name Envoy's parse errors start with.
     pub(crate) fn push_root(&self, message: MsgId) {
         let name = &*self.schema.message(message).full_name;
-        self.st.borrow_mut().comps.push(Comp::message(Cow::Borrowed(name), name, true, true));
+        self.st.borrow_mut().comps.push(Comp::root(name));
     }
 
     pub(crate) fn pop_root(&self) {

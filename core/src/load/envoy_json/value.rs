@@ -571,7 +571,7 @@ fn give_str<'de, V: Visitor<'de>, E: de::Error>(v: V, option: bool, s: Cow<'de, 
 }
 
 pub(super) fn struct_comp<'de>() -> Comp<'de> {
-    Comp::message(Cow::Borrowed("<struct>"), "google.protobuf.Struct.FieldsEntry", false, false)
+    Comp::opaque("<struct>", "google.protobuf.Struct.FieldsEntry")
 }
 
 /// What a scalar JSON value becomes for the typed reader, judged without it: the judging is
@@ -863,7 +863,7 @@ fn read_duration<'de, A: MapAccess<'de>>(
 }
 
 fn list_comp<'de>() -> Comp<'de> {
-    Comp::message(Cow::Borrowed("<list>"), "google.protobuf.Value", false, false)
+    Comp::opaque("<list>", "google.protobuf.Value")
 }
 
 impl<'w, 'de, V: Visitor<'de>> Visitor<'de> for Adapter<'w, 'de, V> {
