@@ -143,7 +143,10 @@ pub fn is_partial_wildcard(name: &str) -> bool {
 /// A name as Envoy compares server names and domains: ASCII lower-cased, borrowed when it
 /// already is (nearly every name: most checks ask it of every name of a run).
 pub fn ascii_lower(name: &str) -> Cow<'_, str> {
-    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+    // Folded over every byte rather than stopped at the first upper-case one: nearly every name
+    // has none, and without the early exit the loop is vectorised (about 240 instructions a
+    // tenant's name with `any`, byte by byte).
+    if name.bytes().fold(false, |upper, b| upper | b.is_ascii_uppercase()) {
         Cow::Owned(name.to_ascii_lowercase())
     } else {
         Cow::Borrowed(name)

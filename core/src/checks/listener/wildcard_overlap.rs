@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::chain_match::{Key, Level, NodeIndex};
+use crate::chain_match::{Key, Level, NodeIndex, key};
 use crate::checks::{Check, Context, Deferred, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Note, Severity, declare_rule};
+use crate::model::FilterChain;
 use crate::parallel::{par_extend_mut_cheap, par_map_cheap};
 
 declare_rule! {
@@ -84,17 +85,35 @@ impl Check for WildcardOverlap {
     }
 }
 
-/// One finding as the index shows it, kept while the indexes are dropped: its message (written
-/// while the index lives, moved into the finding later) and chain numbers, nothing borrowed
-/// from the index; about a third of the finding's size.
+/// One finding as the index shows it, kept while the indexes are dropped: numbers only, the
+/// chains below the wildcard and below each exact name and which of its server names put a
+/// chain there. Its words are written when the finding is made, from the model: written while
+/// the index lived, as they were, they were held beside it, some 200 bytes a tenant and a
+/// tenth of what a 100k-tenant run held at its peak.
 struct Carved {
     /// The listener's place among the run's live listeners.
     place: usize,
-    message: String,
-    /// The chains below the wildcard.
-    wild_chains: Vec<usize>,
-    /// The passthrough chains below the names.
-    passthrough: Vec<usize>,
+    /// Which server name of the first chain below the wildcard is the wildcard; `None` for a
+    /// catch-all TLS chain (the `Any` key).
+    wildcard: Option<usize>,
+    /// How many of the chains below the wildcard start `ids`.
+    wild: usize,
+    /// The chains below the wildcard, then for each exact name in turn: which server name of
+    /// the first chain below it is the name, how many chains are below it, and those chains.
+    /// One list, sized once: a tenant's finding is a dozen numbers.
+    ids: Box<[usize]>,
+}
+
+/// The index key one of a chain's server names is, as the index holds it (lower-cased, a
+/// wildcard as its suffix): what a finding names.
+fn server_name_key<'c>(chain: &'c FilterChain<'_>, entry: usize) -> Option<Key<'c>> {
+    let names = &chain.filter_chain_match.as_ref()?.server_names;
+    names.get(entry).map(|n| key::server_name(n))
+}
+
+/// Which of a chain's server names is `key` (a chain sits below a name node through one).
+fn entry_of(chain: &FilterChain<'_>, key: &Key<'_>) -> Option<usize> {
+    chain.filter_chain_match.as_ref()?.server_names.iter().position(|n| key::server_name(n) == *key)
 }
 
 impl Carved {
@@ -103,26 +122,63 @@ impl Carved {
         let chains = &l.listener.filter_chains;
         // The chains below each name, found once (a walk down the remaining levels each).
         let below: Vec<Vec<usize>> = names.iter().map(|&n| g.chains_below(n)).collect();
-        // Written into one string, piece by piece (`format!` cost more than the words): at
-        // tenant scale there is one such finding per tenant. Room for a tenant's few names, cut
-        // to size below.
+        let wild_chains = g.chains_below(wildcard);
+        let entry = |node: NodeIndex, first: Option<&usize>| {
+            let (key, &c) = (g.key(node)?, first?);
+            entry_of(&chains[c], key)
+        };
+        // The wildcard is a key node: a `*.suffix` name, or the `Any` of a catch-all chain.
+        let wildcard_entry = match g.key(wildcard) {
+            Some(Key::Any) => None,
+            _ => entry(wildcard, wild_chains.first()),
+        };
+        let mut ids = Vec::with_capacity(wild_chains.len() + below.iter().map(|b| 2 + b.len()).sum::<usize>());
+        ids.extend_from_slice(&wild_chains);
+        for (&n, below) in names.iter().zip(&below) {
+            // `usize::MAX`: no entry (no chain can sit below a name but through one of its own).
+            ids.push(entry(n, below.first()).unwrap_or(usize::MAX));
+            ids.push(below.len());
+            ids.extend_from_slice(below);
+        }
+        Carved { place, wildcard: wildcard_entry, wild: wild_chains.len(), ids: ids.into_boxed_slice() }
+    }
+
+    /// The exact names in order: the entry that names each (of the first chain below it) and
+    /// the chains below it.
+    fn names(ids: &[usize], wild: usize) -> impl Iterator<Item = (usize, &[usize])> {
+        let mut rest = &ids[wild..];
+        std::iter::from_fn(move || {
+            let (&[entry, n], tail) = rest.split_first_chunk::<2>()?;
+            let (below, tail) = tail.split_at(n);
+            rest = tail;
+            Some((entry, below))
+        })
+    }
+
+    /// The finding's message: how many names the wildcard gives up, and the first of them with
+    /// their chains. Written piece by piece (`format!` cost more than the words): at tenant
+    /// scale there is one such finding per tenant.
+    fn message(&self, chains: &[FilterChain<'_>], names: usize) -> String {
+        let ids = &self.ids;
         let mut message = String::with_capacity(256);
-        message.push_str(itoa::Buffer::new().format(names.len()));
-        message.push_str(if names.len() == 1 { " exact name is" } else { " exact names are" });
+        message.push_str(itoa::Buffer::new().format(names));
+        message.push_str(if names == 1 { " exact name is" } else { " exact names are" });
         message.push_str(" carved out of ");
-        match g.key(wildcard) {
-            Some(Key::Any) => message.push_str("the catch-all TLS chain (no server_names)"),
-            Some(k) => {
-                let _ = k.write_to(&mut message);
+        match (self.wildcard, ids.first()) {
+            (None, _) => message.push_str("the catch-all TLS chain (no server_names)"),
+            (Some(entry), Some(&c)) => {
+                if let Some(k) = server_name_key(&chains[c], entry) {
+                    let _ = k.write_to(&mut message);
+                }
             }
-            None => {}
+            (Some(_), None) => {}
         }
         message.push_str(": ");
-        for (k, (&n, below)) in names.iter().zip(&below).take(LISTED).enumerate() {
+        for (k, (entry, below)) in Self::names(ids, self.wild).take(LISTED).enumerate() {
             if k > 0 {
                 message.push_str(", ");
             }
-            if let Some(key) = g.key(n) {
+            if let Some(key) = below.first().and_then(|&c| server_name_key(&chains[c], entry)) {
                 let _ = key.write_to(&mut message);
             }
             message.push_str(" (");
@@ -133,23 +189,26 @@ impl Carved {
             }
             message.push(')');
         }
-        let more = names.len().saturating_sub(LISTED);
+        let more = names.saturating_sub(LISTED);
         if more > 0 {
             let _ = write!(message, " and {more} more");
         }
-        // Kept at its size while the indexes live (the finding would cut it so anyway).
-        message.shrink_to_fit();
-        let passthrough =
-            below.into_iter().flatten().filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy()).collect();
-        Carved { place, message, wild_chains: g.chains_below(wildcard), passthrough }
+        message
     }
 
-    /// The finding, its message moved out of what was kept.
+    /// The finding, written from the model; what was kept is let go as it is made.
     fn diagnostic(&mut self, cx: Context<'_, '_>) -> Diagnostic {
         let l = cx.listener_at(self.place);
         let chains = &l.listener.filter_chains;
-        let (message, wild_chains, passthrough) =
-            (std::mem::take(&mut self.message), &self.wild_chains, &self.passthrough);
+        let names = Self::names(&self.ids, self.wild).count();
+        let message = self.message(chains, names);
+        let ids = std::mem::take(&mut self.ids);
+        let wild_chains = &ids[..self.wild];
+        // The passthrough chains below the names (a chain below two names counts twice).
+        let passthrough: Vec<usize> = Self::names(&ids, self.wild)
+            .flat_map(|(_, below)| below.iter().copied())
+            .filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy())
+            .collect();
         let first = wild_chains.first().map(|&c| &chains[c]);
         let mut d = Diagnostic::new(&RULE, message)
             .listener(l.listener.display_name().into_owned())
