@@ -52,9 +52,10 @@ const KEY_BLOCK: usize = 2048;
 /// The largest node bound whose index is cut to size once built (see [`MatchGraph::build`]).
 const SHRINK_UP_TO: usize = 4096;
 
-/// A node of the index: a key at a level, or a chain at the leaves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Node<'a> {
+/// A node of the index: a key at a level, or a chain at the leaves, as [`MatchGraph::node`]
+/// shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node<'g, 'a> {
     /// The listener itself, above [`Level::DestinationPort`]: where Envoy starts every lookup.
     Root,
     /// One entry of Envoy's per-level map: connections whose attribute at `level` is `key` go
@@ -63,9 +64,18 @@ pub enum Node<'a> {
         /// The level this key belongs to (its depth below the root).
         level: Level,
         /// The value Envoy compares the connection's attribute with at that level.
-        key: Key<'a>,
+        key: &'g Key<'a>,
     },
     /// Index into `listener.filter_chains`.
+    Chain(usize),
+}
+
+/// A node as the graph holds it: its level is kept beside it ([`MatchGraph::levels`]), so that
+/// a node is its key and no more (32 bytes, not 40: at tenant scale the index has 1.5M nodes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stored<'a> {
+    Root,
+    Key(Key<'a>),
     Chain(usize),
 }
 
@@ -98,7 +108,10 @@ pub struct MatchGraph<'l, 'a> {
     pub listener: &'l Listener<'a>,
     /// Private: checks and callers ask the queries below, so the tree's shape (a chain leaf
     /// above the last level standing for `Any` below it) is read in one place.
-    graph: DiGraph<Node<'l>, ()>,
+    graph: DiGraph<Stored<'l>, ()>,
+    /// The level of each key node, by node index (what the root and the leaves hold here means
+    /// nothing).
+    levels: Vec<Level>,
     pub(crate) root: NodeIndex,
     /// (parent, key) → child for the nodes with many children: Envoy's per-level hash maps.
     /// Most nodes have one child (the wildcard levels of a chain), and a short scan of their
@@ -238,10 +251,11 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
                 .min(chains.len().saturating_mul(64).saturating_add(1024))
         };
         let mut graph = DiGraph::with_capacity(estimate, estimate);
-        let root = graph.add_node(Node::Root);
+        let root = graph.add_node(Stored::Root);
         let mut g = MatchGraph {
             listener,
             graph,
+            levels: Vec::with_capacity(estimate),
             root,
             // Room for a child per chain or per server name, whichever are more: the usual wide
             // node is the server names at one port. Growing past that rehashes every entry (a
@@ -310,6 +324,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         if estimate <= SHRINK_UP_TO {
             g.graph.shrink_to_fit();
             g.counts.shrink_to_fit();
+            g.levels.shrink_to_fit();
         }
         g
     }
@@ -340,7 +355,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             }
             Some((leaf, _)) => self.expand(parent, depth, leaf),
             None if rest_any && self.graph.neighbors(parent).next().is_none() => {
-                let leaf = self.graph.add_node(Node::Chain(chain));
+                let leaf = self.graph.add_node(Stored::Chain(chain));
                 self.graph.add_edge(parent, leaf, ());
                 return;
             }
@@ -360,7 +375,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     pub fn leaf_child(&self, parent: NodeIndex) -> Option<(NodeIndex, usize)> {
         let n = self.graph.neighbors(parent).next()?;
         match self.graph[n] {
-            Node::Chain(c) => Some((n, c)),
+            Stored::Chain(c) => Some((n, c)),
             _ => None,
         }
     }
@@ -382,15 +397,16 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         if let Some(n) = self.child(parent, key) {
             return n;
         }
-        let n = self.graph.add_node(Node::Key { level, key: key.clone() });
+        let n = self.graph.add_node(Stored::Key(key.clone()));
         self.graph.add_edge(parent, n, ());
         self.counts.resize(self.graph.node_count(), 0);
+        self.levels.resize(self.graph.node_count(), level);
         let count = &mut self.counts[parent.index()];
         *count += 1;
         if *count as usize == SMALL + 1 {
             // The node just outgrew the scan: index all its children.
             for k in self.graph.neighbors(parent) {
-                if let Node::Key { key, .. } = &self.graph[k] {
+                if let Stored::Key(key) = &self.graph[k] {
                     let (graph, h) = (&self.graph, &self.hasher);
                     self.children
                         .insert_unique(h.hash_one((parent, key)), (parent, k), |&(p, c)| hash_entry(h, graph, p, c));
@@ -406,14 +422,11 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     /// The child of `parent` with this key.
     pub fn child(&self, parent: NodeIndex, key: &Key<'l>) -> Option<NodeIndex> {
         if self.counts.get(parent.index()).is_none_or(|&c| c as usize <= SMALL) {
-            return self
-                .graph
-                .neighbors(parent)
-                .find(|&n| matches!(&self.graph[n], Node::Key { key: k, .. } if k == key));
+            return self.graph.neighbors(parent).find(|&n| matches!(&self.graph[n], Stored::Key(k) if k == key));
         }
         self.children
             .find(self.hasher.hash_one((parent, key)), |&(p, c)| {
-                p == parent && matches!(&self.graph[c], Node::Key { key: k, .. } if k == key)
+                p == parent && matches!(&self.graph[c], Stored::Key(k) if k == key)
             })
             .map(|&(_, c)| c)
     }
@@ -435,7 +448,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     /// The key of a key node.
     pub fn key(&self, node: NodeIndex) -> Option<&Key<'l>> {
         match &self.graph[node] {
-            Node::Key { key, .. } => Some(key),
+            Stored::Key(key) => Some(key),
             _ => None,
         }
     }
@@ -453,7 +466,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
 
     /// The key nodes of one level, in creation order.
     pub fn nodes_at(&self, level: Level) -> impl Iterator<Item = NodeIndex> + '_ {
-        self.graph.node_indices().filter(move |&n| matches!(&self.graph[n], Node::Key { level: l, .. } if *l == level))
+        self.graph.node_indices().filter(move |&n| matches!(self.node(n), Node::Key { level: l, .. } if l == level))
     }
 
     /// The listener's node, where every connection starts.
@@ -467,8 +480,12 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     }
 
     /// What a node is.
-    pub fn node(&self, node: NodeIndex) -> &Node<'l> {
-        &self.graph[node]
+    pub fn node(&self, node: NodeIndex) -> Node<'_, 'l> {
+        match &self.graph[node] {
+            Stored::Root => Node::Root,
+            Stored::Key(key) => Node::Key { level: self.levels[node.index()], key },
+            Stored::Chain(c) => Node::Chain(*c),
+        }
     }
 
     /// A node's parent: its one incoming edge (the index is a tree); `None` for the root.
@@ -480,8 +497,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     pub fn ancestors(&self, node: NodeIndex) -> Vec<(Level, Key<'l>)> {
         let mut out = Vec::new();
         let mut n = node;
-        while let Node::Key { level, key } = &self.graph[n] {
-            out.push((*level, key.clone()));
+        while let Node::Key { level, key } = self.node(n) {
+            out.push((level, key.clone()));
             match self.parent(n) {
                 Some(p) => n = p,
                 None => break,
@@ -525,7 +542,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         let mut out = Vec::new();
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            if let Node::Chain(c) = self.graph[n] {
+            if let Stored::Chain(c) = self.graph[n] {
                 out.push(c);
             }
             stack.extend(self.graph.neighbors_directed(n, Direction::Outgoing));
@@ -552,9 +569,9 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
 
 /// The hash of an entry already in [`MatchGraph::children`] (its parent and its child's key),
 /// when the table grows.
-fn hash_entry(hasher: &InputHasher, graph: &DiGraph<Node<'_>, ()>, parent: NodeIndex, child: NodeIndex) -> u64 {
+fn hash_entry(hasher: &InputHasher, graph: &DiGraph<Stored<'_>, ()>, parent: NodeIndex, child: NodeIndex) -> u64 {
     match &graph[child] {
-        Node::Key { key, .. } => hasher.hash_one((parent, key)),
+        Stored::Key(key) => hasher.hash_one((parent, key)),
         _ => unreachable!("only key nodes are indexed"),
     }
 }

@@ -196,8 +196,8 @@ fn a_leaf_that_stands_for_wildcard_levels_is_spelled_out_when_a_later_chain_need
         // "plain" now hangs below the last level; "src" below its source range (only the source
         // port, a wildcard, is left there).
         let parent_level = |chain: usize| {
-            let leaf = g.nodes().find(|&n| *g.node(n) == super::Node::Chain(chain)).unwrap();
-            match *g.node(g.parent(leaf).unwrap()) {
+            let leaf = g.nodes().find(|&n| g.node(n) == super::Node::Chain(chain)).unwrap();
+            match g.node(g.parent(leaf).unwrap()) {
                 super::Node::Key { level, .. } => level,
                 _ => panic!("a leaf below the root"),
             }
@@ -342,4 +342,14 @@ fn many_ranges_are_looked_up_by_prefix_as_trying_each_would() {
             assert_eq!(fallback("::/0").as_deref(), Some("(any)"));
         });
     }
+}
+
+/// A node as the graph holds it is its key and no more: the level is kept beside it. On
+/// 64-bit targets (where tenant-scale runs are) that is 32 bytes; with the level inside it
+/// was 40, 12 MB more for the 1.5M nodes of a 100k-tenant listener.
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn a_stored_node_is_as_small_as_its_key() {
+    assert_eq!(std::mem::size_of::<super::Stored<'_>>(), std::mem::size_of::<super::Key<'_>>());
+    assert_eq!(std::mem::size_of::<super::Stored<'_>>(), 32);
 }

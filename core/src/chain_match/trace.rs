@@ -232,7 +232,7 @@ impl MatchGraph<'_, '_> {
                 None => return Trace { steps, outcome: self.fallback(), path },
             }
         }
-        let chain = self.graph.neighbors(node).find_map(|n| match self.graph[n] {
+        let chain = self.graph.neighbors(node).find_map(|n| match self.node(n) {
             Node::Chain(c) => Some((n, c)),
             _ => None,
         });
@@ -556,7 +556,7 @@ impl MatchGraph<'_, '_> {
                 None => return Reach { outcome: self.fallback(), path },
             }
         }
-        let chain = self.graph.neighbors(node).find_map(|n| match self.graph[n] {
+        let chain = self.graph.neighbors(node).find_map(|n| match self.node(n) {
             Node::Chain(c) => Some(c),
             _ => None,
         });

@@ -15,7 +15,7 @@ fn label(g: &MatchGraph<'_, '_>, node: NodeIndex) -> String {
     match g.node(node) {
         Node::Root => format!("listener {}", g.listener.name),
         Node::Key { level, key } => format!("{}: {}", level.as_str(), key),
-        Node::Chain(c) => format!("chain {}", g.listener.filter_chains[*c].display_name()),
+        Node::Chain(c) => format!("chain {}", g.listener.filter_chains[c].display_name()),
     }
 }
 
@@ -90,7 +90,7 @@ pub fn svg(g: &MatchGraph<'_, '_>, path: &[NodeIndex]) -> Option<String> {
     let columns = Level::ALL.len() + 2;
     let column = |n: NodeIndex| match g.node(n) {
         Node::Root => 0,
-        Node::Key { level, .. } => Level::ALL.iter().position(|l| l == level).map_or(0, |i| i + 1),
+        Node::Key { level, .. } => Level::ALL.iter().position(|&l| l == level).map_or(0, |i| i + 1),
         Node::Chain(_) => columns - 1,
     };
     let mut col = vec![0usize; g.node_count()];

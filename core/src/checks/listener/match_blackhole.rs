@@ -113,14 +113,14 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
     fn run(&mut self, out: &mut Vec<Diagnostic>) {
         let nodes: Vec<NodeIndex> = self.g.nodes().collect();
         for n in nodes {
-            let Node::Key { level, key } = self.g.node(n).clone() else { continue };
+            let Node::Key { level, key } = self.g.node(n) else { continue };
             // Nothing is lost below a node every connection gets through; most nodes are such.
-            if key == Key::Any || self.total[n.index()] {
+            if *key == Key::Any || self.total[n.index()] {
                 continue;
             }
             let Some(parent) = self.g.parent(n) else { continue };
-            let Some(fallback) = self.g.fallback_of(parent, &key) else { continue };
-            if let Some(d) = self.witness(n, level, &key, parent, fallback) {
+            let Some(fallback) = self.g.fallback_of(parent, key) else { continue };
+            if let Some(d) = self.witness(n, level, key, parent, fallback) {
                 out.push(d);
             }
         }
@@ -146,7 +146,7 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
             for c in children.into_iter().rev() {
                 if let Node::Key { level, key } = self.g.node(c) {
                     let mut p = path.clone();
-                    p.push((*level, key.clone()));
+                    p.push((level, key.clone()));
                     stack.push((c, p));
                 }
             }
