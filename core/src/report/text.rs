@@ -514,14 +514,51 @@ fn reformatted(text: &str, offset: usize) -> Option<String> {
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
+    // Read whole (a node must end within the cut to be shown; a duplicate key shows its last
+    // value, as a `Value` keeps it), but written only as far as it is shown: a chain of a tenant
+    // listener is some forty lines pretty, and writing them all cost as much as reading it.
     let mut de = serde_json::Deserializer::from_str(&text[at..cut]);
     let node = <serde_json::Value as serde::Deserialize>::deserialize(&mut de).ok()?;
-    let pretty = serde_json::to_string_pretty(&node).ok()?;
-    let mut lines: Vec<&str> = pretty.lines().take(REFORMAT_LINES + 1).collect();
-    if lines.len() > REFORMAT_LINES {
-        lines[REFORMAT_LINES] = ELLIPSIS;
+    let mut shown = FirstLines { text: Vec::with_capacity(512), breaks: 0 };
+    let more = match serde_json::to_writer_pretty(&mut shown, &node) {
+        Ok(()) => false,
+        Err(e) if e.is_io() => true,
+        Err(_) => return None,
+    };
+    let mut node = String::from_utf8(shown.text).ok()?;
+    if more {
+        node.push('\n');
+        node.push_str(ELLIPSIS);
     }
-    Some(lines.join("\n"))
+    Some(node)
+}
+
+/// The first [`REFORMAT_LINES`] lines written to it; the write that would start the line after
+/// them fails, which stops the writer. Pretty JSON ends without a line break, so a line break
+/// past the last shown line means there is more.
+struct FirstLines {
+    text: Vec<u8>,
+    breaks: usize,
+}
+
+impl std::io::Write for FirstLines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for (i, &b) in buf.iter().enumerate() {
+            if b == b'\n' {
+                if self.breaks + 1 == REFORMAT_LINES {
+                    self.text.extend_from_slice(&buf[..i]);
+                    return Err(std::io::Error::other("the lines shown are written"));
+                }
+                self.breaks += 1;
+            }
+        }
+        self.text.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn annotation<'d>(mark: &Mark<'d>, span: std::ops::Range<usize>) -> Annotation<'d> {
@@ -560,5 +597,34 @@ mod tests {
         assert_eq!(marked(yaml, "server_names"), "server_names: [a, b]");
         // A flow collection that goes on past the line: the rest of the line.
         assert_eq!(marked("  names: [a, {x: [1,", "{x"), "{x: [1,");
+    }
+
+    /// A node is written only as far as it is shown: the lines are the whole node's first ones,
+    /// cut where the whole would be (a node of twelve lines whole, of thirteen cut to twelve
+    /// and an ellipsis), and a duplicate key shows its last value as a `Value` keeps it.
+    #[test]
+    fn a_reformatted_node_is_the_first_lines_of_the_whole() {
+        let whole = |json: &str| {
+            let node: serde_json::Value = serde_json::from_str(json).unwrap();
+            let pretty = serde_json::to_string_pretty(&node).unwrap();
+            let mut lines: Vec<&str> = pretty.lines().take(super::REFORMAT_LINES + 1).collect();
+            if lines.len() > super::REFORMAT_LINES {
+                lines[super::REFORMAT_LINES] = super::ELLIPSIS;
+            }
+            lines.join("\n")
+        };
+        let list = |n: usize| format!("[{}]", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+        // A list of n numbers is n + 2 lines pretty: 11, 12, 13 and 14 lines, and longer.
+        let mut nodes: Vec<String> = (9..=14).chain([40]).map(list).collect();
+        nodes.push(r#"{"name":"a","name":"b","filters":[{"x":{"y":[1,2.5,"\u00e9\n"]}}],"z":{}}"#.into());
+        nodes.push("{}".into());
+        for node in &nodes {
+            let text = format!("  {node}  ");
+            assert_eq!(super::reformatted(&text, 2).as_deref(), Some(&*whole(node)), "{node}");
+        }
+        assert_eq!(super::reformatted(&list(10), 0).map(|n| n.lines().count()), Some(12));
+        assert!(super::reformatted(&list(11), 0).is_some_and(|n| n.ends_with("\n  10\n…")));
+        // A node cut off by the end of the text is not shown.
+        assert_eq!(super::reformatted("[1,2", 0), None);
     }
 }
