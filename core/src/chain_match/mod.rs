@@ -561,7 +561,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     /// The chain a trace result names.
     pub fn chain_at(&self, index: ChainIndex) -> Option<&'l FilterChain<'a>> {
         match index {
-            ChainIndex::Listed(i) => self.listener.filter_chains.get(i),
+            ChainIndex::Listed(i) => self.listener.filter_chains.get(i as usize),
             ChainIndex::Default => self.listener.default_filter_chain.as_deref(),
         }
     }

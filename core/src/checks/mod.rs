@@ -24,7 +24,7 @@ use std::ops::Range;
 use crate::chain_match::MatchGraph;
 use crate::chain_match::select::ListenerMatch;
 use crate::diagnostic::{Diagnostic, Rule};
-use crate::model::{FilterChain, Input, Listener, Snapshot};
+use crate::model::{FilterChain, Input, Listener, Snapshot, TextOffset};
 use crate::parallel::par_map;
 use crate::source::{Location, Locator, SourceId, Sources};
 
@@ -327,7 +327,7 @@ impl ListenerCx<'_, '_> {
         let anchor = self.listener.chain_pointer(chain);
         let offset = self
             .locator
-            .locate_pointer_below(&anchor, chain.offset, &pointer)
+            .locate_pointer_below(&anchor, chain.offset.map(TextOffset::get), &pointer)
             .or_else(|| self.chain_location(chain).offset);
         Location::new(self.source, pointer, offset)
     }

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::chain_match::key::{Key, Level};
 use crate::chain_match::select::ListenerMatch;
 use crate::chain_match::trace::{Client, Connection, Outcome};
-use crate::model::{Address, FilterChain, Listener};
+use crate::model::{Address, FilterChain, Listener, TextOffset};
 use crate::source::Locator;
 
 /// A listener of one version: the listener, its index and where its text is.
@@ -225,7 +225,7 @@ fn chain_behaviour<'s>(side: &Side<'s, '_, '_>, outcome: Outcome) -> Behaviour<'
 fn chain_text<'s>(locator: Locator<'s>, chain: &FilterChain<'_>) -> Option<&'s str> {
     let text = locator.json_text();
     // The chain's offset is its first key's; its object opens at the brace before it.
-    let at = chain.offset.filter(|&o| o < text.len()).and_then(|o| text[..o].rfind('{'))?;
+    let at = chain.offset.map(TextOffset::get).filter(|&o| o < text.len()).and_then(|o| text[..o].rfind('{'))?;
     let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<serde::de::IgnoredAny>();
     values.next()?.ok()?;
     Some(&text[at..at + values.byte_offset()])

@@ -33,7 +33,7 @@ pub use error::LoadError;
 
 use serde::Deserialize;
 
-use crate::model::Input;
+use crate::model::{Input, TextOffset};
 use crate::source::{Location, Locator, Pointer, SourceFile, SourceId};
 use raw::RawObject;
 
@@ -117,6 +117,20 @@ fn parse_document<'a>(id: SourceId, text: Locator<'a>, read: &document::Read) ->
     let at = |offset: usize| Location::new(id, "", Some(offset));
     let is_json = read.yaml.is_none();
     let json = text.json_text();
+    // The model keeps a chain's offsets in four bytes: a longer text (JSON, or YAML's
+    // translation) is refused whatever `--max-bytes` allows, not read with chains unplaced.
+    if json.len() > TextOffset::MAX_TEXT {
+        return Err(LoadError::new(
+            &rules::INPUT_LIMIT,
+            format!(
+                "the input is {} bytes as JSON, over the {} bytes xdsck reads in one input",
+                json.len(),
+                TextOffset::MAX_TEXT
+            ),
+            at(0),
+        )
+        .note("split it into several inputs"));
+    }
     // Offsets are computed from borrowed strings while parsing and while classifying; they are
     // relative to the whole text, so a byte-order mark skipped below still counts.
     let _scope = protojson::ParseScope::new(json);

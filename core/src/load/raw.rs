@@ -19,7 +19,7 @@ use crate::model::build::{ClusterBuild, Discovery, Endpoint, Pem, PemHolds, Sour
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, AddressSuffix, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter,
-    NetworkFilter, NetworkFilterKind, Protocol, SocketAddress, SourceType, TransportSocket,
+    NetworkFilter, NetworkFilterKind, Protocol, SocketAddress, SourceType, TextOffset, TransportSocket,
 };
 use crate::source::{Pointer, SourceId, join_field, join_index};
 
@@ -919,7 +919,8 @@ fn read_chains<'de, E>(
     // hundred bytes, and each doubling copies all of them.
     let mut out = Vec::with_capacity(capacity);
     let mut push = |raw: RawFilterChain<'de>| {
-        let index = ChainIndex::Listed(first + out.len());
+        // A list of `u32::MAX` chains would not fit in the longest text the loader reads.
+        let index = ChainIndex::Listed(u32::try_from(first + out.len()).unwrap_or(u32::MAX));
         out.push(raw.into_model(index));
     };
     read(Elements { push: &mut push, what: "a list of FilterChain objects", depth: 0 })?;
@@ -970,10 +971,10 @@ proto_message! {
 impl<'a> RawFilterChain<'a> {
     fn into_model(self, index: ChainIndex) -> FilterChain<'a> {
         FilterChain {
-            name_offset: self.name.as_ref().and_then(|n| n.offset()).map(|o| o.saturating_sub(1)),
+            name_offset: self.name.as_ref().and_then(|n| n.offset()).and_then(|o| TextOffset::new(o.saturating_sub(1))),
             name: cow(self.name),
             index,
-            offset: object_offset(self.first_key),
+            offset: object_offset(self.first_key).and_then(TextOffset::new),
             casing: Casing::from_camel(self.camel),
             filter_chain_match: self.filter_chain_match.map(|m| m.into_model()),
             filters: exact(self.filters, RawFilter::into_model),
@@ -1004,7 +1005,7 @@ impl<'a> RawFilterChainMatch<'a> {
             exact(v, |c| CidrRange { address_prefix: cow(c.address_prefix), prefix_len: c.prefix_len.map(|l| l.0.0) })
         };
         FilterChainMatch {
-            offset: object_offset(self.first_key),
+            offset: object_offset(self.first_key).and_then(TextOffset::new),
             casing: Casing::from_camel(self.camel),
             destination_port: self.destination_port.map(|p| p.0.0),
             prefix_ranges: cidrs(self.prefix_ranges),
