@@ -1281,7 +1281,7 @@ impl<'a> RawFilter<'a> {
             if let Some(w) = cfg.weighted_clusters {
                 clusters.extend(w.clusters.unwrap_or_default().into_iter().map(|c| cow(c.name)));
             }
-            NetworkFilterKind::TcpProxy { clusters, stat_prefix: cfg.stat_prefix.map(Str::into_cow) }
+            NetworkFilterKind::TcpProxy { clusters }
         } else if is(
             ".http_connection_manager.v3.HttpConnectionManager",
             "envoy.filters.network.http_connection_manager",
