@@ -54,8 +54,8 @@ const SHRINK_UP_TO: usize = 4096;
 
 /// A node of the index: a key at a level, or a chain at the leaves, as [`MatchGraph::node`]
 /// shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Node<'g, 'a> {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node<'g> {
     /// The listener itself, above [`Level::DestinationPort`]: where Envoy starts every lookup.
     Root,
     /// One entry of Envoy's per-level map: connections whose attribute at `level` is `key` go
@@ -63,20 +63,100 @@ pub enum Node<'g, 'a> {
     Key {
         /// The level this key belongs to (its depth below the root).
         level: Level,
-        /// The value Envoy compares the connection's attribute with at that level.
-        key: &'g Key<'a>,
+        /// The value Envoy compares the connection's attribute with at that level (its text
+        /// borrowed from the model or the index).
+        key: Key<'g>,
     },
     /// Index into `listener.filter_chains`.
     Chain(usize),
 }
 
-/// A node as the graph holds it: its level is kept beside it ([`MatchGraph::levels`]), so that
-/// a node is its key and no more (32 bytes, not 40: at tenant scale the index has 1.5M nodes).
+/// A node as the graph holds it: its level is kept beside it ([`MatchGraph::levels`]), and a
+/// key's text is the model's (16 bytes) unless lower-casing made it (a boxed copy, as rare as
+/// upper-case server names): 24 bytes a node, not the 32 of a [`Key`] with its `Cow`, nor the
+/// 40 of a key with its level (at tenant scale the index has 1.5M nodes). [`Stored::key`]
+/// shows it as the key it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Stored<'a> {
     Root,
-    Key(Key<'a>),
     Chain(usize),
+    Any,
+    Port(u32),
+    Cidr(ipnet::IpNet),
+    SourceType(SourceType),
+    Text(TextKey, &'a str),
+    Lowered(TextKey, Box<str>),
+}
+
+/// Which [`Key`] a [`Stored`] text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextKey {
+    Name,
+    Suffix,
+    Protocol,
+}
+
+impl TextKey {
+    fn key(self, text: Cow<'_, str>) -> Key<'_> {
+        match self {
+            TextKey::Name => Key::Name(text),
+            TextKey::Suffix => Key::Suffix(text),
+            TextKey::Protocol => Key::Protocol(text),
+        }
+    }
+}
+
+impl<'a> Stored<'a> {
+    /// How the graph holds `key`.
+    fn of(key: &Key<'a>) -> Self {
+        let text = |kind, text: &Cow<'a, str>| match text {
+            Cow::Borrowed(s) => Stored::Text(kind, s),
+            Cow::Owned(s) => Stored::Lowered(kind, s.as_str().into()),
+        };
+        match key {
+            Key::Any => Stored::Any,
+            Key::Port(p) => Stored::Port(*p),
+            Key::Cidr(n) => Stored::Cidr(*n),
+            Key::SourceType(t) => Stored::SourceType(*t),
+            Key::Name(s) => text(TextKey::Name, s),
+            Key::Suffix(s) => text(TextKey::Suffix, s),
+            Key::Protocol(s) => text(TextKey::Protocol, s),
+        }
+    }
+
+    /// The key a key node stands for, its text borrowed from the model or from the node.
+    fn key(&self) -> Option<Key<'_>> {
+        match self {
+            Stored::Text(kind, s) => Some(kind.key(Cow::Borrowed(s))),
+            Stored::Lowered(kind, s) => Some(kind.key(Cow::Borrowed(s))),
+            other => other.textless_key(),
+        }
+    }
+
+    /// [`Self::key`] for as long as the model lives: a lowered text is copied.
+    fn model_key(&self) -> Option<Key<'a>> {
+        match self {
+            Stored::Text(kind, s) => Some(kind.key(Cow::Borrowed(s))),
+            Stored::Lowered(kind, s) => Some(kind.key(Cow::Owned(s.to_string()))),
+            other => other.textless_key(),
+        }
+    }
+
+    /// The key of a node whose key has no text; `None` for the root, a leaf and a text.
+    fn textless_key(&self) -> Option<Key<'static>> {
+        match self {
+            Stored::Any => Some(Key::Any),
+            Stored::Port(p) => Some(Key::Port(*p)),
+            Stored::Cidr(n) => Some(Key::Cidr(*n)),
+            Stored::SourceType(t) => Some(Key::SourceType(*t)),
+            Stored::Root | Stored::Chain(_) | Stored::Text(..) | Stored::Lowered(..) => None,
+        }
+    }
+
+    /// Whether this is a key node for `key`.
+    fn is(&self, key: &Key<'_>) -> bool {
+        self.key().as_ref() == Some(key)
+    }
 }
 
 /// Two chains whose expanded tuples collide: Envoy rejects the listener with
@@ -397,7 +477,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         if let Some(n) = self.child(parent, key) {
             return n;
         }
-        let n = self.graph.add_node(Stored::Key(key.clone()));
+        let n = self.graph.add_node(Stored::of(key));
         self.graph.add_edge(parent, n, ());
         self.counts.resize(self.graph.node_count(), 0);
         self.levels.resize(self.graph.node_count(), level);
@@ -406,7 +486,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         if *count as usize == SMALL + 1 {
             // The node just outgrew the scan: index all its children.
             for k in self.graph.neighbors(parent) {
-                if let Stored::Key(key) = &self.graph[k] {
+                if let Some(key) = self.graph[k].key() {
                     let (graph, h) = (&self.graph, &self.hasher);
                     self.children
                         .insert_unique(h.hash_one((parent, key)), (parent, k), |&(p, c)| hash_entry(h, graph, p, c));
@@ -422,12 +502,10 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     /// The child of `parent` with this key.
     pub fn child(&self, parent: NodeIndex, key: &Key<'l>) -> Option<NodeIndex> {
         if self.counts.get(parent.index()).is_none_or(|&c| c as usize <= SMALL) {
-            return self.graph.neighbors(parent).find(|&n| matches!(&self.graph[n], Stored::Key(k) if k == key));
+            return self.graph.neighbors(parent).find(|&n| self.graph[n].is(key));
         }
         self.children
-            .find(self.hasher.hash_one((parent, key)), |&(p, c)| {
-                p == parent && matches!(&self.graph[c], Stored::Key(k) if k == key)
-            })
+            .find(self.hasher.hash_one((parent, key)), |&(p, c)| p == parent && self.graph[c].is(key))
             .map(|&(_, c)| c)
     }
 
@@ -446,11 +524,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     }
 
     /// The key of a key node.
-    pub fn key(&self, node: NodeIndex) -> Option<&Key<'l>> {
-        match &self.graph[node] {
-            Stored::Key(key) => Some(key),
-            _ => None,
-        }
+    pub fn key(&self, node: NodeIndex) -> Option<Key<'_>> {
+        self.graph[node].key()
     }
 
     /// How many nodes the index has (root, keys and chain leaves).
@@ -480,11 +555,12 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     }
 
     /// What a node is.
-    pub fn node(&self, node: NodeIndex) -> Node<'_, 'l> {
-        match &self.graph[node] {
-            Stored::Root => Node::Root,
-            Stored::Key(key) => Node::Key { level: self.levels[node.index()], key },
-            Stored::Chain(c) => Node::Chain(*c),
+    pub fn node(&self, node: NodeIndex) -> Node<'_> {
+        let stored = &self.graph[node];
+        match (stored, stored.key()) {
+            (Stored::Chain(c), _) => Node::Chain(*c),
+            (_, Some(key)) => Node::Key { level: self.levels[node.index()], key },
+            (_, None) => Node::Root,
         }
     }
 
@@ -497,8 +573,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     pub fn ancestors(&self, node: NodeIndex) -> Vec<(Level, Key<'l>)> {
         let mut out = Vec::new();
         let mut n = node;
-        while let Node::Key { level, key } = self.node(n) {
-            out.push((level, key.clone()));
+        while let Some(key) = self.graph[n].model_key() {
+            out.push((self.levels[n.index()], key));
             match self.parent(n) {
                 Some(p) => n = p,
                 None => break,
@@ -570,10 +646,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
 /// The hash of an entry already in [`MatchGraph::children`] (its parent and its child's key),
 /// when the table grows.
 fn hash_entry(hasher: &InputHasher, graph: &DiGraph<Stored<'_>, ()>, parent: NodeIndex, child: NodeIndex) -> u64 {
-    match &graph[child] {
-        Stored::Key(key) => hasher.hash_one((parent, key)),
-        _ => unreachable!("only key nodes are indexed"),
-    }
+    // Only key nodes are indexed.
+    graph[child].key().map_or(0, |key| hasher.hash_one((parent, &key)))
 }
 
 /// How many tuples a chain's match expands to (an upper bound: invalid values are counted).

@@ -233,7 +233,7 @@ fn queries_find_parents_ancestors_and_the_key_that_takes_over() {
     ];
     with(&chains, false, |l| {
         let g = MatchGraph::build(l);
-        let by_key = |level: Level, key: &Key<'_>| g.nodes_at(level).find(|&n| g.key(n) == Some(key)).unwrap();
+        let by_key = |level: Level, key: &Key<'_>| g.nodes_at(level).find(|&n| g.key(n).as_ref() == Some(key)).unwrap();
         let exact = by_key(Level::ServerName, &Key::Name("api.example.com".into()));
         let wild = by_key(Level::ServerName, &Key::Suffix(".example.com".into()));
         let top = by_key(Level::ServerName, &Key::Suffix(".com".into()));
@@ -276,7 +276,7 @@ fn a_prefix_falls_back_to_the_longest_wider_prefix_then_to_unset() {
     with(&chains, false, |l| {
         let g = MatchGraph::build(l);
         let cidr = |s: &str| Key::Cidr(s.parse().unwrap());
-        let node = |key: &Key<'_>| g.nodes_at(Level::DestinationIp).find(|&n| g.key(n) == Some(key)).unwrap();
+        let node = |key: &Key<'_>| g.nodes_at(Level::DestinationIp).find(|&n| g.key(n).as_ref() == Some(key)).unwrap();
         let parent = g.parent(node(&cidr("10.0.0.0/24"))).unwrap();
         assert_eq!(g.fallback_of(parent, &cidr("10.0.0.0/24")), Some(node(&cidr("10.0.0.0/8"))));
         assert_eq!(g.fallback_of(parent, &cidr("10.0.0.0/8")), Some(node(&cidr("10.0.0.0/7"))));
@@ -344,12 +344,48 @@ fn many_ranges_are_looked_up_by_prefix_as_trying_each_would() {
     }
 }
 
-/// A node as the graph holds it is its key and no more: the level is kept beside it. On
-/// 64-bit targets (where tenant-scale runs are) that is 32 bytes; with the level inside it
-/// was 40, 12 MB more for the 1.5M nodes of a 100k-tenant listener.
+/// A node as the graph holds it is its key's text (borrowed from the model, or the lowered
+/// copy) and its kind: the level is kept beside it. On 64-bit targets (where tenant-scale runs
+/// are) that is 24 bytes; a `Key` with its `Cow` is 32, and with the level inside it was 40:
+/// 8 MB each for the 1.5M nodes of a 100k-tenant listener.
 #[test]
 #[cfg(target_pointer_width = "64")]
-fn a_stored_node_is_as_small_as_its_key() {
-    assert_eq!(std::mem::size_of::<super::Stored<'_>>(), std::mem::size_of::<super::Key<'_>>());
-    assert_eq!(std::mem::size_of::<super::Stored<'_>>(), 32);
+fn a_stored_node_is_its_text_and_kind() {
+    assert_eq!(std::mem::size_of::<super::Stored<'_>>(), 24);
+}
+
+/// A stored key is the key it was made of, borrowed or lowered, and compares, hashes and
+/// shows as that key: the index finds a lowered name by the key a lookup makes of it.
+#[test]
+fn a_stored_key_is_the_key_it_was_made_of() {
+    use super::{Key, key};
+    use std::hash::BuildHasher;
+    let hasher = crate::hashing::InputHasher::default();
+    let keys = [
+        Key::Any,
+        Key::Port(443),
+        Key::Cidr("10.0.0.0/8".parse().unwrap()),
+        Key::SourceType(crate::model::SourceType::External),
+        key::server_name("api.example.com"),
+        key::server_name("API.Example.com"),
+        key::server_name("*.example.com"),
+        key::server_name("*.EXAMPLE.com"),
+        Key::Protocol("tls".into()),
+    ];
+    for k in &keys {
+        let stored = super::Stored::of(k);
+        assert_eq!(stored.key().as_ref(), Some(k));
+        assert_eq!(stored.model_key().as_ref(), Some(k));
+        assert!(stored.is(k));
+        assert_eq!(hasher.hash_one(stored.key().unwrap()), hasher.hash_one(k));
+        // `is` agrees with `==` on every pair (the two spellings of a name are one key).
+        assert_eq!(
+            keys.iter().filter(|other| stored.is(other)).count(),
+            keys.iter().filter(|other| *other == k).count()
+        );
+    }
+    assert!(matches!(super::Stored::of(&key::server_name("API.example.com")), super::Stored::Lowered(..)));
+    assert!(matches!(super::Stored::of(&key::server_name("api.example.com")), super::Stored::Text(..)));
+    assert_eq!(super::Stored::Root.key(), None);
+    assert_eq!(super::Stored::Chain(3).model_key(), None);
 }

@@ -182,8 +182,8 @@ impl MatchGraph<'_, '_> {
         for level in Level::ALL {
             // A leaf above the last level stands for `Any` at every level left: the node is its
             // own `Any` child, so each of those levels is explained as usual.
-            let children: Vec<(NodeIndex, &Key<'_>)> = if self.leaf_child(node).is_some() {
-                vec![(node, &Key::Any)]
+            let children: Vec<(NodeIndex, Key<'_>)> = if self.leaf_child(node).is_some() {
+                vec![(node, Key::Any)]
             } else {
                 self.children(node)
                     .into_iter()
@@ -261,16 +261,16 @@ impl Decision {
     }
 
     /// Takes the first child whose key equals `want`.
-    fn take(&mut self, children: &[(NodeIndex, &Key<'_>)], want: &Key<'_>) -> bool {
+    fn take(&mut self, children: &[(NodeIndex, Key<'_>)], want: &Key<'_>) -> bool {
         if self.chosen.is_some() {
             return true;
         }
-        self.chosen = children.iter().position(|(_, k)| *k == want);
+        self.chosen = children.iter().position(|(_, k)| k == want);
         self.chosen.is_some()
     }
 
     /// Marks every child not chosen as lost to the chosen one.
-    fn outranked(&mut self, children: &[(NodeIndex, &Key<'_>)], why: impl Fn(&Key<'_>) -> Option<String>) {
+    fn outranked(&mut self, children: &[(NodeIndex, Key<'_>)], why: impl Fn(&Key<'_>) -> Option<String>) {
         for (i, (_, k)) in children.iter().enumerate() {
             if Some(i) != self.chosen {
                 if let Some(w) = why(k) {
@@ -284,8 +284,8 @@ impl Decision {
 /// A placeholder Envoy uses for a non-IP address at the IP levels.
 pub(super) const NON_IP: IpAddr = IpAddr::V4(Ipv4Addr::BROADCAST);
 
-fn decide(level: Level, children: &[(NodeIndex, &Key<'_>)], c: &Connection) -> Decision {
-    let only_any = children.iter().all(|(_, k)| **k == Key::Any);
+fn decide(level: Level, children: &[(NodeIndex, Key<'_>)], c: &Connection) -> Decision {
+    let only_any = children.iter().all(|(_, k)| *k == Key::Any);
     match level {
         Level::DestinationPort => {
             let Some(dst) = c.destination else {
@@ -300,7 +300,7 @@ fn decide(level: Level, children: &[(NodeIndex, &Key<'_>)], c: &Connection) -> D
             if !d.take(children, &Key::Port(u32::from(dst.port()))) {
                 d.take(children, &Key::Any);
             }
-            let exact = d.chosen.is_some_and(|i| *children[i].1 != Key::Any);
+            let exact = d.chosen.is_some_and(|i| children[i].1 != Key::Any);
             d.outranked(children, |k| match k {
                 Key::Any if exact => {
                     Some(format!("an entry for port {} exists: the port-less chains are not tried", dst.port()))
@@ -354,7 +354,7 @@ fn decide(level: Level, children: &[(NodeIndex, &Key<'_>)], c: &Connection) -> D
             if !d.take(children, &Key::Protocol(c.transport_protocol.as_str().into())) {
                 d.take(children, &Key::Any);
             }
-            let exact = d.chosen.is_some_and(|i| *children[i].1 != Key::Any);
+            let exact = d.chosen.is_some_and(|i| children[i].1 != Key::Any);
             d.outranked(children, |k| {
                 (exact && *k == Key::Any).then(|| format!("less specific than {}", c.transport_protocol))
             });
@@ -399,7 +399,7 @@ fn decide(level: Level, children: &[(NodeIndex, &Key<'_>)], c: &Connection) -> D
                 if !d.take(children, &Key::SourceType(want)) {
                     d.take(children, &Key::Any);
                 }
-                let typed = d.chosen.is_some_and(|i| *children[i].1 != Key::Any);
+                let typed = d.chosen.is_some_and(|i| children[i].1 != Key::Any);
                 d.outranked(children, |k| {
                     (typed && *k == Key::Any)
                         .then(|| format!("an entry for {} exists: ANY is not tried", want.as_str()))
@@ -423,7 +423,7 @@ fn decide(level: Level, children: &[(NodeIndex, &Key<'_>)], c: &Connection) -> D
             if !d.take(children, &Key::Port(u32::from(src.port()))) {
                 d.take(children, &Key::Any);
             }
-            let exact = d.chosen.is_some_and(|i| *children[i].1 != Key::Any);
+            let exact = d.chosen.is_some_and(|i| children[i].1 != Key::Any);
             d.outranked(children, |k| {
                 (exact && *k == Key::Any).then(|| format!("less specific than port {}", src.port()))
             });
@@ -434,7 +434,7 @@ fn decide(level: Level, children: &[(NodeIndex, &Key<'_>)], c: &Connection) -> D
 
 /// Longest-prefix choice at an IP level. `None`: not given (only reached when every key here is
 /// the wildcard), or for the destination, not an IP address (Envoy then looks up a placeholder).
-fn prefix(children: &[(NodeIndex, &Key<'_>)], addr: Option<IpAddr>, what: &str) -> Decision {
+fn prefix(children: &[(NodeIndex, Key<'_>)], addr: Option<IpAddr>, what: &str) -> Decision {
     let label = match addr {
         Some(a) => a.to_string(),
         None if what == "destination" => format!("(not an IP: {NON_IP} is looked up)"),
@@ -442,9 +442,9 @@ fn prefix(children: &[(NodeIndex, &Key<'_>)], addr: Option<IpAddr>, what: &str) 
     };
     let addr = addr.unwrap_or(NON_IP);
     let mut d = Decision::new(label);
-    let best = key::longest_prefix(children.iter().map(|(_, k)| *k), addr);
+    let best = key::longest_prefix(children.iter().map(|(_, k)| k), addr);
     if let Some(first) = best.first() {
-        d.chosen = children.iter().position(|(_, k)| std::ptr::eq(*k, *first));
+        d.chosen = children.iter().position(|(_, k)| std::ptr::eq(k, *first));
         d.ambiguous = best.len() > 1;
     }
     let chosen = d.chosen.map(|i| children[i].1.to_string());
@@ -455,7 +455,7 @@ fn prefix(children: &[(NodeIndex, &Key<'_>)], addr: Option<IpAddr>, what: &str) 
     });
     if d.ambiguous {
         for (i, (_, k)) in children.iter().enumerate() {
-            if Some(i) != d.chosen && best.iter().any(|b| std::ptr::eq(*b, *k)) {
+            if Some(i) != d.chosen && best.iter().any(|b| std::ptr::eq(*b, k)) {
                 d.why_lost.insert(i, "same prefix length: Envoy's choice between the two is undefined".to_owned());
             }
         }

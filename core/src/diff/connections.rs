@@ -313,7 +313,7 @@ impl Cells {
             let mut out = Vec::new();
             for side in [old, new] {
                 let g = side.matching.graph();
-                out.extend(g.nodes_at(level).filter_map(|n| g.key(n)).cloned());
+                out.extend(g.nodes_at(level).filter_map(|n| g.key(n)));
             }
             out.sort();
             out.dedup();

@@ -33,7 +33,7 @@ impl Check for AmbiguousCatchAll {
                 let children = g.children(parent);
                 let at = |want: fn(&Key<'_>) -> bool| -> Option<(NodeIndex, Level)> {
                     children.iter().find_map(|&n| match g.node(n) {
-                        Node::Key { level, key } if ip_level(level) && want(key) => Some((n, level)),
+                        Node::Key { level, key } if ip_level(level) && want(&key) => Some((n, level)),
                         _ => None,
                     })
                 };

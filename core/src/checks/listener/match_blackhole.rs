@@ -63,13 +63,13 @@ fn totality(g: &MatchGraph<'_, '_>) -> Vec<bool> {
                 Node::Chain(_) => leaf = true,
                 Node::Key { key, .. } => {
                     all &= total[c.index()];
-                    any_child |= *key == Key::Any && total[c.index()];
+                    any_child |= matches!(key, Key::Any) && total[c.index()];
                     tls_child |= matches!(key, Key::Protocol(p) if p == "tls") && total[c.index()];
                 }
                 Node::Root => {}
             }
         }
-        let under_name = matches!(g.node(n), Node::Key { level: Level::ServerName, key } if *key != Key::Any);
+        let under_name = matches!(g.node(n), Node::Key { level: Level::ServerName, key } if !matches!(key, Key::Any));
         total[n.index()] = leaf || (all && any_child) || (under_name && (tls_child || any_child));
     }
     total
@@ -115,12 +115,12 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
         for n in nodes {
             let Node::Key { level, key } = self.g.node(n) else { continue };
             // Nothing is lost below a node every connection gets through; most nodes are such.
-            if *key == Key::Any || self.total[n.index()] {
+            if matches!(key, Key::Any) || self.total[n.index()] {
                 continue;
             }
             let Some(parent) = self.g.parent(n) else { continue };
-            let Some(fallback) = self.g.fallback_of(parent, key) else { continue };
-            if let Some(d) = self.witness(n, level, key, parent, fallback) {
+            let Some(fallback) = self.g.fallback_of(parent, &key) else { continue };
+            if let Some(d) = self.witness(n, level, &key, parent, fallback) {
                 out.push(d);
             }
         }

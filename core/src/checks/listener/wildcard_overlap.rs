@@ -59,7 +59,7 @@ impl Check for WildcardOverlap {
                 // The wildcards are looked up on every core: a hash probe or three per name
                 // into a table of millions, at tenant scale most of this check's work.
                 let owners = par_map_cheap(&children, |&n| match g.key(n) {
-                    Some(Key::Name(name)) => g.wildcard_for(parent, name).or(catch_all),
+                    Some(Key::Name(name)) => g.wildcard_for(parent, &name).or(catch_all),
                     _ => None,
                 });
                 let mut carved: BTreeMap<NodeIndex, Vec<NodeIndex>> = BTreeMap::new();
@@ -125,7 +125,7 @@ impl Carved {
         let wild_chains = g.chains_below(wildcard);
         let entry = |node: NodeIndex, first: Option<&usize>| {
             let (key, &c) = (g.key(node)?, first?);
-            entry_of(&chains[c], key)
+            entry_of(&chains[c], &key)
         };
         // The wildcard is a key node: a `*.suffix` name, or the `Any` of a catch-all chain.
         let wildcard_entry = match g.key(wildcard) {
