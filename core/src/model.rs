@@ -925,6 +925,9 @@ mod tests {
         // A chain's one filter is 72 bytes: with the list's 16-byte header, in jemalloc's 96-byte
         // class (112 with the tcp_proxy's `stat_prefix`, which nothing read).
         assert_eq!(std::mem::size_of::<NetworkFilter<'_>>(), 72);
+        // A TLS chain's http_connection_manager, boxed: 72 bytes in jemalloc's 80-byte class (96
+        // with its `stat_prefix`, which nothing read).
+        assert_eq!(std::mem::size_of::<route::Hcm<'_>>(), 72);
     }
 
     #[test]

@@ -114,7 +114,7 @@ pub fn table_of<'t, 'a>(
         HcmRoutes::Inline(t) => Ok(Routed { table: t, terminates_tls }),
         HcmRoutes::Rds(name) => match tables.tables.rds(tables.envoy, name) {
             Some(table) => Ok(Routed { table, terminates_tls }),
-            None => Err(Uncompared::MissingRds(name.clone())),
+            None => Err(Uncompared::MissingRds(name.to_string())),
         },
         HcmRoutes::Scoped => Err(Uncompared::Other(format!(
             "chain '{}' routes with scoped_routes: its requests are not compared",

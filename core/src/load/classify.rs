@@ -749,7 +749,7 @@ impl<'a> Walk<'a> {
                     if let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind
                         && let HcmRoutes::Rds(name) = &mut h.routes
                     {
-                        *name = qualified_name(&namespace, &cec_name, &Cow::Borrowed(name.as_str())).into_owned();
+                        *name = Cow::Owned(qualified_name(&namespace, &cec_name, name).into_owned());
                     }
                 }
             }

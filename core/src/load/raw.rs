@@ -1316,7 +1316,7 @@ impl<'a> RawFilterConfig<'a> {
     /// knowing where the listener is).
     fn into_hcm(self) -> Hcm<'a> {
         let routes = if let Some(rds) = self.rds.and_then(|r| r.0) {
-            HcmRoutes::Rds(super::route_raw::string(rds.route_config_name).unwrap_or_default().into_owned())
+            HcmRoutes::Rds(super::route_raw::string(rds.route_config_name).unwrap_or_default())
         } else if let Some(rc) = self.route_config.and_then(|r| r.0) {
             HcmRoutes::Inline(Box::new(TableParts::of(*rc).table(TableOrigin::Inline)))
         } else if self.scoped_routes.is_some() {
@@ -1328,7 +1328,6 @@ impl<'a> RawFilterConfig<'a> {
             source: SourceId::default(),
             pointer: String::new(),
             routes,
-            stat_prefix: self.stat_prefix.map(Str::into_cow),
             strip_any_host_port: self.strip_any_host_port.and_then(|b| b.0).unwrap_or(false),
             strip_matching_host_port: self.strip_matching_host_port.and_then(|b| b.0).unwrap_or(false),
             codec_type: self.codec_type.map_or(CodecType::Auto, |c| c.0),

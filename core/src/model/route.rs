@@ -337,8 +337,9 @@ impl std::fmt::Display for Action<'_> {
 pub enum HcmRoutes<'a> {
     /// `route_config`, inline.
     Inline(Box<RouteTable<'a>>),
-    /// `rds.route_config_name` (qualified as Envoy will see it).
-    Rds(String),
+    /// `rds.route_config_name` (qualified as Envoy will see it): borrowed from the text unless
+    /// qualified or unescaped (a tenant listener has 100k of them).
+    Rds(Cow<'a, str>),
     /// `scoped_routes`: not analysed.
     Scoped,
     /// None of them.
@@ -354,8 +355,6 @@ pub struct Hcm<'a> {
     pub pointer: String,
     /// Where its route table is.
     pub routes: HcmRoutes<'a>,
-    /// `stat_prefix`.
-    pub stat_prefix: Option<Cow<'a, str>>,
     /// `strip_any_host_port`: the Host's `:port` is dropped before the virtual host is chosen.
     pub strip_any_host_port: bool,
     /// `strip_matching_host_port`: the Host's `:port` is dropped only when it is the listener's.

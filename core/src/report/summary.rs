@@ -163,7 +163,7 @@ fn route_tables<'a>(routes: &RouteTables<'a, 'a>, chain: &'a FilterChain<'a>) ->
             let table = routes.table_of(0, hcm);
             let (route_config, kind) = match &hcm.routes {
                 HcmRoutes::Inline(_) => (table.and_then(|t| t.name.as_deref()), "inline"),
-                HcmRoutes::Rds(name) => (Some(name.as_str()), "rds"),
+                HcmRoutes::Rds(name) => (Some(&**name), "rds"),
                 HcmRoutes::Scoped => (None, "scoped"),
                 HcmRoutes::None => (None, "none"),
             };

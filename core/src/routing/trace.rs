@@ -104,7 +104,7 @@ fn route_in_chain(
             return;
         }
         HcmRoutes::Rds(name) => {
-            out.route_config = Some(name.clone());
+            out.route_config = Some(name.to_string());
             match tables.rds(envoy, name) {
                 Some(t) => {
                     out.step("route_config", format!("RDS route table {name}"));
