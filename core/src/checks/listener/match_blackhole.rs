@@ -46,33 +46,58 @@ impl Check for MatchBlackhole {
     }
 }
 
+/// What the pass from the leaves up knows of a node, a byte a node: whether every realistic
+/// connection that reaches it gets through to a chain ([`Facts::TOTAL`]), and what its parent
+/// asks of it (a chain leaf, an `Any` key, the `tls` transport). Each node's key is looked at
+/// once, when the pass reaches it, not again by its parent and by [`Search::run`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Facts(u8);
+
+impl Facts {
+    const TOTAL: u8 = 1;
+    const CHAIN: u8 = 2;
+    const ANY: u8 = 4;
+    const TLS: u8 = 8;
+
+    fn has(self, fact: u8) -> bool {
+        self.0 & fact != 0
+    }
+}
+
 /// Which nodes let every realistic connection through to a chain: a node with a chain below
 /// it directly, or whose every child does and which has a wildcard (`Any`) child for the rest.
 /// Below an exact or wildcard server name only TLS connections arrive (the SNI comes from a
 /// ClientHello), so there a `tls` transport child that lets everything through is enough.
 /// Nodes are created parents first, so one pass from the last node up sees children first.
-fn totality(g: &MatchGraph<'_, '_>) -> Vec<bool> {
-    let mut total = vec![false; g.node_count()];
+fn totality(g: &MatchGraph<'_, '_>) -> Vec<Facts> {
+    let mut facts = vec![Facts::default(); g.node_count()];
     for n in g.nodes().rev() {
         let mut all = true;
         let mut any_child = false;
         let mut tls_child = false;
         let mut leaf = false;
         for c in g.children_unordered(n) {
-            match g.node(c) {
-                Node::Chain(_) => leaf = true,
-                Node::Key { key, .. } => {
-                    all &= total[c.index()];
-                    any_child |= matches!(key, Key::Any) && total[c.index()];
-                    tls_child |= matches!(key, Key::Protocol(p) if p == "tls") && total[c.index()];
-                }
-                Node::Root => {}
+            let child = facts[c.index()];
+            let total = child.has(Facts::TOTAL);
+            if child.has(Facts::CHAIN) {
+                leaf = true;
+            } else {
+                all &= total;
+                any_child |= child.has(Facts::ANY) && total;
+                tls_child |= child.has(Facts::TLS) && total;
             }
         }
-        let under_name = matches!(g.node(n), Node::Key { level: Level::ServerName, key } if !matches!(key, Key::Any));
-        total[n.index()] = leaf || (all && any_child) || (under_name && (tls_child || any_child));
+        let (kind, under_name) = match g.node(n) {
+            Node::Chain(_) => (Facts::CHAIN, false),
+            Node::Key { key: Key::Any, .. } => (Facts::ANY, false),
+            Node::Key { key: Key::Protocol(p), .. } if p == "tls" => (Facts::TLS, false),
+            Node::Key { level, .. } => (0, level == Level::ServerName),
+            Node::Root => (0, false),
+        };
+        let total = leaf || (all && any_child) || (under_name && (tls_child || any_child));
+        facts[n.index()] = Facts(kind | if total { Facts::TOTAL } else { 0 });
     }
-    total
+    facts
 }
 
 /// Attributes of a candidate connection; `None` where the path leaves the attribute free.
@@ -100,26 +125,30 @@ struct Search<'c, 's, 'a> {
     g: &'s MatchGraph<'s, 'a>,
     /// Leaf paths (keys per level) below a node, a few per node.
     paths: FxHashMap<NodeIndex, Rc<Vec<LeafPath<'s>>>>,
-    /// Per node: every connection a client can send that reaches it also reaches a chain.
-    total: Vec<bool>,
+    /// Per node: whether every connection a client can send that reaches it also reaches a
+    /// chain, and whether it is an `Any` key ([`totality`]).
+    facts: Vec<Facts>,
 }
 
 impl<'c, 's, 'a> Search<'c, 's, 'a> {
     fn new(l: &'c ListenerCx<'s, 'a>) -> Self {
         let g = l.graph();
-        Search { l, g, paths: FxHashMap::default(), total: totality(g) }
+        Search { l, g, paths: FxHashMap::default(), facts: totality(g) }
     }
 
     fn run(&mut self, out: &mut Vec<Diagnostic>) {
-        let nodes: Vec<NodeIndex> = self.g.nodes().collect();
-        for n in nodes {
-            let Node::Key { level, key } = self.g.node(n) else { continue };
-            // Nothing is lost below a node every connection gets through; most nodes are such.
-            if matches!(key, Key::Any) || self.total[n.index()] {
+        // The index outlives this borrow of the search: its nodes are walked without a list.
+        let g = self.g;
+        for n in g.nodes() {
+            // Nothing is lost below a node every connection gets through (most nodes are such),
+            // nor below an `Any`, which is the fallback itself.
+            let facts = self.facts[n.index()];
+            if facts.has(Facts::TOTAL) || facts.has(Facts::ANY) {
                 continue;
             }
-            let Some(parent) = self.g.parent(n) else { continue };
-            let Some(fallback) = self.g.fallback_of(parent, &key) else { continue };
+            let Node::Key { level, key } = g.node(n) else { continue };
+            let Some(parent) = g.parent(n) else { continue };
+            let Some(fallback) = g.fallback_of(parent, &key) else { continue };
             if let Some(d) = self.witness(n, level, &key, parent, fallback) {
                 out.push(d);
             }
