@@ -119,7 +119,7 @@ pub(super) fn walk(cx: Context<'_, '_>, mut f: impl FnMut(&ListenerCx<'_, '_>, &
         let chains = l.listener.filter_chains.iter().map(|c| (c, legacy));
         for (chain, validated) in chains.chain(l.listener.default_filter_chain.as_deref().map(|c| (c, false))) {
             let Some(m) = &chain.filter_chain_match else { continue };
-            let lists = [&m.prefix_ranges, &m.source_prefix_ranges, &m.direct_source_prefix_ranges];
+            let lists = [m.prefix_ranges(), m.source_prefix_ranges(), m.direct_source_prefix_ranges()];
             for (list, ranges) in LISTS.into_iter().zip(lists) {
                 for (index, range) in ranges.iter().enumerate() {
                     for p in classify(range, validated) {

@@ -900,35 +900,45 @@ struct Jobs<'a> {
 /// Gives a listener's http_connection_managers and their inline tables their places; what of
 /// them xdsck does not analyse.
 fn place_routes(l: &mut Listener<'_>, source: SourceId) -> Vec<NotAnalysed> {
-    let has_hcm =
-        |c: &FilterChain<'_>| c.filters.iter().any(|f| matches!(f.kind, NetworkFilterKind::HttpConnectionManager(_)));
-    // Only a chain with an HCM needs its place spelled out (most chains have none). On every
-    // core: a tenant listener's chains are hundreds of megabytes to pass over.
-    let pointers: Vec<Option<String>> = par_map_cheap(&l.filter_chains, |c| has_hcm(c).then(|| l.chain_pointer(c)));
-    let default = l.default_filter_chain.as_ref().filter(|c| has_hcm(c)).map(|c| l.chain_pointer(c));
-    let mut found = par_map_mut_cheap(&mut l.filter_chains, |i, chain| {
-        pointers[i].as_deref().map(|p| place_chain(chain, p, source)).unwrap_or_default()
-    });
-    if let (Some(chain), Some(p)) = (l.default_filter_chain.as_mut(), default) {
-        found.push(place_chain(chain, &p, source));
+    // Only a chain with an inline table or scopes needs its place spelled out (most chains have
+    // neither: a tenant's HCM names an RDS table). On every core: a tenant listener's chains are
+    // hundreds of megabytes to pass over.
+    let needs_place = |c: &FilterChain<'_>| {
+        c.filters.iter().any(|f| {
+            matches!(&f.kind, NetworkFilterKind::HttpConnectionManager(h) if matches!(h.routes, HcmRoutes::Inline(_) | HcmRoutes::Scoped))
+        })
+    };
+    let pointers: Vec<Option<String>> = par_map_cheap(&l.filter_chains, |c| needs_place(c).then(|| l.chain_pointer(c)));
+    let default = l.default_filter_chain.as_ref().filter(|c| needs_place(c)).map(|c| l.chain_pointer(c));
+    let mut found =
+        par_map_mut_cheap(&mut l.filter_chains, |i, chain| place_chain(chain, pointers[i].as_deref(), source));
+    if let Some(chain) = l.default_filter_chain.as_mut() {
+        found.push(place_chain(chain, default.as_deref(), source));
     }
     found.into_iter().flatten().collect()
 }
 
-/// Gives the HCMs of a chain (at `chain_pointer`) and their inline route tables their places;
-/// what of them xdsck does not analyse.
-fn place_chain(chain: &mut FilterChain<'_>, chain_pointer: &str, source: SourceId) -> Vec<NotAnalysed> {
+/// Gives the HCMs of a chain their input, and their inline route tables and scopes their
+/// places (the chain being at `chain_pointer`, given when it has either); what of them xdsck
+/// does not analyse.
+fn place_chain(chain: &mut FilterChain<'_>, chain_pointer: Option<&str>, source: SourceId) -> Vec<NotAnalysed> {
     let mut not_analysed = Vec::new();
-    let filters = join_field(chain_pointer, chain.casing, "filters");
-    for (j, f) in chain.filters.iter_mut().enumerate() {
-        let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind else { continue };
+    for j in 0..chain.filters.len() {
+        // An HCM keeps no pointer of its own: spelt here only for what it places.
+        let pointer = match &chain.filters[j].kind {
+            NetworkFilterKind::HttpConnectionManager(h) => match (&h.routes, chain_pointer) {
+                (HcmRoutes::Inline(_) | HcmRoutes::Scoped, Some(at)) => chain.filter_pointer(at, j),
+                _ => String::new(),
+            },
+            _ => continue,
+        };
+        let NetworkFilterKind::HttpConnectionManager(h) = &mut chain.filters[j].kind else { continue };
         h.source = source;
-        h.pointer = join_field(&join_index(&filters, j), f.casing, "typed_config");
         match &mut h.routes {
-            HcmRoutes::Inline(t) => place(t, source, join_token(&h.pointer, h.table_key), &mut not_analysed),
+            HcmRoutes::Inline(t) => place(t, source, join_token(&pointer, h.table_key), &mut not_analysed),
             HcmRoutes::Scoped => {
                 let key = if h.table_key == "routeConfig" { "scopedRoutes" } else { "scoped_routes" };
-                not_analysed.push(NotAnalysed { source, pointer: join_token(&h.pointer, key), what: "scoped_routes" });
+                not_analysed.push(NotAnalysed { source, pointer: join_token(&pointer, key), what: "scoped_routes" });
             }
             HcmRoutes::Rds(_) | HcmRoutes::None => {}
         }

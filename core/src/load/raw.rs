@@ -19,7 +19,8 @@ use crate::model::build::{ClusterBuild, Discovery, Endpoint, Pem, PemHolds, Sour
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, AddressSuffix, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter,
-    NetworkFilter, NetworkFilterKind, Protocol, SocketAddress, SourceType, TextOffset, TransportSocket,
+    MatchAddresses, NetworkFilter, NetworkFilterKind, Protocol, SocketAddress, SourceType, TcpProxyClusters,
+    TextOffset, TransportSocket,
 };
 use crate::source::{Pointer, SourceId, join_field, join_index};
 
@@ -1008,19 +1009,22 @@ impl<'a> RawFilterChainMatch<'a> {
             offset: object_offset(self.first_key).and_then(TextOffset::new),
             casing: Casing::from_camel(self.camel),
             destination_port: self.destination_port.map(|p| p.0.0),
-            prefix_ranges: cidrs(self.prefix_ranges),
-            unimplemented: match (cow(self.address_suffix), self.suffix_len.map(|l| l.0.0)) {
-                (address_suffix, None) if address_suffix.is_empty() => None,
-                (address_suffix, suffix_len) => Some(Box::new(AddressSuffix { address_suffix, suffix_len })),
-            },
-            direct_source_prefix_ranges: cidrs(self.direct_source_prefix_ranges),
             source_type: self.source_type.unwrap_or_default(),
-            source_prefix_ranges: cidrs(self.source_prefix_ranges),
-            source_ports: exact(self.source_ports, |p| p.0),
             server_names: cows(self.server_names),
             transport_protocol: cow(self.transport_protocol),
             application_protocols: cows(self.application_protocols),
+            ..FilterChainMatch::default()
         }
+        .with_addresses(MatchAddresses {
+            prefix_ranges: cidrs(self.prefix_ranges),
+            direct_source_prefix_ranges: cidrs(self.direct_source_prefix_ranges),
+            source_prefix_ranges: cidrs(self.source_prefix_ranges),
+            source_ports: exact(self.source_ports, |p| p.0),
+            unimplemented: match (cow(self.address_suffix), self.suffix_len.map(|l| l.0.0)) {
+                (address_suffix, None) if address_suffix.is_empty() => None,
+                (address_suffix, suffix_len) => Some(AddressSuffix { address_suffix, suffix_len }),
+            },
+        })
     }
 }
 
@@ -1174,7 +1178,7 @@ impl<'a> RawCommonTlsContext<'a> {
     fn certificates(&self, base: impl Fn() -> String) -> TlsCertificates<'a> {
         let casing = Casing::from_camel(self.camel);
         let sds = self.tls_certificate_sds_secret_configs.as_ref().map_or(&[][..], |l| &l.0[..]);
-        let mut static_secrets = Vec::new();
+        let mut static_secrets = ThinVec::new();
         for (i, s) in sds.iter().enumerate() {
             if s.sds_config.is_none()
                 && let Some(name) = &s.name
@@ -1189,7 +1193,7 @@ impl<'a> RawCommonTlsContext<'a> {
         {
             static_secrets.push((join_field(&base(), casing, "validation_context_sds_secret_config"), name.0.clone()));
         }
-        let inline = self.tls_certificates.as_ref().filter(|l| !l.0.is_empty()).map_or_else(Vec::new, |l| {
+        let inline = self.tls_certificates.as_ref().filter(|l| !l.0.is_empty()).map_or_else(ThinVec::new, |l| {
             let list = join_field(&base(), casing, "tls_certificates");
             l.0.iter()
                 .enumerate()
@@ -1200,8 +1204,8 @@ impl<'a> RawCommonTlsContext<'a> {
                 })
                 .collect()
         });
-        let mut pem = Vec::new();
-        let mut other_name_oids = Vec::new();
+        let mut pem = ThinVec::new();
+        let mut other_name_oids = ThinVec::new();
         if let Some(l) = &self.tls_certificates {
             let list = join_field(&base(), casing, "tls_certificates");
             for (i, c) in l.0.iter().enumerate() {
@@ -1277,11 +1281,9 @@ impl<'a> RawFilter<'a> {
         let type_url = cfg.type_url.clone().map(Str::into_cow);
         let is = |suffix: &str, filter: &str| type_url.as_deref().map_or(name == filter, |t| t.ends_with(suffix));
         let kind = if is(".tcp_proxy.v3.TcpProxy", "envoy.filters.network.tcp_proxy") {
-            let mut clusters: ThinVec<Cow<'a, str>> = cfg.cluster.into_iter().map(Str::into_cow).collect();
-            if let Some(w) = cfg.weighted_clusters {
-                clusters.extend(w.clusters.unwrap_or_default().into_iter().map(|c| cow(c.name)));
-            }
-            NetworkFilterKind::TcpProxy { clusters }
+            let weighted = cfg.weighted_clusters.and_then(|w| w.clusters).unwrap_or_default();
+            let clusters = cfg.cluster.into_iter().map(Str::into_cow).chain(weighted.into_iter().map(|c| cow(c.name)));
+            NetworkFilterKind::TcpProxy { clusters: TcpProxyClusters::new(clusters) }
         } else if is(
             ".http_connection_manager.v3.HttpConnectionManager",
             "envoy.filters.network.http_connection_manager",
@@ -1326,7 +1328,6 @@ impl<'a> RawFilterConfig<'a> {
         };
         Hcm {
             source: SourceId::default(),
-            pointer: String::new(),
             routes,
             strip_any_host_port: self.strip_any_host_port.and_then(|b| b.0).unwrap_or(false),
             strip_matching_host_port: self.strip_matching_host_port.and_then(|b| b.0).unwrap_or(false),

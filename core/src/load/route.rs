@@ -368,9 +368,9 @@ static_resources:
         let t = tables(&yaml);
         assert_eq!(t.hcms.len(), 1);
         let hcm = &t.hcms[0];
-        assert_eq!(hcm.pointer, "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config");
         assert!(hcm.strip_any_host_port && !hcm.strip_matching_host_port);
         let table = t.table_of(0, hcm).expect("inline table");
+        assert_eq!(table.pointer, "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/route_config");
         assert_eq!(table.name.as_deref(), Some("rt"));
         assert!(table.ignore_port_in_host_matching);
         let vh = &table.virtual_hosts[0];

@@ -6,6 +6,8 @@
 
 use std::borrow::Cow;
 
+use thin_vec::ThinVec;
+
 use super::Address;
 use crate::source::Pointer;
 
@@ -85,7 +87,8 @@ pub struct Endpoint<'a> {
     pub address_given: bool,
 }
 
-/// A TLS context's certificates, as Envoy looks for them.
+/// A TLS context's certificates, as Envoy looks for them. Its lists are `ThinVec`s (a word
+/// each): nearly all are empty, and a tenant listener has 100k TLS chains.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsCertificates<'a> {
     /// Whether the context names any certificate: inline, by SDS, from a provider or a
@@ -93,18 +96,18 @@ pub struct TlsCertificates<'a> {
     pub any: bool,
     /// SDS secrets named without an `sds_config`: Envoy looks them up among the bootstrap's
     /// static secrets. Each with its pointer below the transport socket.
-    pub static_secrets: Vec<(String, Cow<'a, str>)>,
+    pub static_secrets: ThinVec<(String, Cow<'a, str>)>,
     /// Some secret comes by SDS from a config source (an `sds_config`).
     pub by_sds: bool,
     /// The inline `tls_certificates`: each one's pointer below the transport socket, its
     /// certificate chain and its private key.
-    pub inline: Vec<(String, Source, Source)>,
+    pub inline: ThinVec<(String, Source, Source)>,
     /// The PEM text Envoy parses when it builds the context: inline certificate chains, private
     /// keys and trusted CAs (`inline_string`).
-    pub pem: Vec<Pem<'a>>,
+    pub pem: ThinVec<Pem<'a>>,
     /// The `oid` of each OTHER_NAME subject alt name matcher of its validation context, with the
     /// matcher's pointer below the transport socket.
-    pub other_name_oids: Vec<(String, Cow<'a, str>)>,
+    pub other_name_oids: ThinVec<(String, Cow<'a, str>)>,
 }
 
 /// An inline PEM text of a TLS context.

@@ -118,7 +118,12 @@ impl InputSummary {
 impl Report {
     /// Sorts the findings into their output order.
     pub fn sort(&mut self) {
-        self.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        // Mostly they already are (a tenant-scale run's findings are one check's, in input
+        // order): then nothing is sorted, for the sort's scratch room is half the findings
+        // (12 MB of 100k, at the peak of the run).
+        if !self.findings.is_sorted_by(|a, b| a.sort_key() <= b.sort_key()) {
+            self.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        }
     }
 
     /// Count of findings per severity.

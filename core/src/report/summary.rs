@@ -195,14 +195,14 @@ impl<'a> ChainSummary<'a> {
             covered_by: Vec::new(),
             r#match: MatchSummary {
                 destination_port: m.destination_port,
-                prefix_ranges: cidrs(&m.prefix_ranges),
+                prefix_ranges: cidrs(m.prefix_ranges()),
                 server_names: &m.server_names,
                 transport_protocol: &m.transport_protocol,
                 application_protocols: &m.application_protocols,
-                direct_source_prefix_ranges: cidrs(&m.direct_source_prefix_ranges),
+                direct_source_prefix_ranges: cidrs(m.direct_source_prefix_ranges()),
                 source_type: m.source_type.as_str(),
-                source_prefix_ranges: cidrs(&m.source_prefix_ranges),
-                source_ports: &m.source_ports,
+                source_prefix_ranges: cidrs(m.source_prefix_ranges()),
+                source_ports: m.source_ports(),
             },
         }
     }

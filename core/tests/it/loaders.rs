@@ -70,11 +70,11 @@ fn chain_summary(c: &FilterChain<'_>) -> String {
         if !m.application_protocols.is_empty() {
             parts.push(format!("alpn={}", m.application_protocols.join(",")));
         }
-        if !m.prefix_ranges.is_empty() {
-            parts.push(format!("dst={}", m.prefix_ranges.len()));
+        if !m.prefix_ranges().is_empty() {
+            parts.push(format!("dst={}", m.prefix_ranges().len()));
         }
-        if !m.source_prefix_ranges.is_empty() || !m.source_ports.is_empty() {
-            parts.push(format!("src={}/{}", m.source_prefix_ranges.len(), m.source_ports.len()));
+        if !m.source_prefix_ranges().is_empty() || !m.source_ports().is_empty() {
+            parts.push(format!("src={}/{}", m.source_prefix_ranges().len(), m.source_ports().len()));
         }
         write!(s, "match{{{}}}", parts.join(" ")).unwrap();
     } else {
@@ -82,7 +82,9 @@ fn chain_summary(c: &FilterChain<'_>) -> String {
     }
     for f in &c.filters {
         match &f.kind {
-            NetworkFilterKind::TcpProxy { clusters, .. } => write!(s, " tcp_proxy({})", clusters.join(",")).unwrap(),
+            NetworkFilterKind::TcpProxy { clusters, .. } => {
+                write!(s, " tcp_proxy({})", clusters.as_slice().join(",")).unwrap()
+            }
             NetworkFilterKind::HttpConnectionManager(hcm) => write!(s, " hcm({})", hcm_summary(hcm)).unwrap(),
             NetworkFilterKind::Other => write!(s, " {}", f.name).unwrap(),
         }

@@ -81,8 +81,8 @@ pub(crate) fn envoy_json(m: Option<&FilterChainMatch<'_>>) -> String {
     // Field numbers: prefix_ranges 3, address_suffix 4, suffix_len 5, source_prefix_ranges 6,
     // source_ports 7, destination_port 8, transport_protocol 9, application_protocols 10,
     // server_names 11, source_type 12, direct_source_prefix_ranges 13.
-    cidrs(&mut out, &mut sep, "prefix_ranges", &m.prefix_ranges);
-    if let Some(u) = &m.unimplemented {
+    cidrs(&mut out, &mut sep, "prefix_ranges", m.prefix_ranges());
+    if let Some(u) = m.unimplemented() {
         if !u.address_suffix.is_empty() {
             sep.key(&mut out, "address_suffix");
             string(&mut out, &u.address_suffix);
@@ -92,11 +92,11 @@ pub(crate) fn envoy_json(m: Option<&FilterChainMatch<'_>>) -> String {
             let _ = write!(out, "{n}");
         }
     }
-    cidrs(&mut out, &mut sep, "source_prefix_ranges", &m.source_prefix_ranges);
-    if !m.source_ports.is_empty() {
+    cidrs(&mut out, &mut sep, "source_prefix_ranges", m.source_prefix_ranges());
+    if !m.source_ports().is_empty() {
         sep.key(&mut out, "source_ports");
         out.push('[');
-        for (i, p) in m.source_ports.iter().enumerate() {
+        for (i, p) in m.source_ports().iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
@@ -118,7 +118,7 @@ pub(crate) fn envoy_json(m: Option<&FilterChainMatch<'_>>) -> String {
         sep.key(&mut out, "source_type");
         string(&mut out, m.source_type.as_str());
     }
-    cidrs(&mut out, &mut sep, "direct_source_prefix_ranges", &m.direct_source_prefix_ranges);
+    cidrs(&mut out, &mut sep, "direct_source_prefix_ranges", m.direct_source_prefix_ranges());
     out.push('}');
     out
 }
@@ -232,6 +232,7 @@ fn needs_escape(cp: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::MatchAddresses;
     use thin_vec::thin_vec;
 
     #[test]
@@ -239,6 +240,13 @@ mod tests {
         // The expected text is what envoy 1.40 printed for the same match.
         let m = FilterChainMatch {
             destination_port: Some(443),
+            source_type: SourceType::External,
+            server_names: thin_vec!["a.example.com".into(), "*.b.example.com".into()],
+            transport_protocol: "tls".into(),
+            application_protocols: thin_vec!["h2".into(), "http/1.1".into()],
+            ..FilterChainMatch::default()
+        }
+        .with_addresses(MatchAddresses {
             prefix_ranges: thin_vec![
                 CidrRange { address_prefix: "10.0.0.0".into(), prefix_len: Some(8) },
                 CidrRange { address_prefix: "::".into(), prefix_len: Some(0) },
@@ -248,14 +256,10 @@ mod tests {
                 address_prefix: "192.168.0.0".into(),
                 prefix_len: Some(16)
             }],
-            source_type: SourceType::External,
             source_prefix_ranges: thin_vec![CidrRange { address_prefix: "172.16.0.0".into(), prefix_len: Some(12) }],
             source_ports: thin_vec![1234, 5678],
-            server_names: thin_vec!["a.example.com".into(), "*.b.example.com".into()],
-            transport_protocol: "tls".into(),
-            application_protocols: thin_vec!["h2".into(), "http/1.1".into()],
-            ..FilterChainMatch::default()
-        };
+            unimplemented: None,
+        });
         assert_eq!(
             envoy_json(Some(&m)),
             r#"{"prefix_ranges":[{"address_prefix":"10.0.0.0","prefix_len":8},{"address_prefix":"::","prefix_len":0},{"address_prefix":"10.1.0.0"}],"source_prefix_ranges":[{"address_prefix":"172.16.0.0","prefix_len":12}],"source_ports":[1234,5678],"destination_port":443,"transport_protocol":"tls","application_protocols":["h2","http/1.1"],"server_names":["a.example.com","*.b.example.com"],"source_type":"EXTERNAL","direct_source_prefix_ranges":[{"address_prefix":"192.168.0.0","prefix_len":16}]}"#

@@ -133,7 +133,7 @@ impl Facts {
                 }
             }
             if let Some(ips) = &self.ips {
-                let ranges: Vec<_> = m.prefix_ranges.iter().filter_map(|r| key::cidr(r).ok()).collect();
+                let ranges: Vec<_> = m.prefix_ranges().iter().filter_map(|r| key::cidr(r).ok()).collect();
                 if !ranges.is_empty() && !ips.iter().any(|ip| ranges.iter().any(|r| r.contains(ip))) {
                     return Some(format!(
                         "its prefix_ranges contain none of the listener's addresses ({})",

@@ -108,7 +108,7 @@ fn destination(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Option<Socket
         return None;
     }
     let m = chain.filter_chain_match.as_ref();
-    let ip: IpAddr = match m.and_then(|m| m.prefix_ranges.first()) {
+    let ip: IpAddr = match m.and_then(|m| m.prefix_ranges().first()) {
         Some(r) => r.address_prefix.parse().ok()?,
         None => s.address.parse().ok()?,
     };

@@ -45,15 +45,15 @@ impl Check for RouteNotAnalysed {
             let at = Location::new(n.source, n.pointer.clone(), text.locate_pointer(&n.pointer));
             out.push(Diagnostic::new(&RULE, message).at(at).note(note));
         }
-        for hcm in &cx.routes().unanswered {
+        for (hcm, pointer) in &cx.routes().unanswered {
             let HcmRoutes::Rds(name) = &hcm.routes else { continue };
             let text = cx.locator_of(hcm.source);
             // At the name, as the HCM spells it; at the HCM when neither spelling is found.
             let at = ["/rds/route_config_name", "/rds/routeConfigName"]
                 .iter()
-                .map(|f| format!("{}{f}", hcm.pointer))
+                .map(|f| format!("{pointer}{f}"))
                 .find_map(|p| text.locate_pointer(&p).map(|o| Location::new(hcm.source, p, Some(o))))
-                .unwrap_or_else(|| Location::new(hcm.source, hcm.pointer.clone(), text.locate_pointer(&hcm.pointer)));
+                .unwrap_or_else(|| Location::new(hcm.source, pointer.clone(), text.locate_pointer(pointer)));
             let message = format!(
                 "this http_connection_manager takes its routes from RDS table '{name}', which the run's RDS answer does not hold"
             );

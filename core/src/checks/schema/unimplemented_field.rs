@@ -42,7 +42,7 @@ impl Check for UnimplementedField {
     fn run(&self, cx: Context<'_, '_>, out: &mut Vec<Diagnostic>) {
         for l in cx.listeners() {
             for chain in &l.listener.filter_chains {
-                let Some(u) = chain.filter_chain_match.as_ref().and_then(|m| m.unimplemented.as_deref()) else {
+                let Some(u) = chain.filter_chain_match.as_ref().and_then(|m| m.unimplemented()) else {
                     continue;
                 };
                 let mut fields = Vec::new();
