@@ -1031,6 +1031,16 @@ mod tests {
     }
 
     #[test]
+    fn a_tcp_proxy_holds_one_cluster_in_place_and_lists_any_other_number() {
+        let names = |n: usize| (0..n).map(|i| Cow::Owned(format!("c{i}"))).collect::<Vec<_>>();
+        assert_eq!(TcpProxyClusters::new(names(0)), TcpProxyClusters::List(ThinVec::new()));
+        assert_eq!(TcpProxyClusters::new(names(1)), TcpProxyClusters::One("c0".into()));
+        for n in 0..4 {
+            assert_eq!(TcpProxyClusters::new(names(n)).as_slice(), names(n), "{n} clusters");
+        }
+    }
+
+    #[test]
     fn a_match_without_address_fields_holds_no_box() {
         // Two matches that set no address field are equal however they were made, and the
         // fields read as empty.
