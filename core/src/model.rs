@@ -9,6 +9,19 @@ use std::borrow::Cow;
 
 use thin_vec::ThinVec;
 
+/// A string of a filter chain: borrowed from the input's text unless reading it made it (an
+/// escape, a protobuf input), as a `Cow` is, in two words instead of three (beef's lean `Cow`
+/// keeps length and capacity in one word, 32 bits each: the loader refuses a text longer than
+/// [`TextOffset::MAX_TEXT`], so no string of one is longer). A chain has half a dozen of them:
+/// at 100k tenants (400k chains) the wider `Cow` was some 20 MB more of the model. The rest of
+/// the model (listeners, route tables, clusters) still holds `Cow`s: there are fewer of them.
+#[cfg(target_pointer_width = "64")]
+pub type Text<'a> = beef::lean::Cow<'a, str>;
+/// A string of a filter chain (see the 64-bit definition): beef's three-word `Cow` on
+/// 32-bit targets (the page), where the lean one does not exist.
+#[cfg(not(target_pointer_width = "64"))]
+pub type Text<'a> = beef::Cow<'a, str>;
+
 pub mod build;
 pub mod matcher;
 pub mod problem;
@@ -660,7 +673,7 @@ pub enum ChainIndex {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterChain<'a> {
     /// As written; may be empty (Cilium emits unnamed chains).
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// Which chain of its listener it is.
     pub index: ChainIndex,
     /// Byte offset of the chain object in the JSON text.
@@ -742,7 +755,7 @@ impl FilterChain<'_> {
     /// The clusters the chain's `tcp_proxy` passes connections to (its `cluster`, or its
     /// weighted clusters), when its filters reach one before any http_connection_manager: both
     /// are terminal, so the first of them is what handles the connection.
-    pub fn tcp_proxy_clusters(&self) -> Option<&[Cow<'_, str>]> {
+    pub fn tcp_proxy_clusters(&self) -> Option<&[Text<'_>]> {
         self.filters.iter().find_map(|f| match &f.kind {
             NetworkFilterKind::TcpProxy { clusters, .. } => Some(Some(clusters.as_slice())),
             NetworkFilterKind::HttpConnectionManager(_) => Some(None),
@@ -773,11 +786,11 @@ pub struct FilterChainMatch<'a> {
     /// `source_type`.
     pub source_type: SourceType,
     /// `server_names`, as written (Envoy lower-cases them).
-    pub server_names: ThinVec<Cow<'a, str>>,
+    pub server_names: ThinVec<Text<'a>>,
     /// `transport_protocol`; empty when unset.
-    pub transport_protocol: Cow<'a, str>,
+    pub transport_protocol: Text<'a>,
     /// `application_protocols` (ALPN).
-    pub application_protocols: ThinVec<Cow<'a, str>>,
+    pub application_protocols: ThinVec<Text<'a>>,
 }
 
 /// The address fields of a [`FilterChainMatch`] that nearly no chain sets.
@@ -885,9 +898,9 @@ impl SourceType {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkFilter<'a> {
     /// As written; matched when there is no `@type`.
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// `typed_config["@type"]`, when given: what Envoy goes by.
-    pub type_url: Option<Cow<'a, str>>,
+    pub type_url: Option<Text<'a>>,
     /// What xdsck read of it.
     pub kind: NetworkFilterKind<'a>,
     /// The filter object's own key spelling (`typed_config` or `typedConfig`), for pointers.
@@ -915,14 +928,14 @@ pub enum NetworkFilterKind<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TcpProxyClusters<'a> {
     /// Exactly one cluster.
-    One(Cow<'a, str>),
+    One(Text<'a>),
     /// None, or more than one.
-    List(ThinVec<Cow<'a, str>>),
+    List(ThinVec<Text<'a>>),
 }
 
 impl<'a> TcpProxyClusters<'a> {
     /// The clusters, one of them held in place.
-    pub fn new(clusters: impl IntoIterator<Item = Cow<'a, str>>) -> Self {
+    pub fn new(clusters: impl IntoIterator<Item = Text<'a>>) -> Self {
         let mut clusters = clusters.into_iter();
         match (clusters.next(), clusters.next()) {
             (None, _) => TcpProxyClusters::List(ThinVec::new()),
@@ -932,7 +945,7 @@ impl<'a> TcpProxyClusters<'a> {
     }
 
     /// The clusters in order.
-    pub fn as_slice(&self) -> &[Cow<'a, str>] {
+    pub fn as_slice(&self) -> &[Text<'a>] {
         match self {
             TcpProxyClusters::One(c) => std::slice::from_ref(c),
             TcpProxyClusters::List(v) => v,
@@ -944,12 +957,12 @@ impl<'a> TcpProxyClusters<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransportSocket<'a> {
     /// As written; matched when there is no `@type`.
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// `typed_config["@type"]`, when given.
-    pub type_url: Option<Cow<'a, str>>,
+    pub type_url: Option<Text<'a>>,
     /// `common_tls_context.alpn_protocols` of a DownstreamTlsContext: what the chain offers a
     /// client in ALPN (`h2` makes a browser speak HTTP/2 and coalesce connections).
-    pub alpn_protocols: ThinVec<Cow<'a, str>>,
+    pub alpn_protocols: ThinVec<Text<'a>>,
     /// The certificates of a TLS context, when the typed config is one.
     pub certificates: Option<build::TlsCertificates<'a>>,
 }
@@ -1013,17 +1026,20 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     #[test]
     fn a_chain_is_as_small_as_its_fields() {
-        // The address fields boxed together: a match is 64 bytes, not 96, and a chain 128.
-        assert_eq!(std::mem::size_of::<FilterChainMatch<'_>>(), 64);
-        assert_eq!(std::mem::size_of::<FilterChain<'_>>(), 128);
-        // A chain's one filter is 80 bytes: with the list's 16-byte header, in jemalloc's 96-byte
-        // class (112 with the tcp_proxy's `stat_prefix`, which nothing read). A tcp_proxy's one
-        // cluster is held in the filter (a list of one was 48 bytes more a passthrough chain).
-        assert_eq!(std::mem::size_of::<NetworkFilter<'_>>(), 80);
+        // The address fields boxed together and the strings two words each (`Text`): a match is
+        // 56 bytes (96 with the fields in place, 64 with four-word strings), a chain 112.
+        assert_eq!(std::mem::size_of::<FilterChainMatch<'_>>(), 56);
+        assert_eq!(std::mem::size_of::<FilterChain<'_>>(), 112);
+        // A chain's one filter is 64 bytes: with the list's 16-byte header, in jemalloc's 80-byte
+        // class (96 with four-word strings, 112 with the tcp_proxy's `stat_prefix`, which nothing
+        // read). A tcp_proxy's one cluster is held in the filter (a list of one was 48 bytes more
+        // a passthrough chain), the list of any other number in the one's niche.
+        assert_eq!(std::mem::size_of::<NetworkFilter<'_>>(), 64);
+        assert_eq!(std::mem::size_of::<TcpProxyClusters<'_>>(), 16);
         assert_eq!(std::mem::size_of::<NetworkFilterKind<'_>>(), 24);
-        // A TLS chain's transport socket, boxed: its certificates' lists a word each, 96 bytes,
-        // not 160.
-        assert_eq!(std::mem::size_of::<TransportSocket<'_>>(), 96);
+        // A TLS chain's transport socket, boxed: its certificates' lists a word each, 80 bytes
+        // (160 with four-word lists, 96 with four-word strings).
+        assert_eq!(std::mem::size_of::<TransportSocket<'_>>(), 80);
         // A TLS chain's http_connection_manager, boxed: 48 bytes, without its `stat_prefix`
         // (which nothing read) and its pointer (spelt when a finding needs it, an 80-byte string
         // of its own).
@@ -1032,11 +1048,11 @@ mod tests {
 
     #[test]
     fn a_tcp_proxy_holds_one_cluster_in_place_and_lists_any_other_number() {
-        let names = |n: usize| (0..n).map(|i| Cow::Owned(format!("c{i}"))).collect::<Vec<_>>();
+        let names = |n: usize| (0..n).map(|i| Text::owned(format!("c{i}"))).collect::<Vec<_>>();
         assert_eq!(TcpProxyClusters::new(names(0)), TcpProxyClusters::List(ThinVec::new()));
         assert_eq!(TcpProxyClusters::new(names(1)), TcpProxyClusters::One("c0".into()));
         for n in 0..4 {
-            assert_eq!(TcpProxyClusters::new(names(n)).as_slice(), names(n), "{n} clusters");
+            assert_eq!(TcpProxyClusters::new(names(n)).as_slice(), &names(n)[..], "{n} clusters");
         }
     }
 

@@ -38,7 +38,7 @@ pub use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
 use crate::hashing::InputHasher;
-use crate::model::{AddressSuffix, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType};
+use crate::model::{AddressSuffix, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, SourceType, Text};
 use crate::parallel::par_map_cheap;
 pub use key::{Key, Level};
 
@@ -263,7 +263,7 @@ impl<'k> ChainKeys<'k> {
             }
             v.iter().all(|c| key::cidr(c).map(|n| keys.push(Key::Cidr(n))).is_ok())
         };
-        let strs = |keys: &mut Vec<Key<'k>>, v: &'k [Cow<'_, str>]| {
+        let strs = |keys: &mut Vec<Key<'k>>, v: &'k [Text<'_>]| {
             if v.is_empty() {
                 keys.push(Key::Any);
             }
@@ -704,9 +704,9 @@ pub type Rules<'m, 'a> = (
     SourceType,
     &'m [CidrRange<'a>],
     &'m [u32],
-    &'m [Cow<'a, str>],
+    &'m [Text<'a>],
     &'m str,
-    &'m [Cow<'a, str>],
+    &'m [Text<'a>],
 );
 
 static EMPTY_MATCH: LazyLock<FilterChainMatch<'static>> = LazyLock::new(FilterChainMatch::default);

@@ -19,7 +19,7 @@ use crate::model::build::{ClusterBuild, Discovery, Endpoint, Pem, PemHolds, Sour
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, AddressSuffix, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter,
-    MatchAddresses, NetworkFilter, NetworkFilterKind, Protocol, SocketAddress, SourceType, TcpProxyClusters,
+    MatchAddresses, NetworkFilter, NetworkFilterKind, Protocol, SocketAddress, SourceType, TcpProxyClusters, Text,
     TextOffset, TransportSocket,
 };
 use crate::source::{Pointer, SourceId, join_field, join_index};
@@ -33,8 +33,12 @@ fn cow(s: Option<Str<'_>>) -> Cow<'_, str> {
     s.map(Str::into_cow).unwrap_or_default()
 }
 
-fn cows<'a>(v: Option<Repeated<Str<'a>>>) -> ThinVec<Cow<'a, str>> {
-    exact(v, Str::into_cow)
+fn text(s: Option<Str<'_>>) -> Text<'_> {
+    s.map_or_else(|| Text::borrowed(""), Str::into_text)
+}
+
+fn texts<'a>(v: Option<Repeated<Str<'a>>>) -> ThinVec<Text<'a>> {
+    exact(v, Str::into_text)
 }
 
 /// Maps a parsed list into the model with an allocation of exactly its length.
@@ -973,7 +977,7 @@ impl<'a> RawFilterChain<'a> {
     fn into_model(self, index: ChainIndex) -> FilterChain<'a> {
         FilterChain {
             name_offset: self.name.as_ref().and_then(|n| n.offset()).and_then(|o| TextOffset::new(o.saturating_sub(1))),
-            name: cow(self.name),
+            name: text(self.name),
             index,
             offset: object_offset(self.first_key).and_then(TextOffset::new),
             casing: Casing::from_camel(self.camel),
@@ -1010,9 +1014,9 @@ impl<'a> RawFilterChainMatch<'a> {
             casing: Casing::from_camel(self.camel),
             destination_port: self.destination_port.map(|p| p.0.0),
             source_type: self.source_type.unwrap_or_default(),
-            server_names: cows(self.server_names),
-            transport_protocol: cow(self.transport_protocol),
-            application_protocols: cows(self.application_protocols),
+            server_names: texts(self.server_names),
+            transport_protocol: text(self.transport_protocol),
+            application_protocols: texts(self.application_protocols),
             ..FilterChainMatch::default()
         }
         .with_addresses(MatchAddresses {
@@ -1165,9 +1169,9 @@ impl<'a> RawTransportSocket<'a> {
             None => (None, is_tls.then(TlsCertificates::default)),
         };
         TransportSocket {
-            name: cow(self.name),
-            type_url: type_url.map(Str::into_cow),
-            alpn_protocols: cows(alpn),
+            name: text(self.name),
+            type_url: type_url.map(Str::into_text),
+            alpn_protocols: texts(alpn),
             certificates,
         }
     }
@@ -1273,16 +1277,17 @@ proto_message! {
 
 impl<'a> RawFilter<'a> {
     fn into_model(self) -> NetworkFilter<'a> {
-        let name = cow(self.name);
+        let name = text(self.name);
         let casing = Casing::from_camel(self.camel);
         let Some(cfg) = self.typed_config else {
             return NetworkFilter { name, type_url: None, kind: NetworkFilterKind::Other, casing };
         };
-        let type_url = cfg.type_url.clone().map(Str::into_cow);
+        let type_url = cfg.type_url.clone().map(Str::into_text);
         let is = |suffix: &str, filter: &str| type_url.as_deref().map_or(name == filter, |t| t.ends_with(suffix));
         let kind = if is(".tcp_proxy.v3.TcpProxy", "envoy.filters.network.tcp_proxy") {
             let weighted = cfg.weighted_clusters.and_then(|w| w.clusters).unwrap_or_default();
-            let clusters = cfg.cluster.into_iter().map(Str::into_cow).chain(weighted.into_iter().map(|c| cow(c.name)));
+            let clusters =
+                cfg.cluster.into_iter().map(Str::into_text).chain(weighted.into_iter().map(|c| text(c.name)));
             NetworkFilterKind::TcpProxy { clusters: TcpProxyClusters::new(clusters) }
         } else if is(
             ".http_connection_manager.v3.HttpConnectionManager",

@@ -11,7 +11,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::model::route::{HcmRoutes, RouteTables};
-use crate::model::{CidrRange, FilterChain, FilterChainMatch, Snapshot};
+use crate::model::{CidrRange, FilterChain, FilterChainMatch, Snapshot, Text};
 use crate::source::Sources;
 
 /// The summary of a loaded snapshot: `{"version": 1, "inputs": [{source, kind, listeners}]}`.
@@ -212,9 +212,9 @@ impl<'a> ChainSummary<'a> {
 struct MatchSummary<'a> {
     destination_port: Option<u32>,
     prefix_ranges: Vec<String>,
-    server_names: &'a [Cow<'a, str>],
+    server_names: &'a [Text<'a>],
     transport_protocol: &'a str,
-    application_protocols: &'a [Cow<'a, str>],
+    application_protocols: &'a [Text<'a>],
     direct_source_prefix_ranges: Vec<String>,
     source_type: &'a str,
     source_prefix_ranges: Vec<String>,

@@ -138,7 +138,7 @@ impl Sep {
     }
 }
 
-fn strings(out: &mut String, sep: &mut Sep, key: &str, values: &[std::borrow::Cow<'_, str>]) {
+fn strings(out: &mut String, sep: &mut Sep, key: &str, values: &[crate::model::Text<'_>]) {
     if values.is_empty() {
         return;
     }

@@ -15,7 +15,7 @@ use crate::chain_match::key::ascii_lower;
 use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::route::{Hcm, RouteTable, RouteTables};
-use crate::model::{Address, FilterChain};
+use crate::model::{Address, FilterChain, Text};
 use crate::routing::{Bucket, DomainIndex, domain_key, port_start, strip_port};
 use crate::source::Location;
 
@@ -199,7 +199,7 @@ impl Check for UnroutedServerName {
 /// filter_chain_matcher the chains' filter_chain_match is ignored: no server names select them.
 fn each_table_of_names<'s>(
     cx: &Context<'s, '_>,
-    mut f: impl FnMut(&ListenerCx<'s, '_>, &FilterChain<'_>, &[Cow<'_, str>], &Hcm, &'s RouteTable),
+    mut f: impl FnMut(&ListenerCx<'s, '_>, &FilterChain<'_>, &[Text<'_>], &Hcm, &'s RouteTable),
 ) {
     for l in cx.listeners().filter(|l| l.listener.filter_chain_matcher.is_none()) {
         for chain in &l.listener.filter_chains {
