@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::short_list::push_short;
 use crate::source::Location;
 
 /// Severity has one fixed meaning (README, "What it finds"):
@@ -439,16 +440,6 @@ impl Diagnostic {
 fn fitted(mut text: String) -> String {
     text.shrink_to_fit();
     text
-}
-
-/// Adds to one of a finding's lists (chains, places, notes), which mostly hold one or two: the
-/// first four slots are made one at a time (a list's first push makes room for four, and 100k
-/// findings held their lists' empty slots until written), then it grows as any list does.
-fn push_short<T>(list: &mut Vec<T>, item: T) {
-    if list.len() == list.capacity() && list.len() < 4 {
-        list.reserve_exact(1);
-    }
-    list.push(item);
 }
 
 /// The part of a pointer below the last filter chain it goes through (`""` when it goes

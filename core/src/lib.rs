@@ -49,6 +49,7 @@ pub mod report;
 pub mod routing;
 pub mod schema;
 pub mod settings;
+mod short_list;
 pub mod source;
 #[cfg(test)]
 mod test_support;

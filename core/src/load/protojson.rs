@@ -12,6 +12,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 
+use crate::short_list::push_short;
+
 // The one place that keeps parse state in thread-locals. serde's derive-like visitors below
 // cannot be handed the text they read, so the text (for positions) and the strictness (for
 // CiliumEnvoyConfig) are set around a parse by scopes that restore the previous value. The
@@ -357,8 +359,10 @@ impl<T> IntoIterator for Repeated<T> {
 
 impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for Repeated<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Most repeated fields hold one or two values: no room is kept for more (a raw value can
+        // be a hundred bytes and more, and a listener's are held until the listener is made).
         let mut out = Vec::new();
-        d.deserialize_any(Elements { push: &mut |v| out.push(v), what: "a list", depth: 0 })?;
+        d.deserialize_any(Elements { push: &mut |v| push_short(&mut out, v), what: "a list", depth: 0 })?;
         Ok(Repeated(out))
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Core's top-level modules by layer, lowest first (docs/architecture.md, *Layers*).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("places", &["source", "parallel", "hashing", "test_support"]),
+    ("places", &["source", "parallel", "hashing", "short_list", "test_support"]),
     ("model", &["model", "diagnostic", "schema"]),
     ("input", &["load"]),
     ("engine", &["chain_match", "routing", "trace", "diff"]),
