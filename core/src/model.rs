@@ -1027,18 +1027,18 @@ mod tests {
     #[test]
     fn a_chain_is_as_small_as_its_fields() {
         // The address fields boxed together and the strings two words each (`Text`): a match is
-        // 56 bytes (96 with the fields in place, 64 with four-word strings), a chain 112.
+        // 56 bytes (96 with the fields in place, 64 with three-word strings), a chain 112 (128).
         assert_eq!(std::mem::size_of::<FilterChainMatch<'_>>(), 56);
         assert_eq!(std::mem::size_of::<FilterChain<'_>>(), 112);
         // A chain's one filter is 64 bytes: with the list's 16-byte header, in jemalloc's 80-byte
-        // class (96 with four-word strings, 112 with the tcp_proxy's `stat_prefix`, which nothing
+        // class (96 with three-word strings, 112 with the tcp_proxy's `stat_prefix`, which nothing
         // read). A tcp_proxy's one cluster is held in the filter (a list of one was 48 bytes more
         // a passthrough chain), the list of any other number in the one's niche.
         assert_eq!(std::mem::size_of::<NetworkFilter<'_>>(), 64);
         assert_eq!(std::mem::size_of::<TcpProxyClusters<'_>>(), 16);
         assert_eq!(std::mem::size_of::<NetworkFilterKind<'_>>(), 24);
         // A TLS chain's transport socket, boxed: its certificates' lists a word each, 80 bytes
-        // (160 with four-word lists, 96 with four-word strings).
+        // (160 with three-word lists, 96 with three-word strings).
         assert_eq!(std::mem::size_of::<TransportSocket<'_>>(), 80);
         // A TLS chain's http_connection_manager, boxed: 48 bytes, without its `stat_prefix`
         // (which nothing read) and its pointer (spelt when a finding needs it, an 80-byte string
