@@ -34,7 +34,7 @@ fn cow(s: Option<Str<'_>>) -> Cow<'_, str> {
 }
 
 fn text(s: Option<Str<'_>>) -> Text<'_> {
-    s.map_or_else(|| Text::borrowed(""), Str::into_text)
+    s.map(Str::into_text).unwrap_or_default()
 }
 
 fn texts<'a>(v: Option<Repeated<Str<'a>>>) -> ThinVec<Text<'a>> {
