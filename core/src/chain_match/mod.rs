@@ -74,21 +74,26 @@ pub enum Node<'g> {
     Chain(usize),
 }
 
-/// A node as the graph holds it: its level is kept beside it ([`MatchGraph::levels`]), and a
-/// key's text is the model's (16 bytes) unless lower-casing made it (a boxed copy, as rare as
-/// upper-case server names): 24 bytes a node, not the 32 of a [`Key`] with its `Cow`, nor the
-/// 40 of a key with its level (at tenant scale the index has 1.5M nodes). [`Stored::key`]
-/// shows it as the key it stands for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Stored<'a> {
+/// A node as the graph holds it: its level is kept beside it ([`MatchGraph::levels`]), and
+/// what does not fit in four bytes (a key's text, a CIDR) is in the index's [`Values`], by
+/// number: 8 bytes a node and 16 with petgraph's two edge links, not the 32 of a node holding
+/// its text's reference (at tenant scale the index has 1.5M nodes). [`Values::key`] shows a
+/// node as the key it stands for.
+///
+/// Four bytes are enough for a chain or a value: a listener's chains are numbered so
+/// ([`ChainIndex::Listed`]), and each value has its node, which petgraph numbers in 32 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
     Root,
-    Chain(usize),
+    Chain(u32),
     Any,
     Port(u32),
-    Cidr(ipnet::IpNet),
+    Cidr(u32),
     SourceType(SourceType),
-    Text(TextKey, &'a str),
-    Lowered(TextKey, Box<str>),
+    /// A text borrowed from the model ([`Values::texts`]).
+    Text(TextKey, u32),
+    /// A text lower-casing made ([`Values::lowered`]), as rare as upper-case server names.
+    Lowered(TextKey, u32),
 }
 
 /// Which [`Key`] a [`Stored`] text is.
@@ -109,56 +114,100 @@ impl TextKey {
     }
 }
 
-impl<'a> Stored<'a> {
-    /// How the graph holds `key`.
-    fn of(key: &Key<'a>) -> Self {
-        let text = |kind, text: &Cow<'a, str>| match text {
-            Cow::Borrowed(s) => Stored::Text(kind, s),
-            Cow::Owned(s) => Stored::Lowered(kind, s.as_str().into()),
+/// How many distinct protocols [`Values::store`] looks for among those it holds before it
+/// stores one again: a listener's protocols are a handful of values, each under every server
+/// name (half a million `tls` nodes at tenant scale, one text).
+const SHARED_PROTOCOLS: usize = 8;
+
+/// The values of an index's key nodes that a [`Stored`] names by number.
+#[derive(Debug, Default)]
+struct Values<'l> {
+    texts: Vec<&'l str>,
+    lowered: Vec<Box<str>>,
+    cidrs: Vec<ipnet::IpNet>,
+    /// The first protocols stored, by number in `texts`: a protocol key found here is not
+    /// stored again.
+    protocols: Vec<u32>,
+}
+
+/// The number the next value pushed on `list` has.
+fn next_number<T>(list: &[T]) -> u32 {
+    u32::try_from(list.len()).expect("fewer values than nodes, which petgraph numbers in 32 bits")
+}
+
+impl<'l> Values<'l> {
+    /// How the graph holds `key`: its value stored here if it does not fit in the node.
+    fn store(&mut self, key: &Key<'l>) -> Stored {
+        let (kind, text) = match key {
+            Key::Any => return Stored::Any,
+            Key::Port(p) => return Stored::Port(*p),
+            Key::Cidr(n) => {
+                let i = next_number(&self.cidrs);
+                self.cidrs.push(*n);
+                return Stored::Cidr(i);
+            }
+            Key::SourceType(t) => return Stored::SourceType(*t),
+            Key::Name(s) => (TextKey::Name, s),
+            Key::Suffix(s) => (TextKey::Suffix, s),
+            Key::Protocol(s) => (TextKey::Protocol, s),
         };
-        match key {
-            Key::Any => Stored::Any,
-            Key::Port(p) => Stored::Port(*p),
-            Key::Cidr(n) => Stored::Cidr(*n),
-            Key::SourceType(t) => Stored::SourceType(*t),
-            Key::Name(s) => text(TextKey::Name, s),
-            Key::Suffix(s) => text(TextKey::Suffix, s),
-            Key::Protocol(s) => text(TextKey::Protocol, s),
+        let s = match text {
+            Cow::Borrowed(s) => s,
+            Cow::Owned(s) => {
+                let i = next_number(&self.lowered);
+                self.lowered.push(s.as_str().into());
+                return Stored::Lowered(kind, i);
+            }
+        };
+        let protocol = kind == TextKey::Protocol;
+        let shared = match protocol {
+            true => self.protocols.iter().copied().find(|&i| self.texts[i as usize] == *s),
+            false => None,
+        };
+        if let Some(i) = shared {
+            return Stored::Text(kind, i);
         }
+        let i = next_number(&self.texts);
+        self.texts.push(s);
+        if protocol && self.protocols.len() < SHARED_PROTOCOLS {
+            self.protocols.push(i);
+        }
+        Stored::Text(kind, i)
     }
 
-    /// The key a key node stands for, its text borrowed from the model or from the node.
-    fn key(&self) -> Option<Key<'_>> {
-        match self {
-            Stored::Text(kind, s) => Some(kind.key(Cow::Borrowed(s))),
-            Stored::Lowered(kind, s) => Some(kind.key(Cow::Borrowed(s))),
-            other => other.textless_key(),
+    /// The key a key node stands for, its text borrowed from the model or from here; `None`
+    /// for the root and a chain leaf.
+    fn key(&self, node: Stored) -> Option<Key<'_>> {
+        match node {
+            Stored::Text(kind, i) => Some(kind.key(Cow::Borrowed(self.texts[i as usize]))),
+            Stored::Lowered(kind, i) => Some(kind.key(Cow::Borrowed(&self.lowered[i as usize]))),
+            other => self.textless_key(other),
         }
     }
 
     /// [`Self::key`] for as long as the model lives: a lowered text is copied.
-    fn model_key(&self) -> Option<Key<'a>> {
-        match self {
-            Stored::Text(kind, s) => Some(kind.key(Cow::Borrowed(s))),
-            Stored::Lowered(kind, s) => Some(kind.key(Cow::Owned(s.to_string()))),
-            other => other.textless_key(),
+    fn model_key(&self, node: Stored) -> Option<Key<'l>> {
+        match node {
+            Stored::Text(kind, i) => Some(kind.key(Cow::Borrowed(self.texts[i as usize]))),
+            Stored::Lowered(kind, i) => Some(kind.key(Cow::Owned(self.lowered[i as usize].to_string()))),
+            other => self.textless_key(other),
         }
     }
 
     /// The key of a node whose key has no text; `None` for the root, a leaf and a text.
-    fn textless_key(&self) -> Option<Key<'static>> {
-        match self {
+    fn textless_key(&self, node: Stored) -> Option<Key<'static>> {
+        match node {
             Stored::Any => Some(Key::Any),
-            Stored::Port(p) => Some(Key::Port(*p)),
-            Stored::Cidr(n) => Some(Key::Cidr(*n)),
-            Stored::SourceType(t) => Some(Key::SourceType(*t)),
+            Stored::Port(p) => Some(Key::Port(p)),
+            Stored::Cidr(i) => Some(Key::Cidr(self.cidrs[i as usize])),
+            Stored::SourceType(t) => Some(Key::SourceType(t)),
             Stored::Root | Stored::Chain(_) | Stored::Text(..) | Stored::Lowered(..) => None,
         }
     }
 
-    /// Whether this is a key node for `key`.
-    fn is(&self, key: &Key<'_>) -> bool {
-        self.key().as_ref() == Some(key)
+    /// Whether `node` is a key node for `key`.
+    fn is(&self, node: Stored, key: &Key<'_>) -> bool {
+        self.key(node).as_ref() == Some(key)
     }
 }
 
@@ -191,7 +240,9 @@ pub struct MatchGraph<'l, 'a> {
     pub listener: &'l Listener<'a>,
     /// Private: checks and callers ask the queries below, so the tree's shape (a chain leaf
     /// above the last level standing for `Any` below it) is read in one place.
-    graph: DiGraph<Stored<'l>, ()>,
+    graph: DiGraph<Stored, ()>,
+    /// The texts and CIDRs of its key nodes.
+    values: Values<'l>,
     /// The level of each key node, by node index (what the root and the leaves hold here means
     /// nothing).
     levels: Vec<Level>,
@@ -336,18 +387,19 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         };
         let mut graph = DiGraph::with_capacity(estimate, estimate);
         let root = graph.add_node(Stored::Root);
+        let names = facts.iter().map(|&(_, _, names)| names).sum::<usize>();
         let mut g = MatchGraph {
             listener,
             graph,
+            // A text a server name (and a few protocols): sized once, as the children below.
+            values: Values { texts: Vec::with_capacity(names), ..Values::default() },
             levels: Vec::with_capacity(estimate),
             root,
             // Room for a child per chain or per server name, whichever are more: the usual wide
             // node is the server names at one port. Growing past that rehashes every entry (a
             // walk to its key's node each) on one core: at 100k tenants the 500k names outgrew
             // a table sized by the 400k chains.
-            children: HashTable::with_capacity(
-                listener.filter_chains.len().max(facts.iter().map(|&(_, _, names)| names).sum()),
-            ),
+            children: HashTable::with_capacity(listener.filter_chains.len().max(names)),
             hasher,
             counts: Vec::with_capacity(estimate),
             overlaps: Vec::new(),
@@ -411,6 +463,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             g.graph.shrink_to_fit();
             g.counts.shrink_to_fit();
             g.levels.shrink_to_fit();
+            g.values.texts.shrink_to_fit();
         }
         g
     }
@@ -441,7 +494,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             }
             Some((leaf, _)) => self.expand(parent, depth, leaf),
             None if rest_any && self.graph.neighbors(parent).next().is_none() => {
-                let leaf = self.graph.add_node(Stored::Chain(chain));
+                let leaf = self.graph.add_node(Stored::Chain(chain_number(chain)));
                 self.graph.add_edge(parent, leaf, ());
                 return;
             }
@@ -461,7 +514,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     pub fn leaf_child(&self, parent: NodeIndex) -> Option<(NodeIndex, usize)> {
         let n = self.graph.neighbors(parent).next()?;
         match self.graph[n] {
-            Stored::Chain(c) => Some((n, c)),
+            Stored::Chain(c) => Some((n, c as usize)),
             _ => None,
         }
     }
@@ -483,7 +536,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         if let Some(n) = self.child(parent, key) {
             return n;
         }
-        let n = self.graph.add_node(Stored::of(key));
+        let n = self.graph.add_node(self.values.store(key));
         self.graph.add_edge(parent, n, ());
         self.counts.resize(self.graph.node_count(), 0);
         self.levels.resize(self.graph.node_count(), level);
@@ -492,15 +545,17 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         if *count as usize == SMALL + 1 {
             // The node just outgrew the scan: index all its children.
             for k in self.graph.neighbors(parent) {
-                if let Some(key) = self.graph[k].key() {
-                    let (graph, h) = (&self.graph, &self.hasher);
-                    self.children
-                        .insert_unique(h.hash_one((parent, key)), (parent, k), |&(p, c)| hash_entry(h, graph, p, c));
+                if let Some(key) = self.values.key(self.graph[k]) {
+                    let (graph, values, h) = (&self.graph, &self.values, &self.hasher);
+                    self.children.insert_unique(h.hash_one((parent, key)), (parent, k), |&(p, c)| {
+                        hash_entry(h, graph, values, p, c)
+                    });
                 }
             }
         } else if *count as usize > SMALL {
-            let (graph, h) = (&self.graph, &self.hasher);
-            self.children.insert_unique(h.hash_one((parent, key)), (parent, n), |&(p, c)| hash_entry(h, graph, p, c));
+            let (graph, values, h) = (&self.graph, &self.values, &self.hasher);
+            self.children
+                .insert_unique(h.hash_one((parent, key)), (parent, n), |&(p, c)| hash_entry(h, graph, values, p, c));
         }
         n
     }
@@ -508,10 +563,10 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     /// The child of `parent` with this key.
     pub fn child(&self, parent: NodeIndex, key: &Key<'l>) -> Option<NodeIndex> {
         if self.counts.get(parent.index()).is_none_or(|&c| c as usize <= SMALL) {
-            return self.graph.neighbors(parent).find(|&n| self.graph[n].is(key));
+            return self.graph.neighbors(parent).find(|&n| self.values.is(self.graph[n], key));
         }
         self.children
-            .find(self.hasher.hash_one((parent, key)), |&(p, c)| p == parent && self.graph[c].is(key))
+            .find(self.hasher.hash_one((parent, key)), |&(p, c)| p == parent && self.values.is(self.graph[c], key))
             .map(|&(_, c)| c)
     }
 
@@ -531,7 +586,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
 
     /// The key of a key node.
     pub fn key(&self, node: NodeIndex) -> Option<Key<'_>> {
-        self.graph[node].key()
+        self.values.key(self.graph[node])
     }
 
     /// How many nodes the index has (root, keys and chain leaves).
@@ -562,9 +617,9 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
 
     /// What a node is.
     pub fn node(&self, node: NodeIndex) -> Node<'_> {
-        let stored = &self.graph[node];
-        match (stored, stored.key()) {
-            (Stored::Chain(c), _) => Node::Chain(*c),
+        let stored = self.graph[node];
+        match (stored, self.values.key(stored)) {
+            (Stored::Chain(c), _) => Node::Chain(c as usize),
             (_, Some(key)) => Node::Key { level: self.levels[node.index()], key },
             (_, None) => Node::Root,
         }
@@ -579,7 +634,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     pub fn ancestors(&self, node: NodeIndex) -> Vec<(Level, Key<'l>)> {
         let mut out = Vec::new();
         let mut n = node;
-        while let Some(key) = self.graph[n].model_key() {
+        while let Some(key) = self.values.model_key(self.graph[n]) {
             out.push((self.levels[n.index()], key));
             match self.parent(n) {
                 Some(p) => n = p,
@@ -625,7 +680,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
             if let Stored::Chain(c) = self.graph[n] {
-                out.push(c);
+                out.push(c as usize);
             }
             stack.extend(self.graph.neighbors_directed(n, Direction::Outgoing));
         }
@@ -651,9 +706,20 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
 
 /// The hash of an entry already in [`MatchGraph::children`] (its parent and its child's key),
 /// when the table grows.
-fn hash_entry(hasher: &InputHasher, graph: &DiGraph<Stored<'_>, ()>, parent: NodeIndex, child: NodeIndex) -> u64 {
+fn hash_entry(
+    hasher: &InputHasher,
+    graph: &DiGraph<Stored, ()>,
+    values: &Values<'_>,
+    parent: NodeIndex,
+    child: NodeIndex,
+) -> u64 {
     // Only key nodes are indexed.
-    graph[child].key().map_or(0, |key| hasher.hash_one((parent, &key)))
+    values.key(graph[child]).map_or(0, |key| hasher.hash_one((parent, &key)))
+}
+
+/// How a chain leaf holds its chain's index (see [`Stored`]).
+fn chain_number(chain: usize) -> u32 {
+    u32::try_from(chain).expect("a listener's chains are numbered in 32 bits (ChainIndex::Listed)")
 }
 
 /// How many tuples a chain's match expands to (an upper bound: invalid values are counted).

@@ -344,14 +344,14 @@ fn many_ranges_are_looked_up_by_prefix_as_trying_each_would() {
     }
 }
 
-/// A node as the graph holds it is its key's text (borrowed from the model, or the lowered
-/// copy) and its kind: the level is kept beside it. On 64-bit targets (where tenant-scale runs
-/// are) that is 24 bytes; a `Key` with its `Cow` is 32, and with the level inside it was 40:
-/// 8 MB each for the 1.5M nodes of a 100k-tenant listener.
+/// A node as the graph holds it is its kind and a number (a chain's, a port's, or its value's
+/// in the index's [`super::Values`]): 8 bytes, 16 with petgraph's edge links. On 64-bit targets
+/// (where tenant-scale runs are) a node holding its text's reference was 32, 24 MB more for the
+/// 1.5M nodes of a 100k-tenant listener.
 #[test]
-#[cfg(target_pointer_width = "64")]
-fn a_stored_node_is_its_text_and_kind() {
-    assert_eq!(std::mem::size_of::<super::Stored<'_>>(), 24);
+fn a_stored_node_is_its_kind_and_a_number() {
+    assert_eq!(std::mem::size_of::<super::Stored>(), 8);
+    assert_eq!(std::mem::size_of::<petgraph::graph::Node<super::Stored>>(), 16);
 }
 
 /// A stored key is the key it was made of, borrowed or lowered, and compares, hashes and
@@ -372,20 +372,48 @@ fn a_stored_key_is_the_key_it_was_made_of() {
         key::server_name("*.EXAMPLE.com"),
         Key::Protocol("tls".into()),
     ];
+    let mut values = super::Values::default();
     for k in &keys {
-        let stored = super::Stored::of(k);
-        assert_eq!(stored.key().as_ref(), Some(k));
-        assert_eq!(stored.model_key().as_ref(), Some(k));
-        assert!(stored.is(k));
-        assert_eq!(hasher.hash_one(stored.key().unwrap()), hasher.hash_one(k));
+        let stored = values.store(k);
+        assert_eq!(values.key(stored).as_ref(), Some(k));
+        assert_eq!(values.model_key(stored).as_ref(), Some(k));
+        assert!(values.is(stored, k));
+        assert_eq!(hasher.hash_one(values.key(stored).unwrap()), hasher.hash_one(k));
         // `is` agrees with `==` on every pair (the two spellings of a name are one key).
         assert_eq!(
-            keys.iter().filter(|other| stored.is(other)).count(),
+            keys.iter().filter(|other| values.is(stored, other)).count(),
             keys.iter().filter(|other| *other == k).count()
         );
     }
-    assert!(matches!(super::Stored::of(&key::server_name("API.example.com")), super::Stored::Lowered(..)));
-    assert!(matches!(super::Stored::of(&key::server_name("api.example.com")), super::Stored::Text(..)));
-    assert_eq!(super::Stored::Root.key(), None);
-    assert_eq!(super::Stored::Chain(3).model_key(), None);
+    assert!(matches!(values.store(&key::server_name("API.example.com")), super::Stored::Lowered(..)));
+    assert!(matches!(values.store(&key::server_name("api.example.com")), super::Stored::Text(..)));
+    assert_eq!(values.key(super::Stored::Root), None);
+    assert_eq!(values.model_key(super::Stored::Chain(3)), None);
+}
+
+/// A protocol is one text however many nodes hold it (each server name has its `tls` below
+/// it), up to a handful of distinct ones; a name is stored once a node.
+#[test]
+fn protocols_share_their_text() {
+    use super::{Key, key};
+    // Borrowed, as the model's texts are (an owned one is a lower-cased copy, kept apart).
+    let protocols: Vec<String> = (0..super::SHARED_PROTOCOLS + 2).map(|p| format!("p{p}")).collect();
+    let protocol = |p: usize| Key::Protocol(protocols[p].as_str().into());
+    let mut values = super::Values::default();
+    let tls = Key::Protocol("tls".into());
+    let first = values.store(&tls);
+    assert_eq!(values.store(&tls), first);
+    let names = [values.store(&key::server_name("a.example.com")), values.store(&key::server_name("a.example.com"))];
+    assert_ne!(names[0], names[1]);
+    for p in 0..protocols.len() {
+        values.store(&protocol(p));
+    }
+    assert_eq!(values.texts.len(), 1 + 2 + protocols.len());
+    // The first handful are shared; past them a protocol is stored a node at a time, and still
+    // found as itself.
+    assert_eq!(values.store(&protocol(0)), values.store(&protocol(0)));
+    let late = protocol(protocols.len() - 1);
+    let again = values.store(&late);
+    assert_eq!(values.key(again).as_ref(), Some(&late));
+    assert_eq!(values.texts.len(), 1 + 2 + protocols.len() + 1);
 }

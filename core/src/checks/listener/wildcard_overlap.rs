@@ -89,19 +89,28 @@ impl Check for WildcardOverlap {
 /// chains below the wildcard and below each exact name and which of its server names put a
 /// chain there. Its words are written when the finding is made, from the model: written while
 /// the index lived, as they were, they were held beside it at a 100k-tenant run's peak, some
-/// 300 bytes a tenant.
+/// 300 bytes a tenant. Numbers of four bytes: a listener's chains are numbered so
+/// ([`crate::model::ChainIndex`]), and a run's listeners and a chain's server names are fewer.
 struct Carved {
     /// The listener's place among the run's live listeners.
-    place: usize,
-    /// Which server name of the first chain below the wildcard is the wildcard (`usize::MAX`
-    /// for none found, as for a name below); `None` for a catch-all TLS chain (the `Any` key).
-    wildcard: Option<usize>,
+    place: u32,
+    /// Which server name of the first chain below the wildcard is the wildcard ([`NONE`] for
+    /// none found, as for a name below); `None` for a catch-all TLS chain (the `Any` key).
+    wildcard: Option<u32>,
     /// How many of the chains below the wildcard start `ids`.
-    wild: usize,
+    wild: u32,
     /// The chains below the wildcard, then for each exact name in turn: which server name of
     /// the first chain below it is the name, how many chains are below it, and those chains.
     /// One list, sized once: a tenant's finding is a dozen numbers.
-    ids: Box<[usize]>,
+    ids: Box<[u32]>,
+}
+
+/// No server name found for a node (no chain can sit below a name but through one of its own).
+const NONE: u32 = u32::MAX;
+
+/// A place, chain, count or server name as [`Carved`] keeps it.
+fn number(n: usize) -> u32 {
+    u32::try_from(n).expect("a listener's chains are numbered in 32 bits, and its listeners and names are fewer")
 }
 
 /// The index key one of a chain's server names is, as the index holds it (lower-cased, a
@@ -130,28 +139,32 @@ impl Carved {
         // The wildcard is a key node: a `*.suffix` name, or the `Any` of a catch-all chain.
         let wildcard_entry = match g.key(wildcard) {
             Some(Key::Any) => None,
-            _ => Some(entry(wildcard, wild_chains.first()).unwrap_or(usize::MAX)),
+            _ => Some(entry(wildcard, wild_chains.first()).map_or(NONE, number)),
         };
         let mut ids = Vec::with_capacity(wild_chains.len() + below.iter().map(|b| 2 + b.len()).sum::<usize>());
-        ids.extend_from_slice(&wild_chains);
+        ids.extend(wild_chains.iter().map(|&c| number(c)));
         for (&n, below) in names.iter().zip(&below) {
-            // `usize::MAX`: no entry (no chain can sit below a name but through one of its own).
-            ids.push(entry(n, below.first()).unwrap_or(usize::MAX));
-            ids.push(below.len());
-            ids.extend_from_slice(below);
+            ids.push(entry(n, below.first()).map_or(NONE, number));
+            ids.push(number(below.len()));
+            ids.extend(below.iter().map(|&c| number(c)));
         }
-        Carved { place, wildcard: wildcard_entry, wild: wild_chains.len(), ids: ids.into_boxed_slice() }
+        Carved {
+            place: number(place),
+            wildcard: wildcard_entry,
+            wild: number(wild_chains.len()),
+            ids: ids.into_boxed_slice(),
+        }
     }
 
     /// The exact names in order: the entry that names each (of the first chain below it) and
     /// the chains below it.
-    fn names(ids: &[usize], wild: usize) -> impl Iterator<Item = (usize, &[usize])> {
-        let mut rest = ids.get(wild..).unwrap_or_default();
+    fn names(ids: &[u32], wild: u32) -> impl Iterator<Item = (usize, &[u32])> {
+        let mut rest = ids.get(wild as usize..).unwrap_or_default();
         std::iter::from_fn(move || {
             let (&[entry, n], tail) = rest.split_first_chunk::<2>()?;
-            let (below, tail) = tail.split_at_checked(n)?;
+            let (below, tail) = tail.split_at_checked(n as usize)?;
             rest = tail;
-            Some((entry, below))
+            Some((entry as usize, below))
         })
     }
 
@@ -160,6 +173,7 @@ impl Carved {
     /// scale there is one such finding per tenant.
     fn message(&self, chains: &[FilterChain<'_>], names: usize) -> String {
         let ids = &self.ids;
+        let chain = |c: u32| &chains[c as usize];
         let mut message = String::with_capacity(256);
         message.push_str(itoa::Buffer::new().format(names));
         message.push_str(if names == 1 { " exact name is" } else { " exact names are" });
@@ -167,7 +181,7 @@ impl Carved {
         match (self.wildcard, ids.first()) {
             (None, _) => message.push_str("the catch-all TLS chain (no server_names)"),
             (Some(entry), Some(&c)) => {
-                if let Some(k) = server_name_key(&chains[c], entry) {
+                if let Some(k) = server_name_key(chain(c), entry as usize) {
                     let _ = k.write_to(&mut message);
                 }
             }
@@ -178,13 +192,13 @@ impl Carved {
             if k > 0 {
                 message.push_str(", ");
             }
-            if let Some(key) = below.first().and_then(|&c| server_name_key(&chains[c], entry)) {
+            if let Some(key) = below.first().and_then(|&c| server_name_key(chain(c), entry)) {
                 let _ = key.write_to(&mut message);
             }
             message.push_str(" (");
             for (j, &c) in below.iter().enumerate() {
                 message.push_str(if j > 0 { ", '" } else { "'" });
-                chains[c].push_display_name(&mut message);
+                chain(c).push_display_name(&mut message);
                 message.push('\'');
             }
             message.push(')');
@@ -198,18 +212,19 @@ impl Carved {
 
     /// The finding, written from the model; what was kept is let go as it is made.
     fn diagnostic(&mut self, cx: Context<'_, '_>) -> Diagnostic {
-        let l = cx.listener_at(self.place);
+        let l = cx.listener_at(self.place as usize);
         let chains = &l.listener.filter_chains;
+        let chain = |c: u32| &chains[c as usize];
         let names = Self::names(&self.ids, self.wild).count();
         let message = self.message(chains, names);
         let ids = std::mem::take(&mut self.ids);
-        let wild_chains = ids.get(..self.wild).unwrap_or_default();
+        let wild_chains = ids.get(..self.wild as usize).unwrap_or_default();
         // The passthrough chains below the names (a chain below two names counts twice).
-        let passthrough: Vec<usize> = Self::names(&ids, self.wild)
+        let passthrough: Vec<u32> = Self::names(&ids, self.wild)
             .flat_map(|(_, below)| below.iter().copied())
-            .filter(|&c| !chains[c].terminates_tls() && chains[c].is_tcp_proxy())
+            .filter(|&c| !chain(c).terminates_tls() && chain(c).is_tcp_proxy())
             .collect();
-        let first = wild_chains.first().map(|&c| &chains[c]);
+        let first = wild_chains.first().map(|&c| chain(c));
         let mut d = Diagnostic::new(&RULE, message)
             .listener(l.listener.display_name().into_owned())
             .note("Envoy sends each exact name to its own chain and the rest of the domain to the wildcard");
@@ -217,13 +232,13 @@ impl Carved {
             d = d.at(l.chain_location(c));
         }
         for &c in wild_chains {
-            d = d.chain(chains[c].display_name());
+            d = d.chain(chain(c).display_name());
         }
-        let terminates = wild_chains.iter().any(|&c| chains[c].terminates_tls());
+        let terminates = wild_chains.iter().any(|&c| chain(c).terminates_tls());
         if terminates && !passthrough.is_empty() {
             // Sized once: the note is held with the finding until it is written.
             const HEAD: &str = "the wildcard terminates TLS and ";
-            let room = passthrough.iter().map(|&c| chains[c].display_name_len() + 7).sum::<usize>();
+            let room = passthrough.iter().map(|&c| chain(c).display_name_len() + 7).sum::<usize>();
             let mut note = String::with_capacity(HEAD.len() + room + 7);
             note.push_str(HEAD);
             for (k, &c) in passthrough.iter().enumerate() {
@@ -232,7 +247,7 @@ impl Carved {
                     _ if k + 1 == passthrough.len() => " and '",
                     _ => ", '",
                 });
-                chains[c].push_display_name(&mut note);
+                chain(c).push_display_name(&mut note);
                 note.push('\'');
             }
             note.push_str(if passthrough.len() == 1 { " passes" } else { " pass" });
@@ -241,7 +256,7 @@ impl Carved {
                 " TLS through: Cilium 1.19.6 and later mark that Gateway listener pair ProtocolConflict (Accepted=False) although Envoy serves both correctly; cilium#48092 disputes the rule",
             ));
             if let Some(&c) = passthrough.first() {
-                d = d.related("a passthrough chain for a name under the wildcard", l.chain_location(&chains[c]));
+                d = d.related("a passthrough chain for a name under the wildcard", l.chain_location(chain(c)));
             }
         }
         d
