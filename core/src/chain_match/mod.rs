@@ -391,8 +391,9 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         let mut g = MatchGraph {
             listener,
             graph,
-            // A text a server name (and a few protocols): sized once, as the children below.
-            values: Values { texts: Vec::with_capacity(names), ..Values::default() },
+            // A text a server name, and the transport protocol they share (`tls`): sized once,
+            // as the children below.
+            values: Values { texts: Vec::with_capacity(names + 1), ..Values::default() },
             levels: Vec::with_capacity(estimate),
             root,
             // Room for a child per chain or per server name, whichever are more: the usual wide
