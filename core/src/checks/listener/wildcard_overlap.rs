@@ -110,7 +110,8 @@ const NONE: u32 = u32::MAX;
 
 /// A place, chain, count or server name as [`Carved`] keeps it.
 fn number(n: usize) -> u32 {
-    u32::try_from(n).expect("a listener's chains are numbered in 32 bits, and its listeners and names are fewer")
+    u32::try_from(n)
+        .expect("a listener's chains are numbered in 32 bits; a run's listeners and a chain's names are fewer")
 }
 
 /// The index key one of a chain's server names is, as the index holds it (lower-cased, a
