@@ -24,8 +24,11 @@ pub type Text<'a> = beef::Cow<'a, str>;
 
 pub mod build;
 pub mod matcher;
+pub mod one_or_list;
 pub mod problem;
 pub mod route;
+
+pub use one_or_list::OneOrList;
 
 use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_field_index};
 
@@ -684,8 +687,8 @@ pub struct FilterChain<'a> {
     pub casing: Casing,
     /// `None` when the chain has no `filter_chain_match` (which Envoy treats as `{}`).
     pub filter_chain_match: Option<FilterChainMatch<'a>>,
-    /// Its network filters, in order (a `ThinVec`, as the match's lists).
-    pub filters: ThinVec<NetworkFilter<'a>>,
+    /// Its network filters, in order: the usual one held in place.
+    pub filters: OneOrList<NetworkFilter<'a>>,
     /// Its transport socket: whether it terminates TLS. Boxed: most chains of a tenant listener
     /// have none, and a listener's chains are moved and copied as one list.
     pub transport_socket: Option<Box<TransportSocket<'a>>>,
@@ -785,8 +788,8 @@ pub struct FilterChainMatch<'a> {
     pub(crate) addresses: Option<Box<MatchAddresses<'a>>>,
     /// `source_type`.
     pub source_type: SourceType,
-    /// `server_names`, as written (Envoy lower-cases them).
-    pub server_names: ThinVec<Text<'a>>,
+    /// `server_names`, as written (Envoy lower-cases them): the usual one held in place.
+    pub server_names: OneOrList<Text<'a>>,
     /// `transport_protocol`; empty when unset.
     pub transport_protocol: Text<'a>,
     /// `application_protocols` (ALPN).
@@ -913,44 +916,14 @@ pub enum NetworkFilterKind<'a> {
     /// `tcp_proxy`: the chain passes the connection through to a cluster. (Its `stat_prefix`,
     /// which no check reads, is not kept: a tenant listener's passthrough chains are 300k.)
     TcpProxy {
-        /// `cluster`, or the weighted clusters' names.
-        clusters: TcpProxyClusters<'a>,
+        /// `cluster`, or the weighted clusters' names: a passthrough chain's one cluster held
+        /// in place.
+        clusters: OneOrList<Text<'a>>,
     },
     /// `http_connection_manager`: the chain speaks HTTP and routes by route configuration.
     HttpConnectionManager(Box<route::Hcm<'a>>),
     /// Any other filter: named, not read.
     Other,
-}
-
-/// The clusters a `tcp_proxy` names, as [`Self::as_slice`] lists them: its `cluster` alone,
-/// held in place (a tenant listener's 300k passthrough chains name one each: a list of one
-/// was an allocation a chain), or any other number of them (weighted clusters).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TcpProxyClusters<'a> {
-    /// Exactly one cluster.
-    One(Text<'a>),
-    /// None, or more than one.
-    List(ThinVec<Text<'a>>),
-}
-
-impl<'a> TcpProxyClusters<'a> {
-    /// The clusters, one of them held in place.
-    pub fn new(clusters: impl IntoIterator<Item = Text<'a>>) -> Self {
-        let mut clusters = clusters.into_iter();
-        match (clusters.next(), clusters.next()) {
-            (None, _) => TcpProxyClusters::List(ThinVec::new()),
-            (Some(one), None) => TcpProxyClusters::One(one),
-            (Some(a), Some(b)) => TcpProxyClusters::List([a, b].into_iter().chain(clusters).collect()),
-        }
-    }
-
-    /// The clusters in order.
-    pub fn as_slice(&self) -> &[Text<'a>] {
-        match self {
-            TcpProxyClusters::One(c) => std::slice::from_ref(c),
-            TcpProxyClusters::List(v) => v,
-        }
-    }
 }
 
 /// A chain's transport socket.
@@ -997,7 +970,7 @@ mod tests {
             name_offset: None,
             casing: Casing::Snake,
             filter_chain_match: None,
-            filters: ThinVec::new(),
+            filters: OneOrList::default(),
             transport_socket: None,
         };
         let chains = [0, 9, 10, 99, 100, 12_345, u32::MAX]
@@ -1027,15 +1000,18 @@ mod tests {
     #[test]
     fn a_chain_is_as_small_as_its_fields() {
         // The address fields boxed together and the strings two words each (`Text`): a match is
-        // 56 bytes (96 with the fields in place, 64 with three-word strings), a chain 112 (128).
-        assert_eq!(std::mem::size_of::<FilterChainMatch<'_>>(), 56);
-        assert_eq!(std::mem::size_of::<FilterChain<'_>>(), 112);
-        // A chain's one filter is 64 bytes: with the list's 16-byte header, in jemalloc's 80-byte
-        // class (96 with three-word strings, 112 with the tcp_proxy's `stat_prefix`, which nothing
-        // read). A tcp_proxy's one cluster is held in the filter (a list of one was 48 bytes more
-        // a passthrough chain), the list of any other number in the one's niche.
+        // 64 bytes (104 with the fields in place, 72 with three-word strings), its one server
+        // name held in place (`OneOrList`: as a `ThinVec` of one it was 32 bytes more
+        // elsewhere). A chain is 176 bytes, its one filter held in place: a `ThinVec` of one
+        // filter was 8 bytes here and 80 (the list's header and the filter) in an allocation
+        // of its own, 24 bytes more a chain.
+        assert_eq!(std::mem::size_of::<FilterChainMatch<'_>>(), 64);
+        assert_eq!(std::mem::size_of::<FilterChain<'_>>(), 176);
+        // A chain's one filter is 64 bytes (96 with three-word strings, 112 with the tcp_proxy's
+        // `stat_prefix`, which nothing read). A tcp_proxy's one cluster is held in the filter (a
+        // list of one was 48 bytes more a passthrough chain).
         assert_eq!(std::mem::size_of::<NetworkFilter<'_>>(), 64);
-        assert_eq!(std::mem::size_of::<TcpProxyClusters<'_>>(), 16);
+        assert_eq!(std::mem::size_of::<OneOrList<Text<'_>>>(), 16);
         assert_eq!(std::mem::size_of::<NetworkFilterKind<'_>>(), 24);
         // A TLS chain's transport socket, boxed: its certificates' lists a word each, 80 bytes
         // (160 with three-word lists, 96 with three-word strings).
@@ -1044,16 +1020,6 @@ mod tests {
         // (which nothing read) and its pointer (spelt when a finding needs it, an 80-byte string
         // of its own).
         assert_eq!(std::mem::size_of::<route::Hcm<'_>>(), 48);
-    }
-
-    #[test]
-    fn a_tcp_proxy_holds_one_cluster_in_place_and_lists_any_other_number() {
-        let names = |n: usize| (0..n).map(|i| Text::owned(format!("c{i}"))).collect::<Vec<_>>();
-        assert_eq!(TcpProxyClusters::new(names(0)), TcpProxyClusters::List(ThinVec::new()));
-        assert_eq!(TcpProxyClusters::new(names(1)), TcpProxyClusters::One("c0".into()));
-        for n in 0..4 {
-            assert_eq!(TcpProxyClusters::new(names(n)).as_slice(), &names(n)[..], "{n} clusters");
-        }
     }
 
     #[test]

@@ -19,8 +19,8 @@ use crate::model::build::{ClusterBuild, Discovery, Endpoint, Pem, PemHolds, Sour
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, AddressSuffix, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter,
-    MatchAddresses, NetworkFilter, NetworkFilterKind, Protocol, SocketAddress, SourceType, TcpProxyClusters, Text,
-    TextOffset, TransportSocket,
+    MatchAddresses, NetworkFilter, NetworkFilterKind, OneOrList, Protocol, SocketAddress, SourceType, Text, TextOffset,
+    TransportSocket,
 };
 use crate::source::{Pointer, SourceId, join_field, join_index};
 
@@ -37,7 +37,7 @@ fn text(s: Option<Str<'_>>) -> Text<'_> {
     s.map(Str::into_text).unwrap_or_default()
 }
 
-fn texts<'a>(v: Option<Repeated<Str<'a>>>) -> ThinVec<Text<'a>> {
+fn texts<'a, L: ExactList<Text<'a>>>(v: Option<Repeated<Str<'a>>>) -> L {
     exact(v, Str::into_text)
 }
 
@@ -68,6 +68,12 @@ impl<U> ExactList<U> for Vec<U> {
 impl<U> ExactList<U> for ThinVec<U> {
     fn with_capacity(len: usize) -> Self {
         ThinVec::with_capacity(len)
+    }
+}
+
+impl<U> ExactList<U> for OneOrList<U> {
+    fn with_capacity(len: usize) -> Self {
+        OneOrList::with_capacity(len)
     }
 }
 
@@ -1288,7 +1294,7 @@ impl<'a> RawFilter<'a> {
             let weighted = cfg.weighted_clusters.and_then(|w| w.clusters).unwrap_or_default();
             let clusters =
                 cfg.cluster.into_iter().map(Str::into_text).chain(weighted.into_iter().map(|c| text(c.name)));
-            NetworkFilterKind::TcpProxy { clusters: TcpProxyClusters::new(clusters) }
+            NetworkFilterKind::TcpProxy { clusters: clusters.collect() }
         } else if is(
             ".http_connection_manager.v3.HttpConnectionManager",
             "envoy.filters.network.http_connection_manager",

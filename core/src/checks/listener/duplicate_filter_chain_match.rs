@@ -232,7 +232,7 @@ fn needs_escape(cp: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::MatchAddresses;
+    use crate::model::{MatchAddresses, OneOrList};
     use thin_vec::thin_vec;
 
     #[test]
@@ -241,7 +241,7 @@ mod tests {
         let m = FilterChainMatch {
             destination_port: Some(443),
             source_type: SourceType::External,
-            server_names: thin_vec!["a.example.com".into(), "*.b.example.com".into()],
+            server_names: ["a.example.com".into(), "*.b.example.com".into()].into_iter().collect(),
             transport_protocol: "tls".into(),
             application_protocols: thin_vec!["h2".into(), "http/1.1".into()],
             ..FilterChainMatch::default()
@@ -271,7 +271,7 @@ mod tests {
     #[test]
     fn escapes_like_envoy() {
         let name = "\u{8}\t\n\u{b}\u{c}\r\u{1f} &=+/\u{80}\u{9f}\u{a0}\u{ad}\u{600}\u{2028}\u{2029}\u{200b}\u{feff}\u{fff9}\u{1F600}\u{7ff}<>'\"\\é\u{7f}";
-        let m = FilterChainMatch { server_names: thin_vec![name.into()], ..FilterChainMatch::default() };
+        let m = FilterChainMatch { server_names: OneOrList::One(name.into()), ..FilterChainMatch::default() };
         assert_eq!(
             envoy_json(Some(&m)),
             "{\"server_names\":[\"\\b\\t\\n\\u000b\\f\\r\\u001f &=+/\\u0080\\u009f\u{a0}\\u00ad\\u0600\\u2028\\u2029\\u200b\\ufeff\\ufff9\u{1F600}\u{7ff}\\u003c\\u003e'\\\"\\\\é\\u007f\"]}"
