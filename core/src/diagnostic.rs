@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::model::Text;
 use crate::short_list::push_short;
 use crate::source::Location;
 
@@ -219,8 +220,9 @@ pub(crate) use declare_rule;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Related {
     /// What this place is to the finding, e.g. "the first listener with this name". Mostly
-    /// a rule's fixed words: not copied into every one of 100k findings.
-    pub message: Cow<'static, str>,
+    /// a rule's fixed words: not copied into every one of 100k findings. Two words (`Text`):
+    /// a place is 64 bytes, jemalloc's 64-byte class (with `Cow`'s three, 72 in the 80-byte one).
+    pub message: Text<'static>,
     /// Where it is.
     pub location: Location,
 }
@@ -232,14 +234,15 @@ pub struct Related {
 /// string, however it is held.
 #[derive(Debug, Clone)]
 pub struct Note {
-    head: Cow<'static, str>,
+    /// Two words (`Text`), not `Cow`'s three: a finding's two notes are 64 bytes, not 80.
+    head: Text<'static>,
     tail: &'static str,
 }
 
 impl Note {
     /// Words made for the finding, then the rule's fixed words.
     pub fn joined(head: String, tail: &'static str) -> Self {
-        Note { head: Cow::Owned(head), tail }
+        Note { head: fitted_text(head), tail }
     }
 
     /// The line, borrowed when it is one piece.
@@ -257,8 +260,21 @@ impl Note {
 
 impl<T: Into<Cow<'static, str>>> From<T> for Note {
     fn from(text: T) -> Self {
-        Note { head: text.into(), tail: "" }
+        Note { head: static_text(text.into()), tail: "" }
     }
+}
+
+/// Words held with a finding as two words (`Text`): a rule's fixed ones borrowed, made ones
+/// without spare room.
+fn static_text(text: Cow<'static, str>) -> Text<'static> {
+    match text {
+        Cow::Borrowed(s) => Text::borrowed(s),
+        Cow::Owned(s) => fitted_text(s),
+    }
+}
+
+fn fitted_text(text: String) -> Text<'static> {
+    Text::owned(fitted(text))
 }
 
 impl fmt::Display for Note {
@@ -284,6 +300,17 @@ impl PartialEq for Note {
 
 impl Eq for Note {}
 
+/// What few findings have, boxed in a [`Diagnostic`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Rare {
+    envoy_error: Option<String>,
+    proxy: Option<String>,
+    example: BTreeMap<&'static str, serde_json::Value>,
+}
+
+/// The [`Rare`] fields of a finding that has none.
+static NONE_RARE: Rare = Rare { envoy_error: None, proxy: None, example: BTreeMap::new() };
+
 /// One thing xdsck says about an input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -294,21 +321,18 @@ pub struct Diagnostic {
     /// One sentence that stands on its own (JSON, SARIF and GitHub show it without the other
     /// fields).
     pub message: String,
-    /// The message Envoy prints when it rejects this (severity `Error` only).
-    pub envoy_error: Option<String>,
+    /// What few findings have ([`Self::envoy_error`], [`Self::proxy`], [`Self::example`]),
+    /// boxed together: a word here instead of nine (a tenant-scale run holds 100k findings,
+    /// none with any of them, until they are written).
+    rare: Option<Box<Rare>>,
     /// The listener it is about, when there is one (input problems have none).
     pub listener: Option<String>,
-    /// The proxy of a peer's output it is in (`default/eg-7c9d`: `egctl`'s namespace/pod), when
-    /// the input is a map of several.
-    pub proxy: Option<String>,
     /// The chains it is about, by name (or `filter_chains[i]` for an unnamed one).
     pub filter_chains: Vec<String>,
     /// Where it is; `None` only for a place no input has (a failure reported before loading).
     pub location: Option<Location>,
     /// Other places that explain it: the earlier duplicate, the chain that wins.
     pub related: Vec<Related>,
-    /// A concrete connection that shows the problem (`dst_ip`, `dst_port`, `sni`, ...).
-    pub example: BTreeMap<&'static str, serde_json::Value>,
     /// Extra lines shown under the message: what Envoy actually does, how to fix it. Mostly a
     /// rule's fixed words: not copied into every one of 100k findings.
     pub notes: Vec<Note>,
@@ -321,13 +345,11 @@ impl Diagnostic {
             rule,
             severity: rule.severity,
             message: fitted(message.into()),
-            envoy_error: None,
+            rare: None,
             listener: None,
-            proxy: None,
             filter_chains: Vec::new(),
             location: None,
             related: Vec::new(),
-            example: BTreeMap::new(),
             notes: Vec::new(),
         }
     }
@@ -346,10 +368,17 @@ impl Diagnostic {
     }
 
     /// The text Envoy prints when it rejects this, verbatim, so the conformance test can compare
-    /// it.
-    pub fn envoy_error(mut self, text: impl Into<String>) -> Self {
-        self.envoy_error = Some(text.into());
+    /// it. (This builder and [`Self::with_example`] say `with_`: their getters have the
+    /// fields' names.)
+    pub fn with_envoy_error(mut self, text: impl Into<String>) -> Self {
+        self.rare_mut().envoy_error = Some(text.into());
         self
+    }
+
+    /// Says which proxy of a peer's output the finding is in (known once the findings of every
+    /// input are in).
+    pub fn set_proxy(&mut self, proxy: impl Into<String>) {
+        self.rare_mut().proxy = Some(proxy.into());
     }
 
     /// The listener the finding is about.
@@ -366,24 +395,44 @@ impl Diagnostic {
 
     /// Adds a secondary place.
     pub fn related(mut self, message: impl Into<Cow<'static, str>>, location: Location) -> Self {
-        push_short(&mut self.related, Related { message: message.into(), location });
+        push_short(&mut self.related, Related { message: static_text(message.into()), location });
         self
     }
 
     /// Adds a line shown under the message.
     pub fn note(mut self, note: impl Into<Note>) -> Self {
-        let mut note = note.into();
-        if let Cow::Owned(s) = &mut note.head {
-            s.shrink_to_fit();
-        }
-        push_short(&mut self.notes, note);
+        push_short(&mut self.notes, note.into());
         self
     }
 
     /// Adds one attribute of the connection that shows the problem (`sni`, `dst_port`, ...).
-    pub fn example(mut self, key: &'static str, value: impl Into<serde_json::Value>) -> Self {
-        self.example.insert(key, value.into());
+    pub fn with_example(mut self, key: &'static str, value: impl Into<serde_json::Value>) -> Self {
+        self.rare_mut().example.insert(key, value.into());
         self
+    }
+
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_default()
+    }
+
+    fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NONE_RARE)
+    }
+
+    /// The message Envoy prints when it rejects this (severity `Error` only).
+    pub fn envoy_error(&self) -> Option<&str> {
+        self.rare().envoy_error.as_deref()
+    }
+
+    /// The proxy of a peer's output it is in (`default/eg-7c9d`: `egctl`'s namespace/pod), when
+    /// the input is a map of several.
+    pub fn proxy(&self) -> Option<&str> {
+        self.rare().proxy.as_deref()
+    }
+
+    /// A concrete connection that shows the problem (`dst_ip`, `dst_port`, `sni`, ...).
+    pub fn example(&self) -> &BTreeMap<&'static str, serde_json::Value> {
+        &self.rare().example
     }
 
     /// The rule's code, e.g. `XDS101`.
@@ -471,7 +520,29 @@ impl Eq for Rule {}
 
 #[cfg(test)]
 mod tests {
-    use super::{Note, below_chain};
+    use super::{Diagnostic, Note, below_chain};
+
+    /// A tenant-scale run holds 100k findings until they are written: the rare fields are a
+    /// word (they were nine), and a finding without them reads them as unset; its notes and
+    /// places hold their words in two words each.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_finding_holds_its_rare_fields_in_a_box_it_makes_when_one_is_set() {
+        assert_eq!(std::mem::size_of::<Diagnostic>(), 192);
+        // A note and a place are held two words a text: 32 and 64 bytes, not 40 and 72.
+        assert_eq!(std::mem::size_of::<Note>(), 32);
+        assert_eq!(std::mem::size_of::<super::Related>(), 64);
+        let rule = crate::codes::ALL[0].rule;
+        let plain = Diagnostic::new(rule, "m");
+        assert_eq!((plain.envoy_error(), plain.proxy(), plain.example().len()), (None, None, 0));
+        assert!(plain.rare.is_none());
+        let mut full =
+            Diagnostic::new(rule, "m").with_envoy_error("e").with_example("sni", "a").with_example("sni", "b");
+        full.set_proxy("p");
+        assert_eq!((full.envoy_error(), full.proxy()), (Some("e"), Some("p")));
+        assert_eq!(full.example().get("sni"), Some(&serde_json::Value::from("b")));
+        assert_ne!(plain, full);
+    }
 
     #[test]
     fn a_joined_note_is_shown_and_serialized_as_one_string() {

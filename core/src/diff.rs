@@ -229,7 +229,7 @@ fn fingerprints(findings: &[Diagnostic], renamed: &BTreeMap<&str, &str>) -> BTre
     let mut out = BTreeMap::new();
     for (i, d) in findings.iter().enumerate() {
         let f = match d.listener.as_deref().and_then(|l| renamed.get(l)) {
-            Some(name) => Diagnostic { listener: Some((*name).to_owned()), ..d.clone() }.fingerprint(),
+            Some(name) => d.clone().listener(*name).fingerprint(),
             None => d.fingerprint(),
         };
         let rank = seen.entry(f.clone()).or_default();

@@ -25,7 +25,7 @@
 //! let finding = &report.findings[0];
 //! assert_eq!(finding.code(), "XDS102");
 //! assert_eq!(
-//!     finding.envoy_error.as_deref(),
+//!     finding.envoy_error(),
 //!     Some("error adding listener '127.0.0.1:443': multiple filter chains with overlapping matching rules are defined")
 //! );
 //! ```
@@ -268,7 +268,7 @@ fn name_proxies(report: &mut Report, snapshot: &Snapshot<'_>) {
         let Some(at) = &d.location else { continue };
         let name = source::pointer_and_ancestors(&at.pointer).find_map(|p| proxies.get(&(at.source, p)));
         if let Some(name) = name {
-            d.proxy = Some((*name).to_owned());
+            d.set_proxy(*name);
         }
     }
 }

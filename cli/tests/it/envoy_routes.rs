@@ -222,8 +222,8 @@ fn witness(g: &Gen, d: &xdsck_core::Diagnostic) -> Option<Witness> {
     let route = tokens.next()?.parse().ok()?;
     tokens.next();
     let vh: usize = tokens.next()?.parse().ok()?;
-    let host = d.example.get("host")?.as_str()?.to_owned();
-    let path = d.example.get("path")?.as_str()?.to_owned();
+    let host = d.example().get("host")?.as_str()?.to_owned();
+    let path = d.example().get("path")?.as_str()?.to_owned();
     // Generated header matchers all ask for `x-canary: 1`; the shadowed route is taken either way.
     let headers = vec![("x-canary".to_owned(), "1".to_owned())];
     Some(Witness {
@@ -258,7 +258,7 @@ fn random_route_tables_agree_with_live_envoy() {
             .findings
             .iter()
             .filter(|d| d.severity == xdsck_core::Severity::Error)
-            .filter_map(|d| d.envoy_error.clone())
+            .filter_map(|d| d.envoy_error().map(str::to_owned))
             .collect();
         if errors.is_empty() {
             witnesses.extend(report.findings.iter().filter(|d| d.code() == "XDS211").filter_map(|d| witness(g, d)));

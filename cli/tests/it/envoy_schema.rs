@@ -40,7 +40,7 @@ fn xdsck_errors(name: &str, json: &str) -> Vec<(String, String)> {
         .findings
         .iter()
         .filter(|d| d.severity == Severity::Error)
-        .map(|d| (d.rule.name.to_owned(), d.envoy_error.as_deref().map(normalise).unwrap_or_default()))
+        .map(|d| (d.rule.name.to_owned(), d.envoy_error().map(normalise).unwrap_or_default()))
         .collect()
 }
 

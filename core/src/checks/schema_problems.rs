@@ -27,7 +27,7 @@ fn diagnostic(p: &Problem, rule: &'static Rule, source: SourceId, text: Locator<
     };
     let mut d = Diagnostic::new(rule, p.message.clone()).at(Location::new(source, p.pointer.clone(), offset));
     if let Some(e) = &p.envoy_error {
-        d = d.envoy_error(e.clone());
+        d = d.with_envoy_error(e.clone());
     }
     for n in &p.notes {
         d = d.note(n.clone());

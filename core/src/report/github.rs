@@ -30,7 +30,7 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
 
         // The annotation is all a reviewer sees, so Envoy's words and the notes go in too.
         let mut message = d.message.clone();
-        if let Some(e) = &d.envoy_error {
+        if let Some(e) = d.envoy_error() {
             let _ = write!(message, "\nEnvoy rejects it with: {e}");
         }
         for note in &d.notes {

@@ -280,9 +280,9 @@ pub(super) fn finding<'r>(d: &'r Diagnostic, sources: &'r Sources) -> Finding<'r
         rule: d.rule.name,
         severity: d.severity,
         message: &d.message,
-        envoy_error: d.envoy_error.as_deref(),
+        envoy_error: d.envoy_error(),
         listener: d.listener.as_deref(),
-        proxy: d.proxy.as_deref(),
+        proxy: d.proxy(),
         filter_chains: &d.filter_chains,
         location: d.location.as_ref().map(|l| location(sources, l)),
         related: d
@@ -290,7 +290,7 @@ pub(super) fn finding<'r>(d: &'r Diagnostic, sources: &'r Sources) -> Finding<'r
             .iter()
             .map(|r| JsonRelated { message: &r.message, location: location(sources, &r.location) })
             .collect(),
-        example: (!d.example.is_empty()).then_some(&d.example),
+        example: (!d.example().is_empty()).then_some(d.example()),
         notes: &d.notes,
     }
 }

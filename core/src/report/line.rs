@@ -15,7 +15,7 @@ pub fn watch(d: &Diagnostic) -> String {
 /// an admission response (a warning, or a reason to deny), where an error carries Envoy's words.
 pub fn admission(d: &Diagnostic) -> String {
     let listener = d.listener.as_deref().map(|l| format!(" (listener {l})")).unwrap_or_default();
-    match (&d.severity, &d.envoy_error) {
+    match (&d.severity, d.envoy_error()) {
         (Severity::Error, Some(e)) => format!("{} {}{listener}: {} (Envoy: {e})", d.rule.code, d.rule.name, d.message),
         _ => format!("{} {}{listener}: {}", d.rule.code, d.rule.name, d.message),
     }

@@ -169,8 +169,8 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
                 properties.insert("column", lc.column.to_string());
             }
         }
-        if let Some(e) = &d.envoy_error {
-            properties.insert("envoy_error", e.clone());
+        if let Some(e) = d.envoy_error() {
+            properties.insert("envoy_error", e.to_owned());
         }
         let resources = cec
             .map(|(namespace, name)| {

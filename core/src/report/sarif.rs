@@ -239,7 +239,7 @@ fn what_it_finds(rule: &Rule) -> String {
 /// The message a code-scanning UI shows: the finding, with Envoy's own words when it rejects it.
 fn message(d: &Diagnostic) -> String {
     let mut text = d.message.clone();
-    if let Some(e) = &d.envoy_error {
+    if let Some(e) = d.envoy_error() {
         text.push_str("\nEnvoy rejects it with: ");
         text.push_str(e);
     }

@@ -80,7 +80,7 @@ pub(crate) fn fixture() -> (Sources, Report) {
 
     let error = Diagnostic::new(&DUPLICATE, "filter chains 'b' and 'a' of listener 'listener-443' have the same match")
         .at(Location::new(dump, format!("{chains}/1"), Some(offset(DUMP, r#"{"name": "b""#))))
-        .envoy_error(
+        .with_envoy_error(
             "error adding listener 'listener-443': filter chain 'b' has the same matching rules defined as 'a'",
         )
         .listener("listener-443")
@@ -116,9 +116,9 @@ pub(crate) fn fixture() -> (Sources, Report) {
         Location::new(dump, "/configs/0", Some(offset(DUMP, r#""name": "listener-443""#))),
     )
     .related("also declared here", Location::new(cec, "/spec/resources/0", None))
-    .example("dst_port", 443)
-    .example("transport", "tls")
-    .example("sni", "a.example.com");
+    .with_example("dst_port", 443)
+    .with_example("transport", "tls")
+    .with_example("sni", "a.example.com");
     let info = Diagnostic::new(&CARVED, "2 listeners carve exact names out of wildcards");
     let unreadable =
         Diagnostic::new(&rules::UNREADABLE, "cannot read missing, really.json: No such file or directory (os error 2)")

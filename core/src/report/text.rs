@@ -195,15 +195,15 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d
     }
 
     let mut notes: Vec<Cow<'_, str>> = Vec::new();
-    if let Some(e) = &d.envoy_error {
+    if let Some(e) = d.envoy_error() {
         notes.push(format!("Envoy rejects it with: {e}").into());
     }
     notes.extend(d.notes.iter().map(Note::text));
     notes.extend(unplaced_notes.into_iter().map(Cow::Owned));
     elements.extend(notes.into_iter().map(|n| Element::from(Level::NOTE.message(n))));
-    if !d.example.is_empty() {
+    if !d.example().is_empty() {
         let example: Vec<String> = d
-            .example
+            .example()
             .iter()
             .map(|(k, v)| match v {
                 serde_json::Value::String(s) => format!("{k}={s}"),
@@ -216,8 +216,8 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d
     if let Some(listener) = &d.listener {
         elements.push(Level::NOTE.with_name("listener").message(listener.as_str()).into());
     }
-    if let Some(proxy) = &d.proxy {
-        elements.push(Level::NOTE.with_name("proxy").message(proxy.as_str()).into());
+    if let Some(proxy) = d.proxy() {
+        elements.push(Level::NOTE.with_name("proxy").message(proxy).into());
     }
     // An empty pointer (the whole input, e.g. a file that could not be read) says nothing.
     if let Some(loc) = d.location.as_ref().filter(|l| !l.pointer.is_empty()) {

@@ -135,7 +135,7 @@ fn a_long_string_of_the_wrong_type_gives_a_short_message() {
     assert_eq!(at.pointer, "/filter_chains/0/filters");
     assert_eq!(at.offset, text.find(&format!("\"{}", &long[..10])));
     assert_eq!(d.message, "`filters`: unexpected character: '\"'; expected '{'");
-    assert!(d.envoy_error.as_ref().is_some_and(|e| e.len() < 300), "{:?}", d.envoy_error);
+    assert!(d.envoy_error().is_some_and(|e| e.len() < 300), "{:?}", d.envoy_error());
 }
 
 fn listener_json() -> String {
@@ -263,7 +263,7 @@ fn every_field_read_with_a_wrong_type_is_one_finding_at_its_pointer() {
         let found = schema_findings(&text);
         let want = at.as_ref().unwrap_or(pointer);
         let ok = matches!(&found[..], [d] if d.code() == *code
-            && d.envoy_error.is_some()
+            && d.envoy_error().is_some()
             && d.location.as_ref().is_some_and(|l| &l.pointer == want && l.offset.is_some()));
         if !ok {
             failures.push(format!("{pointer} = {wrong}: {found:?}"));

@@ -42,7 +42,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
     .chain(chain.display_name().into_owned())
     .chain(first.display_name().into_owned())
     .related("the first chain with this match", l.chain_location(first))
-    .envoy_error(envoy)
+    .with_envoy_error(envoy)
     .note("Envoy rejects the whole listener; an update is NACKed and the previous version keeps serving")
 }
 

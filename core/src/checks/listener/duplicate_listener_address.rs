@@ -79,7 +79,7 @@ fn diagnostic(
     .at(address_location(new, k))
     .listener(new.listener.name.to_string())
     .related(format!("listener '{}' has it first", old.listener.display_name()), address_location(old, old_k))
-    .envoy_error(envoy_text::duplicate_address(new.listener))
+    .with_envoy_error(envoy_text::duplicate_address(new.listener))
     .note("Envoy rejects the later listener and keeps the earlier one; it compares exact addresses, so overlapping ones (0.0.0.0:80 and 127.0.0.1:80) only fail when binding, if at all")
 }
 

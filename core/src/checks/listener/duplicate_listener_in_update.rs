@@ -24,7 +24,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, first: &ListenerCx<'_, '_>, cec: bool) -> 
         .at(name_at(l))
         .listener(name.to_string())
         .related("the first listener with this name", name_at(first))
-        .envoy_error(format!("duplicate listener {name} found"));
+        .with_envoy_error(format!("duplicate listener {name} found"));
     if cec {
         d.note(format!("the cilium-agent refuses the whole CiliumEnvoyConfig first (`duplicate Listener name \"{name}\"`, \"Skipping CiliumEnvoyConfig due to malformed xDS resources\"); sent over LDS, Envoy would reject it with the text above"))
     } else {

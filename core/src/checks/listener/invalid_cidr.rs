@@ -35,7 +35,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, r: &Range<'_, '_>, p: Rejected) -> Diagnos
         Rejected::NotAnIp => {
             let mut d =
                 d(format!("address_prefix {addr:?} in chain '{chain_name}' is not an IP address"), &["address_prefix"])
-                    .envoy_error(format!("malformed IP address: {addr}"))
+                    .with_envoy_error(format!("malformed IP address: {addr}"))
                     .note("Envoy rejects the whole listener");
             if let Some((ip, len)) = addr.split_once('/') {
                 d = d.note(format!("write the length apart: {{address_prefix: {ip}, prefix_len: {len}}}"));

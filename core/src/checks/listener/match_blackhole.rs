@@ -315,15 +315,15 @@ impl<'c, 's, 'a> Search<'c, 's, 'a> {
         }
         d = d.chain(taker_chain.display_name());
         if let Some(dst) = c.destination {
-            d = d.example("dst_ip", dst.ip().to_string()).example("dst_port", dst.port());
+            d = d.with_example("dst_ip", dst.ip().to_string()).with_example("dst_port", dst.port());
         }
         if !c.server_name.is_empty() {
-            d = d.example("sni", c.server_name.clone());
+            d = d.with_example("sni", c.server_name.clone());
         }
-        d = d.example("transport", c.transport_protocol.clone());
-        d = d.example("alpn", c.application_protocols.clone());
+        d = d.with_example("transport", c.transport_protocol.clone());
+        d = d.with_example("alpn", c.application_protocols.clone());
         if let Some(src) = c.source {
-            d = d.example("src_ip", src.ip().to_string()).example("src_port", src.port());
+            d = d.with_example("src_ip", src.ip().to_string()).with_example("src_port", src.port());
         }
         d
     }

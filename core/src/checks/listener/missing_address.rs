@@ -25,7 +25,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
     Diagnostic::new(&RULE, message)
         .at(l.location())
         .listener(l.listener.display_name().into_owned())
-        .envoy_error(envoy_text::address_is_necessary(envoy_name))
+        .with_envoy_error(envoy_text::address_is_necessary(envoy_name))
         .note("Envoy checks the address first: no other problem of this listener is reported until it has one")
 }
 

@@ -21,7 +21,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>) -> Diagnostic {
     Diagnostic::new(&RULE, format!("listener '{}' has no filter chains", l.listener.display_name()))
         .at(l.location())
         .listener(l.listener.display_name().into_owned())
-        .envoy_error(envoy_text::adding_listener(l.listener, "no filter chains specified"))
+        .with_envoy_error(envoy_text::adding_listener(l.listener, "no filter chains specified"))
         .note("Envoy accepts a listener with only a default_filter_chain, but not one with no chain at all")
 }
 

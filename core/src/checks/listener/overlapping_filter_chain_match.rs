@@ -40,7 +40,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, o: &Overlap<'_>) -> Diagnostic {
         .at(l.chain_location(chain))
         .listener(l.listener.display_name().into_owned())
         .chain(chain.display_name())
-        .envoy_error(envoy_text::adding_listener(
+        .with_envoy_error(envoy_text::adding_listener(
             l.listener,
             "multiple filter chains with overlapping matching rules are defined",
         ))
@@ -50,14 +50,14 @@ fn diagnostic(l: &ListenerCx<'_, '_>, o: &Overlap<'_>) -> Diagnostic {
     }
     for (level, key) in Level::ALL.iter().zip(&o.tuple) {
         match (level, key) {
-            (Level::DestinationPort, Key::Port(p)) => d = d.example("dst_port", *p),
-            (Level::DestinationIp, Key::Cidr(n)) => d = d.example("dst_ip", n.network().to_string()),
-            (Level::ServerName, Key::Name(n)) => d = d.example("sni", n.to_string()),
-            (Level::ServerName, Key::Suffix(s)) => d = d.example("sni", format!("x{s}")),
-            (Level::TransportProtocol, Key::Protocol(p)) => d = d.example("transport", p.to_string()),
-            (Level::ApplicationProtocol, Key::Protocol(p)) => d = d.example("alpn", p.to_string()),
-            (Level::SourceIp, Key::Cidr(n)) => d = d.example("src_ip", n.network().to_string()),
-            (Level::SourcePort, Key::Port(p)) => d = d.example("src_port", *p),
+            (Level::DestinationPort, Key::Port(p)) => d = d.with_example("dst_port", *p),
+            (Level::DestinationIp, Key::Cidr(n)) => d = d.with_example("dst_ip", n.network().to_string()),
+            (Level::ServerName, Key::Name(n)) => d = d.with_example("sni", n.to_string()),
+            (Level::ServerName, Key::Suffix(s)) => d = d.with_example("sni", format!("x{s}")),
+            (Level::TransportProtocol, Key::Protocol(p)) => d = d.with_example("transport", p.to_string()),
+            (Level::ApplicationProtocol, Key::Protocol(p)) => d = d.with_example("alpn", p.to_string()),
+            (Level::SourceIp, Key::Cidr(n)) => d = d.with_example("src_ip", n.network().to_string()),
+            (Level::SourcePort, Key::Port(p)) => d = d.with_example("src_port", *p),
             _ => {}
         }
     }

@@ -24,7 +24,10 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, index: usize, nam
         .at(l.chain_field_location(chain, &["filter_chain_match", "server_names", &index.to_string()]))
         .listener(l.listener.display_name().into_owned())
         .chain(chain_name.to_string())
-        .envoy_error(envoy_text::adding_listener(l.listener, "partial wildcards are not supported in \"server_names\""))
+        .with_envoy_error(envoy_text::adding_listener(
+            l.listener,
+            "partial wildcards are not supported in \"server_names\"",
+        ))
         .note("Envoy accepts a wildcard only as a leading `*.` label and rejects the whole listener")
         .note("for \"any server name\" leave server_names out; for subdomains use `*.example.com`")
 }

@@ -26,7 +26,7 @@ fn diagnostic(e: &ErrorState<'_>, source: SourceId, text: Locator<'_>) -> Diagno
     let mut d = Diagnostic::new(&RULE, format!("Envoy rejected the last update of listener '{}'", e.listener_name))
         .at(Location::new(source, e.pointer.clone(), e.offset.map(|o| text.node_offset(o))))
         .listener(e.listener_name.to_string())
-        .envoy_error(e.details.to_string())
+        .with_envoy_error(e.details.to_string())
         .note(what);
     if let Some(t) = &e.last_update_attempt {
         d = d.note(format!("last update attempt: {t}"));

@@ -25,7 +25,7 @@ fn unnamed(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>) -> Diagnostic {
         .at(l.chain_location(chain))
         .listener(l.listener.display_name().into_owned())
         .chain(chain.display_name().into_owned())
-        .envoy_error(envoy_text::adding_listener(
+        .with_envoy_error(envoy_text::adding_listener(
             l.listener,
             "\"name\" field is required when using a listener matcher",
         ))
@@ -38,7 +38,7 @@ fn duplicated(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, first: &FilterCha
         .listener(l.listener.display_name().into_owned())
         .chain(chain.display_name().into_owned())
         .related("the first chain with this name", l.chain_location(first))
-        .envoy_error(envoy_text::adding_listener(
+        .with_envoy_error(envoy_text::adding_listener(
             l.listener,
             format_args!("\"name\" field is duplicated with value '{}'", chain.name),
         ))

@@ -30,7 +30,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, at: Location, first: Option<Location>, err
     let mut d = Diagnostic::new(&RULE, message)
         .at(at)
         .listener(l.listener.display_name().into_owned())
-        .envoy_error(format!("cannot create a filter chain matcher: {}", err.envoy_text()))
+        .with_envoy_error(format!("cannot create a filter chain matcher: {}", err.envoy_text()))
         .note("Envoy cannot build the filter_chain_matcher and rejects the whole listener");
     if let Some(first) = first {
         d = d.related("first listed here", first);

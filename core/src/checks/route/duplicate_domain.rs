@@ -58,7 +58,7 @@ fn diagnostic(t: &TableCx<'_, '_>, problem: &DomainProblem) -> Diagnostic {
     let d = Diagnostic::new(&RULE, message)
         .at(t.location(&domain_pointer(t, at)))
         .related("given first here", t.location(&domain_pointer(t, first)))
-        .envoy_error(envoy);
+        .with_envoy_error(envoy);
     let d = match table.origin {
         TableOrigin::Inline | TableOrigin::DumpStatic => d.note(
             "the table is inline in the listener's http_connection_manager: Envoy rejects the listener, and every host it would serve goes unanswered",

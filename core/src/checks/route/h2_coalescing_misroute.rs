@@ -238,8 +238,8 @@ fn diagnostic(l: &ListenerCx<'_, '_>, m: &Misroute<'_>, on_a: &Answer<'_>, on_b:
         m.host,
         on_a.table.display_name()
     ))
-    .example("sni", m.sni)
-    .example("host", m.host)
+    .with_example("sni", m.sni)
+    .with_example("host", m.host)
     .listener(l.listener.display_name().into_owned())
     .chain(b.into_owned())
 }

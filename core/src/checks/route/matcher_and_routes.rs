@@ -35,7 +35,7 @@ impl Check for MatcherAndRoutes {
                 )
                 .at(t.location(&join_token(&vh.pointer(), "matcher")))
                 .related("its routes", t.location(&join_token(&vh.pointer(), "routes")))
-                .envoy_error(envoy_text::MATCHER_AND_ROUTES)
+                .with_envoy_error(envoy_text::MATCHER_AND_ROUTES)
                 .note("a virtual host chooses its route either by the ordered routes or by the matcher tree, not both")
                 .note("keep one: move the routes into the matcher as Route actions, or drop the matcher");
                 out.push(t.attach(d));

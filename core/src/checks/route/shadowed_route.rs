@@ -375,8 +375,8 @@ fn diagnostic(
                 earlier.display_name(),
                 later.display_name()
             ))
-            .example("host", host)
-            .example("path", path);
+            .with_example("host", host)
+            .with_example("path", path);
     }
     t.attach(d.note("routes are tried in order and the first match wins: move the more specific route up"))
 }

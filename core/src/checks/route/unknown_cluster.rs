@@ -130,7 +130,7 @@ fn diagnostic(t: &TableCx<'_, '_>, at: &[String], what: Use, cluster: &str, whos
         t.table.display_name()
     );
     let at = crate::source::Location::new(t.table.source, pointer.clone(), offset);
-    let d = Diagnostic::new(&RULE, message).at(at).envoy_error(envoy_text::unknown_cluster(what, cluster));
+    let d = Diagnostic::new(&RULE, message).at(at).with_envoy_error(envoy_text::unknown_cluster(what, cluster));
     let d = match (&t.listener, &t.table.origin) {
         (Some((l, _)), _) if l.listener.state == ListenerState::Static => d.note(
             "the table is inline in a static listener: Envoy builds it before CDS delivers any cluster, so only the bootstrap's static_resources.clusters count, and it rejects the bootstrap",
@@ -334,7 +334,7 @@ resources:
         // `api-v2` is warming in the dump, which Envoy counts; `gone` is nowhere. The dump's own
         // table (naming `api-v1`, absent) was accepted by Envoy and is not checked again.
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert_eq!(errors[0].envoy_error.as_deref(), Some("route: unknown cluster 'gone'"));
+        assert_eq!(errors[0].envoy_error(), Some("route: unknown cluster 'gone'"));
         assert!(report.notes.is_empty(), "{:?}", report.notes);
     }
 

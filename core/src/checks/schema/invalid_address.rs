@@ -61,7 +61,7 @@ impl Check for InvalidAddress {
                     Diagnostic::new(&RULE, format!("listener '{}': address {:?} is not an IP address", listener.display_name(), s.address))
                         .at(location)
                         .listener(listener.display_name().into_owned())
-                        .envoy_error(format!("malformed IP address: {}", s.address))
+                        .with_envoy_error(format!("malformed IP address: {}", s.address))
                         .note("a listener binds an IP; names are resolved by clusters (STRICT_DNS, LOGICAL_DNS), not listeners"),
                 );
             }
@@ -81,7 +81,7 @@ impl Check for InvalidAddress {
                     Diagnostic::new(&RULE, format!("internal listener '{}' needs the bootstrap's InternalListener extension, which it lacks", listener.display_name()))
                         .at(l.location())
                         .listener(listener.display_name().into_owned())
-                        .envoy_error(format!("error adding listener named '{}': InternalListener bootstrap extension is mandatory", listener.name))
+                        .with_envoy_error(format!("error adding listener named '{}': InternalListener bootstrap extension is mandatory", listener.name))
                         .note("add bootstrap_extensions: [{name: envoy.bootstrap.internal_listener, typed_config: {\"@type\": type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener}}]"),
                 );
             }
@@ -115,7 +115,7 @@ impl Check for InvalidAddress {
                 out.push(
                     Diagnostic::new(&RULE, format!("the admin address {:?} is not an IP address", s.address))
                         .at(location)
-                        .envoy_error(format!("malformed IP address: {}", s.address)),
+                        .with_envoy_error(format!("malformed IP address: {}", s.address)),
                 );
             }
             for c in input.cluster_builds.iter().filter(|c| c.discovery == Some(Discovery::Static)) {
@@ -124,7 +124,7 @@ impl Check for InvalidAddress {
                     let pointer = format!("{}{}", c.pointer, e.pointer);
                     let offset = text.locate_pointer(&pointer);
                     let at = Location::new(input.source, pointer, offset);
-                    out.push(Diagnostic::new(&RULE, message).at(at).envoy_error(envoy));
+                    out.push(Diagnostic::new(&RULE, message).at(at).with_envoy_error(envoy));
                 }
             }
         }

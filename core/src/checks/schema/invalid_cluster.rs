@@ -130,7 +130,7 @@ impl Check for InvalidCluster {
                     out.push(
                         Diagnostic::new(&RULE, message)
                             .at(Location::new(input.source, pointer, offset))
-                            .envoy_error(envoy),
+                            .with_envoy_error(envoy),
                     );
                 }
                 for r in &c.status_ranges {
@@ -140,7 +140,7 @@ impl Check for InvalidCluster {
                     out.push(
                         Diagnostic::new(&RULE, message)
                             .at(Location::new(input.source, pointer, offset))
-                            .envoy_error(envoy),
+                            .with_envoy_error(envoy),
                     );
                 }
             }

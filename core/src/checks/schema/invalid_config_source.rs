@@ -45,7 +45,7 @@ impl Check for InvalidConfigSource {
                         format!("cds_config's api_config_source has api_type {name}, which CDS cannot use"),
                     )
                     .at(at)
-                    .envoy_error(format!("Unsupported config source {name}"))
+                    .with_envoy_error(format!("Unsupported config source {name}"))
                     .note("for CDS over ADS, write `cds_config: {ads: {}}` and give the stream in `ads_config`"),
                 );
             }
@@ -72,7 +72,7 @@ impl Check for InvalidConfigSource {
                     _ => continue,
                 };
                 let at = Location::new(input.source, u.pointer.clone(), text.locate_pointer(&u.pointer));
-                out.push(Diagnostic::new(&RULE, message).at(at).envoy_error(envoy));
+                out.push(Diagnostic::new(&RULE, message).at(at).with_envoy_error(envoy));
             }
             if let Some(what) = first_subscription(input, bootstrap)
                 && (bootstrap.node.0.is_empty() || bootstrap.node.1.is_empty())
@@ -82,7 +82,7 @@ impl Check for InvalidConfigSource {
                 out.push(
                     Diagnostic::new(&RULE, "the bootstrap subscribes to xDS and its node has no id or no cluster")
                         .at(Location::new(input.source, pointer, offset))
-                        .envoy_error(format!(
+                        .with_envoy_error(format!(
                             "{what}: node 'id' and 'cluster' are required. Set it either in 'node' config or via --service-node and --service-cluster options."
                         ))
                         .note("unless Envoy is started with --service-node and --service-cluster"),

@@ -66,7 +66,9 @@ fn report(
     for (suffix, message, envoy) in problems(certs) {
         let pointer = format!("{base}{suffix}");
         let offset = locate(&pointer).or_else(|| locate(base));
-        out.push(place(Diagnostic::new(&RULE, message).at(Location::new(source, pointer, offset)).envoy_error(envoy)));
+        out.push(place(
+            Diagnostic::new(&RULE, message).at(Location::new(source, pointer, offset)).with_envoy_error(envoy),
+        ));
     }
 }
 

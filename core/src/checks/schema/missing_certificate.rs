@@ -40,7 +40,7 @@ fn unknown_secrets(
         out.push(
             Diagnostic::new(&RULE, format!("the TLS context names secret '{name}' without an sds_config, and the bootstrap has no static secret of that name"))
                 .at(Location::new(source, pointer.clone(), locate(&pointer)))
-                .envoy_error(format!("Unknown static secret: {name}"))
+                .with_envoy_error(format!("Unknown static secret: {name}"))
                 .note("without sds_config, Envoy takes the secret from static_resources.secrets"),
         );
     }
@@ -84,7 +84,7 @@ impl Check for MissingCertificate {
                                 .at(Location::new(l.source, pointer.clone(), l.locate_in_listener(&pointer)))
                                 .listener(l.listener.display_name().into_owned())
                                 .chain(chain.display_name().to_string())
-                                .envoy_error(envoy),
+                                .with_envoy_error(envoy),
                         );
                     }
                 }
@@ -98,7 +98,7 @@ impl Check for MissingCertificate {
                         .at(at)
                         .listener(l.listener.display_name().into_owned())
                         .chain(chain.display_name().to_string())
-                        .envoy_error("No TLS certificates found for server context")
+                        .with_envoy_error("No TLS certificates found for server context")
                         .note("give tls_certificates, tls_certificate_sds_secret_configs or a certificate provider"),
                     );
                 }

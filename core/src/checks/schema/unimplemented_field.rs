@@ -27,7 +27,7 @@ fn diagnostic(l: &ListenerCx<'_, '_>, chain: &FilterChain<'_>, fields: &[&str]) 
     .listener(l.listener.display_name().into_owned())
     .chain(chain_name.to_string())
     // Envoy prints the name as written, '' for an unnamed chain.
-    .envoy_error(envoy_text::adding_listener(
+    .with_envoy_error(envoy_text::adding_listener(
         l.listener,
         format_args!("filter chain '{}' contains unimplemented fields", chain.name),
     ))
