@@ -81,7 +81,7 @@ pub enum Node<'g> {
 /// node as the key it stands for.
 ///
 /// Four bytes are enough for a chain or a value: a listener's chains are numbered so
-/// ([`ChainIndex::Listed`]), and each value has its node, which petgraph numbers in 32 bits.
+/// ([`ChainIndex::listed`]), and each value has its node, which petgraph numbers in 32 bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stored {
     Root,
@@ -227,7 +227,8 @@ pub struct Overlap<'k> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Excluded {
     /// Its match is protobuf-equal to this earlier chain's: Envoy rejects it before indexing.
-    SameRulesAs(usize),
+    /// (Its number in four bytes, as a chain's: one of these a chain is 8 bytes, not 16.)
+    SameRulesAs(u32),
     /// It has a value Envoy refuses (malformed CIDR, partial wildcard server name).
     Invalid,
 }
@@ -416,7 +417,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             rules(chains[i].filter_chain_match.as_ref()) == rules(chains[j].filter_chain_match.as_ref())
         });
         for (i, first) in same {
-            g.excluded[i] = Some(Excluded::SameRulesAs(first));
+            g.excluded[i] = Some(Excluded::SameRulesAs(chain_number(first)));
         }
         // Not held while the index grows: 32 bytes a chain, 13 MB at 100k tenants.
         drop((facts, hashes));
@@ -698,9 +699,9 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
 
     /// The chain a trace result names.
     pub fn chain_at(&self, index: ChainIndex) -> Option<&'l FilterChain<'a>> {
-        match index {
-            ChainIndex::Listed(i) => self.listener.filter_chains.get(i as usize),
-            ChainIndex::Default => self.listener.default_filter_chain.as_deref(),
+        match index.listed_at() {
+            Some(i) => self.listener.filter_chains.get(i as usize),
+            None => self.listener.default_filter_chain.as_deref(),
         }
     }
 }
@@ -720,7 +721,7 @@ fn hash_entry(
 
 /// How a chain leaf holds its chain's index (see [`Stored`]).
 fn chain_number(chain: usize) -> u32 {
-    u32::try_from(chain).expect("a listener's chains are numbered in 32 bits (ChainIndex::Listed)")
+    u32::try_from(chain).expect("a listener's chains are numbered in 32 bits (ChainIndex::listed)")
 }
 
 /// How many tuples a chain's match expands to (an upper bound: invalid values are counted).

@@ -290,7 +290,7 @@ impl<'a> RawObject<'a> {
                 type_url: f.typed_config.and_then(|t| t.type_url).map(Str::into_cow),
             }),
             filter_chains: self.filter_chains.map(|c| c.take(split)).unwrap_or_default(),
-            default_filter_chain: self.default_filter_chain.map(|c| Box::new(c.into_model(ChainIndex::Default))),
+            default_filter_chain: self.default_filter_chain.map(|c| Box::new(c.into_model(ChainIndex::DEFAULT))),
             filter_chain_matcher: self.filter_chain_matcher.map(|m| Box::new(super::matcher::read(&m.value, m.offset))),
             internal_listener: self.internal_listener.is_some(),
             api_listener: self.api_listener.is_some(),
@@ -931,7 +931,7 @@ fn read_chains<'de, E>(
     let mut out = Vec::with_capacity(capacity);
     let mut push = |raw: RawFilterChain<'de>| {
         // A list of `u32::MAX` chains would not fit in the longest text the loader reads.
-        let index = ChainIndex::Listed(u32::try_from(first + out.len()).unwrap_or(u32::MAX));
+        let index = ChainIndex::listed(u32::try_from(first + out.len()).unwrap_or(u32::MAX));
         out.push(raw.into_model(index));
     };
     read(Elements { push: &mut push, what: "a list of FilterChain objects", depth: 0 })?;

@@ -60,7 +60,7 @@ impl Check for DuplicateFilterChainMatch {
                 if let Some(Excluded::SameRulesAs(earlier)) = *excluded {
                     let chain = &l.listener.filter_chains[i];
                     let json = envoy_json(chain.filter_chain_match.as_ref());
-                    out.push(diagnostic(&l, chain, &l.listener.filter_chains[earlier], &json));
+                    out.push(diagnostic(&l, chain, &l.listener.filter_chains[earlier as usize], &json));
                 }
             }
         }
