@@ -65,8 +65,8 @@ impl Baseline {
             .map(|d| Entry {
                 code: d.rule.code.to_owned(),
                 rule: d.rule.name.to_owned(),
-                listener: d.listener.clone(),
-                filter_chains: d.filter_chains.clone(),
+                listener: d.listener.as_deref().map(str::to_owned),
+                filter_chains: d.filter_chains.to_vec(),
                 fingerprint: d.fingerprint(),
             })
             .collect();

@@ -533,7 +533,7 @@ impl Annotations {
         }
         let (Some(listener), Some(location)) = (&d.listener, &d.location) else { return false };
         self.by_listener
-            .get(&(location.source, listener.clone()))
+            .get(&(location.source, listener.to_string()))
             .is_some_and(|selectors| selectors.iter().any(|s| s.matches(d.rule)))
     }
 }

@@ -154,7 +154,7 @@ pub fn write(report: &Report, sources: &Sources, out: &mut dyn std::io::Write) -
         let mut properties = BTreeMap::new();
         properties.insert("code", d.rule.code.to_owned());
         if let Some(l) = &d.listener {
-            properties.insert("listener", l.clone());
+            properties.insert("listener", l.to_string());
         }
         if !d.filter_chains.is_empty() {
             properties.insert("filter_chains", d.filter_chains.join(", "));

@@ -214,7 +214,7 @@ fn group<'d>(d: &'d Diagnostic, sources: &'d Sources, yaml: &[bool]) -> Group<'d
     }
     // Every finding about a listener names it, whatever its message says.
     if let Some(listener) = &d.listener {
-        elements.push(Level::NOTE.with_name("listener").message(listener.as_str()).into());
+        elements.push(Level::NOTE.with_name("listener").message(&**listener).into());
     }
     if let Some(proxy) = d.proxy() {
         elements.push(Level::NOTE.with_name("proxy").message(proxy).into());

@@ -369,7 +369,7 @@ proptest! {
                 .findings
                 .iter()
                 .filter(|d| matches!(d.code(), "XDS101" | "XDS102"))
-                .map(|d| (d.code().to_owned(), d.filter_chains.clone()))
+                .map(|d| (d.code().to_owned(), d.filter_chains.to_vec()))
                 .collect()
         };
         let n = spec.chains.len();
