@@ -1008,6 +1008,19 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_index_is_a_listed_number_or_the_default_after_them() {
+        let (first, last) = (ChainIndex::listed(0), ChainIndex::listed(u32::MAX - 1));
+        assert_eq!(
+            (first.listed_at(), last.listed_at(), ChainIndex::DEFAULT.listed_at()),
+            (Some(0), Some(u32::MAX - 1), None)
+        );
+        // The one number a listed chain cannot have is the default chain's; it sorts last.
+        assert_eq!(ChainIndex::listed(u32::MAX), last);
+        assert!(first < last && last < ChainIndex::DEFAULT);
+        assert_eq!(format!("{first:?} {:?}", ChainIndex::DEFAULT), "Listed(0) Default");
+    }
+
+    #[test]
     fn a_text_offset_is_the_offset_it_was_made_of() {
         for o in [0, 1, 4096, TextOffset::MAX_TEXT - 1, TextOffset::MAX_TEXT] {
             assert_eq!(TextOffset::new(o).map(TextOffset::get), Some(o));

@@ -104,7 +104,8 @@ struct Carved {
     ids: Box<[u32]>,
 }
 
-/// No server name found for a node (no chain can sit below a name but through one of its own).
+/// No server name found for a node (no chain can sit below a name but through one of its own),
+/// or no wildcard for a name (no index node has this number: petgraph keeps it for none).
 const NONE: u32 = u32::MAX;
 
 /// An index node's number, as the pairs of names and wildcards hold it (petgraph numbers its
