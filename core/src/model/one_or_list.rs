@@ -41,10 +41,12 @@ impl<T> OneOrList<T> {
         }
     }
 
-    /// Appends `item`: a list of one becomes a `ThinVec` of two, sized for just them.
+    /// Appends `item`: to an empty list without room it is the one item; a list of one becomes
+    /// a `ThinVec` of two, sized for just them; a list made with room for several
+    /// ([`Self::with_capacity`]) fills its room, as read lists of two or more are built.
     pub fn push(&mut self, item: T) {
         match self {
-            OneOrList::List(items) if items.is_empty() => *self = OneOrList::One(item),
+            OneOrList::List(items) if items.capacity() == 0 => *self = OneOrList::One(item),
             OneOrList::List(items) => items.push(item),
             OneOrList::One(_) => {
                 let OneOrList::One(first) = std::mem::take(self) else { unreachable!("matched One") };
@@ -56,7 +58,8 @@ impl<T> OneOrList<T> {
         }
     }
 
-    /// An empty list with room for `len` items without growing (none is needed for one).
+    /// An empty list with room for `len` items without growing (none is needed for one: it is
+    /// held in place).
     pub fn with_capacity(len: usize) -> Self {
         OneOrList::List(if len > 1 { ThinVec::with_capacity(len) } else { ThinVec::new() })
     }
@@ -180,6 +183,10 @@ mod tests {
                 assert_eq!(list.as_slice(), &items(n)[..], "{n} items");
                 assert_eq!(held(list), if n == 1 { "one" } else { "list" }, "{n} items");
                 assert_eq!(format!("{list:?}"), format!("{:?}", items(n)));
+            }
+            // A list made with room for its items fills it: no allocation is dropped or grown.
+            if let OneOrList::List(v) = &pushed {
+                assert_eq!(v.capacity(), if n > 1 { n } else { 0 }, "{n} items");
             }
         }
     }
