@@ -139,9 +139,10 @@ impl Carved {
         let g = l.graph();
         let chains = &l.listener.filter_chains;
         let wildcard = NodeIndex::new(pairs[0].0 as usize);
-        let names: Vec<NodeIndex> = pairs.iter().map(|&(_, n)| NodeIndex::new(n as usize)).collect();
+        // The names' nodes, read from the pairs where needed (not copied: a list a tenant).
+        let names = || pairs.iter().map(|&(_, n)| NodeIndex::new(n as usize));
         // The chains below each name, found once (a walk down the remaining levels each).
-        let below: Vec<Vec<usize>> = names.iter().map(|&n| g.chains_below(n)).collect();
+        let below: Vec<Vec<usize>> = names().map(|n| g.chains_below(n)).collect();
         let wild_chains = g.chains_below(wildcard);
         let entry = |node: NodeIndex, first: Option<&usize>| {
             let (key, &c) = (g.key(node)?, first?);
@@ -154,7 +155,7 @@ impl Carved {
         };
         let mut ids = Vec::with_capacity(wild_chains.len() + below.iter().map(|b| 2 + b.len()).sum::<usize>());
         ids.extend(wild_chains.iter().map(|&c| number(c)));
-        for (&n, below) in names.iter().zip(&below) {
+        for (n, below) in names().zip(&below) {
             ids.push(entry(n, below.first()).map_or(NONE, number));
             ids.push(number(below.len()));
             ids.extend(below.iter().map(|&c| number(c)));
