@@ -30,6 +30,22 @@ pub mod route;
 
 pub use one_or_list::OneOrList;
 
+/// A string as the model keeps it, in two words. Its length fits a [`Text`] (the loader refuses
+/// a text longer than [`TextOffset::MAX_TEXT`], and an unescaped string or a name made of a few
+/// of them is no longer than its text); room a parse left beyond 4 GiB would not, and is given
+/// back first.
+pub(crate) fn text_of(s: Cow<'_, str>) -> Text<'_> {
+    match s {
+        Cow::Borrowed(s) => Text::borrowed(s),
+        Cow::Owned(mut s) => {
+            if u32::try_from(s.capacity()).is_err() {
+                s.shrink_to_fit();
+            }
+            Text::owned(s)
+        }
+    }
+}
+
 use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_field_index};
 
 /// Every input of a run, loaded.
@@ -381,15 +397,15 @@ pub use crate::source::Casing;
 #[derive(Debug, Default)]
 pub struct Listener<'a> {
     /// As Envoy names it (for CECs: `<namespace>/<cec>/<listener>` as the Cilium agent does).
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// Whether it is served, warming, draining or only declared.
     pub state: ListenerState,
     /// `version_info` of the dump entry, when there is one.
-    pub version_info: Option<Cow<'a, str>>,
+    pub version_info: Option<Text<'a>>,
     /// RFC 6901 pointer of the Listener object in the source.
     pub pointer: Pointer,
     /// Byte offset of the Listener object in the source's JSON text.
-    pub offset: Option<usize>,
+    pub offset: Option<TextOffset>,
     /// Whether the listener's fields are snake_case or camelCase, to build pointers as the input
     /// spells them.
     pub casing: Casing,
@@ -409,7 +425,9 @@ pub struct Listener<'a> {
     /// `enable_reuse_port`; decides whether two listeners on one address are an error.
     pub enable_reuse_port: Option<bool>,
     /// In order: which of them run decides what a chain can match on (SNI needs `tls_inspector`).
-    pub listener_filters: ThinVec<ListenerFilter<'a>>,
+    /// The one filter most listeners have (a `tls_inspector`) held in place: a list of one was
+    /// an allocation of its own, 64 bytes a tenant when each tenant has its listener.
+    pub listener_filters: OneOrList<ListenerFilter<'a>>,
     /// In order.
     pub filter_chains: Vec<FilterChain<'a>>,
     /// What takes connections no chain matches; without it they are closed. Boxed, as the
@@ -426,8 +444,9 @@ pub struct Listener<'a> {
     /// The listener comes from a CiliumEnvoyConfig: the Cilium agent gives one without an
     /// address its own proxy port, so a missing address is no error there.
     pub address_assigned_by_agent: bool,
-    /// The `xdsck.io/ignore` annotation of the CiliumEnvoyConfig the listener came in.
-    pub ignore_annotation: Option<IgnoreAnnotation<'a>>,
+    /// The `xdsck.io/ignore` annotation of the CiliumEnvoyConfig the listener came in. Boxed:
+    /// rare, and 48 bytes in place.
+    pub ignore_annotation: Option<Box<IgnoreAnnotation<'a>>>,
 }
 
 /// A CiliumEnvoyConfig's `xdsck.io/ignore` annotation (rules to silence on its listeners), as
@@ -526,7 +545,7 @@ impl<'a> Listener<'a> {
 
     /// The location of the listener in its source's original text.
     pub fn location(&self, source: SourceId, text: Locator<'_>) -> Location {
-        Location::new(source, self.pointer.clone(), self.offset.map(|o| text.node_offset(o)))
+        Location::new(source, self.pointer.clone(), self.offset.map(|o| text.node_offset(o.get())))
     }
 
     /// The location of one of its chains.
@@ -535,7 +554,7 @@ impl<'a> Listener<'a> {
         // chain is shown at its first key (`"filter_chain_match": {`), not at a bare `{`.
         let offset = match (chain.name_offset, chain.offset) {
             (Some(o), _) | (None, Some(o)) => Some(text.original_offset(o.get())),
-            (None, None) => self.offset.map(|o| text.node_offset(o)),
+            (None, None) => self.offset.map(|o| text.node_offset(o.get())),
         };
         Location::new(source, self.chain_pointer(chain), offset)
     }
@@ -549,36 +568,71 @@ pub enum Address<'a> {
     /// A Unix domain socket.
     Pipe {
         /// The socket's path (`@` first for an abstract socket).
-        path: Cow<'a, str>,
+        path: Text<'a>,
         /// Its file mode.
         mode: Option<u32>,
     },
     /// An Envoy internal address: another listener of the same Envoy, no socket.
     EnvoyInternal {
         /// The internal listener it reaches.
-        server_listener_name: Cow<'a, str>,
+        server_listener_name: Text<'a>,
         /// Tells apart connections to the same internal listener.
-        endpoint_id: Cow<'a, str>,
+        endpoint_id: Text<'a>,
     },
 }
 
-/// `config.core.v3.SocketAddress`.
+/// `config.core.v3.SocketAddress`: 40 bytes, its rarely set names boxed together (112 bytes in
+/// place with three-word strings; every listener has one, and a listener per tenant makes 100k).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SocketAddress<'a> {
     /// As written: an IP literal, or a name Envoy resolves.
-    pub address: Cow<'a, str>,
+    pub address: Text<'a>,
     /// `port_value`; unset is 0 (any port, chosen by the kernel).
     pub port_value: Option<u32>,
-    /// `named_port`, which Envoy does not support for listeners.
-    pub named_port: Option<Cow<'a, str>>,
     /// TCP or UDP: two listeners on one address and port collide only with the same protocol.
     pub protocol: Protocol,
     /// `ipv4_compat`: an IPv6 listener on `::` takes IPv4 connections too.
     pub ipv4_compat: bool,
+    /// `named_port`, `resolver_name` and `network_namespace_filepath`, when any is set.
+    rare: Option<Box<SocketNames<'a>>>,
+}
+
+/// The names a socket address rarely has, boxed together.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct SocketNames<'a> {
+    named_port: Option<Text<'a>>,
+    resolver_name: Option<Text<'a>>,
+    network_namespace_filepath: Option<Text<'a>>,
+}
+
+impl<'a> SocketAddress<'a> {
+    /// Sets `named_port`, `resolver_name` and `network_namespace_filepath` (boxed only when one
+    /// is given).
+    pub fn with_names(
+        mut self,
+        named_port: Option<Text<'a>>,
+        resolver_name: Option<Text<'a>>,
+        network_namespace_filepath: Option<Text<'a>>,
+    ) -> Self {
+        self.rare = (named_port.is_some() || resolver_name.is_some() || network_namespace_filepath.is_some())
+            .then(|| Box::new(SocketNames { named_port, resolver_name, network_namespace_filepath }));
+        self
+    }
+
+    /// `named_port`, which Envoy does not support for listeners.
+    pub fn named_port(&self) -> Option<&str> {
+        self.rare.as_ref()?.named_port.as_deref()
+    }
+
     /// `resolver_name`, a custom resolver (the address is then not an IP literal).
-    pub resolver_name: Option<Cow<'a, str>>,
+    pub fn resolver_name(&self) -> Option<&str> {
+        self.rare.as_ref()?.resolver_name.as_deref()
+    }
+
     /// `network_namespace_filepath`: the same address in two namespaces is two sockets.
-    pub network_namespace_filepath: Option<Cow<'a, str>>,
+    pub fn network_namespace_filepath(&self) -> Option<&str> {
+        self.rare.as_ref()?.network_namespace_filepath.as_deref()
+    }
 }
 
 /// A socket address's protocol.
@@ -634,9 +688,9 @@ impl std::fmt::Display for CanonicalIpv6 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerFilter<'a> {
     /// As written, e.g. `envoy.filters.listener.tls_inspector`; matched when there is no `@type`.
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// `typed_config["@type"]`, when given.
-    pub type_url: Option<Cow<'a, str>>,
+    pub type_url: Option<Text<'a>>,
 }
 
 /// A byte offset in an input's JSON text as a filter chain keeps it: four bytes, and four as
@@ -761,9 +815,13 @@ impl FilterChain<'_> {
     }
 
     /// The pointer of its network filter at `filter`'s `typed_config`, the chain being at
-    /// `chain_pointer` (an http_connection_manager's fields are there).
+    /// `chain_pointer` (an http_connection_manager's fields are there). An HCM's filter object
+    /// is spelt as it was read; any other filter's (whose spelling is not kept) as its chain.
     pub fn filter_pointer(&self, chain_pointer: &str, filter: usize) -> String {
-        let casing = self.filters.get(filter).map_or(self.casing, |f| f.casing);
+        let casing = match self.filters.get(filter).map(|f| &f.kind) {
+            Some(NetworkFilterKind::HttpConnectionManager(h)) => h.filter_casing,
+            _ => self.casing,
+        };
         join_field(&join_field_index(chain_pointer, self.casing, "filters", filter), casing, "typed_config")
     }
 
@@ -926,10 +984,9 @@ pub struct NetworkFilter<'a> {
     pub name: Text<'a>,
     /// `typed_config["@type"]`, when given: what Envoy goes by.
     pub type_url: Option<Text<'a>>,
-    /// What xdsck read of it.
+    /// What xdsck read of it (an HCM keeps its filter object's key spelling, the only one a
+    /// pointer needs).
     pub kind: NetworkFilterKind<'a>,
-    /// The filter object's own key spelling (`typed_config` or `typedConfig`), for pointers.
-    pub casing: Casing,
 }
 
 /// What xdsck knows about the filters it reads.
@@ -1037,16 +1094,19 @@ mod tests {
         // The address fields boxed together and the strings two words each (`Text`): a match is
         // 64 bytes (104 with the fields in place, 72 with three-word strings), its one server
         // name held in place (`OneOrList`: as a `ThinVec` of one it was 32 bytes more
-        // elsewhere). A chain is 168 bytes, its one filter held in place (a `ThinVec` of one
+        // elsewhere). A chain is 160 bytes, its one filter held in place (a `ThinVec` of one
         // filter was 8 bytes here and 80, the list's header and the filter, in an allocation
-        // of its own: 24 bytes more a chain) and its number in four bytes (`ChainIndex`).
+        // of its own: 24 bytes more a chain) and its number in four bytes (`ChainIndex`). Four
+        // chains, a tenant's listener, are 640 bytes, one of jemalloc's sizes (at 168 bytes a
+        // chain they took 768).
         assert_eq!(std::mem::size_of::<FilterChainMatch<'_>>(), 64);
         assert_eq!(std::mem::size_of::<ChainIndex>(), 4);
-        assert_eq!(std::mem::size_of::<FilterChain<'_>>(), 168);
-        // A chain's one filter is 64 bytes (96 with three-word strings, 112 with the tcp_proxy's
-        // `stat_prefix`, which nothing read). A tcp_proxy's one cluster is held in the filter (a
-        // list of one was 48 bytes more a passthrough chain).
-        assert_eq!(std::mem::size_of::<NetworkFilter<'_>>(), 64);
+        assert_eq!(std::mem::size_of::<FilterChain<'_>>(), 160);
+        // A chain's one filter is 56 bytes (96 with three-word strings, 112 with the tcp_proxy's
+        // `stat_prefix`, which nothing read; 64 with its key spelling, which only an HCM keeps).
+        // A tcp_proxy's one cluster is held in the filter (a list of one was 48 bytes more a
+        // passthrough chain).
+        assert_eq!(std::mem::size_of::<NetworkFilter<'_>>(), 56);
         assert_eq!(std::mem::size_of::<OneOrList<Text<'_>>>(), 16);
         assert_eq!(std::mem::size_of::<NetworkFilterKind<'_>>(), 24);
         // A TLS chain's transport socket, boxed: its certificates' lists a word each, 80 bytes
@@ -1056,6 +1116,18 @@ mod tests {
         // (which nothing read) and its pointer (spelt when a finding needs it, an 80-byte string
         // of its own).
         assert_eq!(std::mem::size_of::<route::Hcm<'_>>(), 48);
+    }
+
+    /// A listener per tenant makes 100k listeners, each with an address and a listener filter.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_listener_is_as_small_as_its_fields() {
+        // Two-word strings, its offset in four bytes, its annotation and its address's rare names
+        // boxed, its one listener filter held in place: 208 bytes (328 before, and a filter list
+        // of one was a 64-byte allocation of its own).
+        assert_eq!(std::mem::size_of::<Listener<'_>>(), 208);
+        assert_eq!(std::mem::size_of::<Option<Address<'_>>>(), 40);
+        assert_eq!(std::mem::size_of::<OneOrList<ListenerFilter<'_>>>(), 32);
     }
 
     #[test]

@@ -307,7 +307,7 @@ pub fn trace(snapshot: &Snapshot<'_>, sources: &Sources, query: &Query) -> Resul
     // A dump that records a refused update: the connection goes where the version Envoy kept
     // sends it, which the user may not expect.
     if matches!(listener.state, ListenerState::Active | ListenerState::Warming)
-        && let Some(e) = input.error_states.iter().find(|e| e.listener_name == listener.name)
+        && let Some(e) = input.error_states.iter().find(|e| *e.listener_name == *listener.name)
     {
         let when = e.last_update_attempt.as_deref().map_or_else(String::new, |t| format!(" at {t}"));
         notes.push(format!(

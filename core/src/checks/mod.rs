@@ -308,7 +308,11 @@ impl ListenerCx<'_, '_> {
     /// The offset of a node below the listener (a pointer starting with the listener's),
     /// reading only the listener again, and only up to the node.
     pub fn locate_in_listener(&self, pointer: &str) -> Option<usize> {
-        self.locator.locate_pointer_below(&self.listener.pointer, self.listener.offset, pointer)
+        self.locator.locate_pointer_below(
+            &self.listener.pointer,
+            self.listener.offset.map(crate::model::TextOffset::get),
+            pointer,
+        )
     }
 
     /// A place below a chain, e.g. `["filter_chain_match", "server_names", "2"]` (snake_case

@@ -15,7 +15,7 @@ use crate::model::build::{BootstrapBuild, ClusterBuild, ConfigSourceKind, Config
 use crate::model::route::{HcmRoutes, NotAnalysed, RouteTable, TableOrigin};
 use crate::model::{
     Casing, ClusterList, ClusterName, ErrorState, FilterChain, IgnoreAnnotation, Input, InputKind, Listener,
-    ListenerState, NetworkFilterKind, Skipped, SkippedKind,
+    ListenerState, NetworkFilterKind, Skipped, SkippedKind, text_of,
 };
 use crate::parallel::{par_map_cheap, par_map_mut_cheap};
 use crate::source::{Location, Locator, SourceId, join_field, join_field_index, join_index, join_token};
@@ -658,7 +658,7 @@ impl<'a> Walk<'a> {
         // an entry with no name that holds only the error_state. Name the anonymous one after
         // the listener it carries, and keep one copy.
         let name = match (&*name, &failed) {
-            ("", Some(l)) => l.name.clone(),
+            ("", Some(l)) => Cow::from(l.name.clone()),
             _ => name,
         };
         if self.error_states.iter().any(|x| x.listener_name == name && x.details == details) {
@@ -714,10 +714,10 @@ impl<'a> Walk<'a> {
             obj.metadata.as_ref().and_then(|m| m.annotations.as_ref()).and_then(|a| a.xdsck_ignore.clone()).map(
                 |value| {
                     let at = join_field(&join_field(pointer, Casing::Snake, "metadata"), Casing::Snake, "annotations");
-                    IgnoreAnnotation {
+                    Box::new(IgnoreAnnotation {
                         value: value.into_cow(),
                         pointer: join_token(&at, crate::settings::IGNORE_ANNOTATION).into(),
-                    }
+                    })
                 },
             );
         let (cec_name, namespace) = match &obj.metadata {
@@ -741,21 +741,26 @@ impl<'a> Walk<'a> {
             // The agent names a CEC's resources, and the route tables its listeners ask RDS
             // for, within the CEC: `<namespace>/<cec>/<name>`.
             if let Some(l) = self.listeners.get_mut(start) {
-                l.name = qualified_name(&namespace, &cec_name, &l.name);
+                if let Some(name) = qualified_name(&namespace, &cec_name, &l.name) {
+                    l.name = text_of(Cow::Owned(name));
+                }
                 l.ignore_annotation = ignore.clone();
                 for f in
                     l.filter_chains.iter_mut().chain(l.default_filter_chain.as_deref_mut()).flat_map(|c| &mut c.filters)
                 {
                     if let NetworkFilterKind::HttpConnectionManager(h) = &mut f.kind
                         && let HcmRoutes::Rds(name) = &mut h.routes
+                        && let Some(qualified) = qualified_name(&namespace, &cec_name, name)
                     {
-                        *name = Cow::Owned(qualified_name(&namespace, &cec_name, name).into_owned());
+                        *name = Cow::Owned(qualified);
                     }
                 }
             }
             for t in &mut self.route_tables[tables..] {
-                if let Some(n) = &t.name {
-                    t.name = Some(Cow::Owned(qualified_name(&namespace, &cec_name, n).into_owned()));
+                if let Some(n) = &t.name
+                    && let Some(qualified) = qualified_name(&namespace, &cec_name, n)
+                {
+                    t.name = Some(Cow::Owned(qualified));
                 }
             }
         }
@@ -798,7 +803,7 @@ impl<'a> Walk<'a> {
             // No part table: its chains were taken out above.
             let mut l = std::mem::take(obj).into_listener(pointer, &mut []);
             l.state = state;
-            l.version_info = version;
+            l.version_info = version.map(text_of);
             let found = place_routes(&mut l, source);
             if !found.is_empty() {
                 not_analysed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((i, found));
@@ -868,8 +873,9 @@ fn cow<'a>(s: Option<super::protojson::Str<'a>>) -> Cow<'a, str> {
 
 /// The name the Cilium agent gives a CEC resource: `<namespace>/<cec>/<name>`, unless the name
 /// already has a `/` or is empty (`ResourceQualifiedName` in cilium/pkg/policy/api).
-pub(crate) fn qualified_name<'a>(namespace: &str, cec: &str, name: &Cow<'a, str>) -> Cow<'a, str> {
-    if name.is_empty() || name.contains('/') { name.clone() } else { Cow::Owned(format!("{namespace}/{cec}/{name}")) }
+/// `None` when the name stays as it is.
+pub(crate) fn qualified_name(namespace: &str, cec: &str, name: &str) -> Option<String> {
+    (!name.is_empty() && !name.contains('/')).then(|| format!("{namespace}/{cec}/{name}"))
 }
 
 fn describe_kind(kind: &str, api_version: &str) -> String {
@@ -997,9 +1003,9 @@ mod tests {
 
     #[test]
     fn cilium_qualifies_names_like_the_agent() {
-        assert_eq!(qualified_name("ns", "cec", &"listener".into()), "ns/cec/listener");
-        assert_eq!(qualified_name("", "ccec", &"listener".into()), "/ccec/listener");
-        assert_eq!(qualified_name("ns", "cec", &"a/b".into()), "a/b");
-        assert_eq!(qualified_name("ns", "cec", &"".into()), "");
+        assert_eq!(qualified_name("ns", "cec", "listener").as_deref(), Some("ns/cec/listener"));
+        assert_eq!(qualified_name("", "ccec", "listener").as_deref(), Some("/ccec/listener"));
+        assert_eq!(qualified_name("ns", "cec", "a/b"), None);
+        assert_eq!(qualified_name("ns", "cec", ""), None);
     }
 }

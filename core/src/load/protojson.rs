@@ -110,20 +110,9 @@ impl<'a> Str<'a> {
         self.0
     }
 
-    /// The string as a chain keeps it. Its length fits a [`crate::model::Text`] (the loader
-    /// refuses a text longer than [`crate::model::TextOffset::MAX_TEXT`], and an unescaped
-    /// string is no longer than its text); room a parse left beyond 4 GiB would not, and is given
-    /// back first.
+    /// The string as the model keeps it ([`crate::model::text_of`]).
     pub(crate) fn into_text(self) -> crate::model::Text<'a> {
-        match self.0 {
-            Cow::Borrowed(s) => crate::model::Text::borrowed(s),
-            Cow::Owned(mut s) => {
-                if u32::try_from(s.capacity()).is_err() {
-                    s.shrink_to_fit();
-                }
-                crate::model::Text::owned(s)
-            }
-        }
+        crate::model::text_of(self.0)
     }
 
     /// Byte offset of the string's first character (after the quote), when borrowed.

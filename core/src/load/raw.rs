@@ -268,9 +268,9 @@ impl<'a> RawObject<'a> {
     pub(crate) fn into_listener(self, pointer: String, split: &mut [PartList<'a>]) -> Listener<'a> {
         let casing = Casing::from_camel(self.camel);
         Listener {
-            name: cow(self.name),
+            name: text(self.name),
             pointer: pointer.into(),
-            offset: object_offset(self.first_key),
+            offset: object_offset(self.first_key).and_then(TextOffset::new),
             casing,
             address: self.address.and_then(|a| a.into_model()),
             unset_additional_addresses: self.additional_addresses.as_ref().map_or_else(ThinVec::new, |list| {
@@ -286,8 +286,8 @@ impl<'a> RawObject<'a> {
             use_original_dst: self.use_original_dst.is_some_and(|b| b.0.0),
             enable_reuse_port: self.enable_reuse_port.map(|b| b.0.0),
             listener_filters: exact(self.listener_filters, |f| ListenerFilter {
-                name: cow(f.name),
-                type_url: f.typed_config.and_then(|t| t.type_url).map(Str::into_cow),
+                name: text(f.name),
+                type_url: f.typed_config.and_then(|t| t.type_url).map(Str::into_text),
             }),
             filter_chains: self.filter_chains.map(|c| c.take(split)).unwrap_or_default(),
             default_filter_chain: self.default_filter_chain.map(|c| Box::new(c.into_model(ChainIndex::DEFAULT))),
@@ -733,22 +733,23 @@ proto_message! {
 impl<'a> RawAddress<'a> {
     pub(crate) fn into_model(self) -> Option<Address<'a>> {
         if let Some(s) = self.socket_address {
-            return Some(Address::Socket(SocketAddress {
-                address: cow(s.address),
-                port_value: s.port_value.map(|p| p.0),
-                named_port: s.named_port.map(Str::into_cow),
-                protocol: s.protocol.unwrap_or(Protocol::Tcp),
-                ipv4_compat: s.ipv4_compat.is_some_and(|b| b.0),
-                resolver_name: s.resolver_name.map(Str::into_cow),
-                network_namespace_filepath: s.network_namespace_filepath.map(Str::into_cow),
-            }));
+            let mut socket = SocketAddress::default().with_names(
+                s.named_port.map(Str::into_text),
+                s.resolver_name.map(Str::into_text),
+                s.network_namespace_filepath.map(Str::into_text),
+            );
+            socket.address = text(s.address);
+            socket.port_value = s.port_value.map(|p| p.0);
+            socket.protocol = s.protocol.unwrap_or(Protocol::Tcp);
+            socket.ipv4_compat = s.ipv4_compat.is_some_and(|b| b.0);
+            return Some(Address::Socket(socket));
         }
         if let Some(p) = self.pipe {
-            return Some(Address::Pipe { path: cow(p.path), mode: p.mode.map(|m| m.0) });
+            return Some(Address::Pipe { path: text(p.path), mode: p.mode.map(|m| m.0) });
         }
         self.envoy_internal_address.map(|i| Address::EnvoyInternal {
-            server_listener_name: cow(i.server_listener_name),
-            endpoint_id: cow(i.endpoint_id),
+            server_listener_name: text(i.server_listener_name),
+            endpoint_id: text(i.endpoint_id),
         })
     }
 }
@@ -1284,9 +1285,8 @@ proto_message! {
 impl<'a> RawFilter<'a> {
     fn into_model(self) -> NetworkFilter<'a> {
         let name = text(self.name);
-        let casing = Casing::from_camel(self.camel);
         let Some(cfg) = self.typed_config else {
-            return NetworkFilter { name, type_url: None, kind: NetworkFilterKind::Other, casing };
+            return NetworkFilter { name, type_url: None, kind: NetworkFilterKind::Other };
         };
         let type_url = cfg.type_url.clone().map(Str::into_text);
         let is = |suffix: &str, filter: &str| type_url.as_deref().map_or(name == filter, |t| t.ends_with(suffix));
@@ -1299,11 +1299,11 @@ impl<'a> RawFilter<'a> {
             ".http_connection_manager.v3.HttpConnectionManager",
             "envoy.filters.network.http_connection_manager",
         ) {
-            NetworkFilterKind::HttpConnectionManager(Box::new(cfg.into_hcm()))
+            NetworkFilterKind::HttpConnectionManager(Box::new(cfg.into_hcm(Casing::from_camel(self.camel))))
         } else {
             NetworkFilterKind::Other
         };
-        NetworkFilter { name, type_url, kind, casing }
+        NetworkFilter { name, type_url, kind }
     }
 }
 
@@ -1327,7 +1327,8 @@ proto_message! {
 impl<'a> RawFilterConfig<'a> {
     /// The http_connection_manager, its table not yet placed (the listener's loader does that,
     /// knowing where the listener is).
-    fn into_hcm(self) -> Hcm<'a> {
+    /// The HCM of a filter whose own keys are spelt `filter_casing`.
+    fn into_hcm(self, filter_casing: Casing) -> Hcm<'a> {
         let routes = if let Some(rds) = self.rds.and_then(|r| r.0) {
             HcmRoutes::Rds(super::route_raw::string(rds.route_config_name).unwrap_or_default())
         } else if let Some(rc) = self.route_config.and_then(|r| r.0) {
@@ -1344,6 +1345,7 @@ impl<'a> RawFilterConfig<'a> {
             strip_matching_host_port: self.strip_matching_host_port.and_then(|b| b.0).unwrap_or(false),
             codec_type: self.codec_type.map_or(CodecType::Auto, |c| c.0),
             table_key: if self.camel { "routeConfig" } else { "route_config" },
+            filter_casing,
         }
     }
 }

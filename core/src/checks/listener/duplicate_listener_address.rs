@@ -36,7 +36,7 @@ fn key(a: &Address<'_>) -> Option<(Key, Option<u32>)> {
             Key {
                 protocol: s.protocol,
                 address: a.to_string(),
-                namespace: s.network_namespace_filepath.as_deref().map(str::to_owned),
+                namespace: s.network_namespace_filepath().map(str::to_owned),
             },
             Some(s.port_value.unwrap_or(0)),
         )),

@@ -8,7 +8,7 @@ use crate::checks::cidr_ranges::parse_ip;
 use crate::checks::{Check, Context, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::model::build::Discovery;
-use crate::model::{Address, Casing};
+use crate::model::{Address, Casing, TextOffset};
 use crate::source::{Location, join_field, join_index};
 
 declare_rule! {
@@ -52,11 +52,15 @@ impl Check for InvalidAddress {
             );
             for (address, field) in addresses {
                 let Address::Socket(s) = address else { continue };
-                if s.resolver_name.is_some() || s.address.is_empty() || parse_ip(&s.address).is_some() {
+                if s.resolver_name().is_some() || s.address.is_empty() || parse_ip(&s.address).is_some() {
                     continue;
                 }
                 let at = address_pointer(&join_field(&listener.pointer, listener.casing, &field), listener.casing);
-                let location = Location::new(l.source, at.clone(), l.locate_in_listener(&at).or(listener.offset));
+                let location = Location::new(
+                    l.source,
+                    at.clone(),
+                    l.locate_in_listener(&at).or(listener.offset.map(TextOffset::get)),
+                );
                 out.push(
                     Diagnostic::new(&RULE, format!("listener '{}': address {:?} is not an IP address", listener.display_name(), s.address))
                         .at(location)
@@ -88,7 +92,11 @@ impl Check for InvalidAddress {
             for &i in &listener.unset_additional_addresses {
                 let list = join_field(&listener.pointer, listener.casing, "additional_addresses");
                 let at = join_index(&list, i);
-                let location = Location::new(l.source, at.clone(), l.locate_in_listener(&at).or(listener.offset));
+                let location = Location::new(
+                    l.source,
+                    at.clone(),
+                    l.locate_in_listener(&at).or(listener.offset.map(TextOffset::get)),
+                );
                 // Envoy has no message for it: it aborts.
                 out.push(
                     Diagnostic::new(
@@ -105,7 +113,7 @@ impl Check for InvalidAddress {
             let text = cx.locator(input);
             // The admin API's address: Envoy binds it as it binds a listener's.
             if let Some((pointer, Address::Socket(s))) = input.bootstrap.as_ref().and_then(|b| b.admin_address.as_ref())
-                && s.resolver_name.is_none()
+                && s.resolver_name().is_none()
                 && !s.address.is_empty()
                 && parse_ip(&s.address).is_none()
             {
@@ -139,7 +147,7 @@ fn endpoint_problem(cluster: &str, address: Option<&Address<'_>>) -> Option<(Str
             format!("an endpoint of STATIC cluster '{cluster}' has no address"),
             format!("Address must be set: {CONSIDER}"),
         )),
-        Some(Address::Socket(s)) => match s.resolver_name.as_deref() {
+        Some(Address::Socket(s)) => match s.resolver_name() {
             Some(r) if !r.is_empty() => (!known_resolver(r)).then(|| {
                 (
                     format!("an endpoint of cluster '{cluster}' names resolver {r:?}, which Envoy 1.40 does not have"),
