@@ -8,9 +8,9 @@
 //! the listener model's chain pointers (`Listener::chain_pointer`) exactly.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use serde_json::Value;
+use thin_vec::ThinVec;
 
 use super::route_raw::{
     Field, FromRaw, RawHeaderMatcher, RawQueryParameterMatcher, RawRoute, RawRouteConfiguration, RawRouteMatch,
@@ -20,6 +20,7 @@ use crate::model::route::{
     Action, HeaderMatch, HeaderMatcher, Mirrors, NotAnalysed, PathSpec, QueryParameterMatcher, RequireTls, Route,
     RouteMatch, RouteTable, TableOrigin, VirtualHost,
 };
+use crate::model::{Text, text_of};
 use crate::source::{SourceId, join_token};
 
 /// The parts of a RouteConfiguration the model keeps, however it was read.
@@ -65,39 +66,26 @@ impl<'t> TableParts<'t> {
     }
 }
 
-/// Places a table at `pointer` of input `source`: the pointers of its virtual hosts' and
-/// routes' lists, and what of it xdsck does not analyse (a `vhds`, a virtual host `matcher`).
+/// Places a table at `pointer` of input `source` (its virtual hosts' and routes' places are
+/// spelt from it when a finding needs one), and what of it xdsck does not analyse (a `vhds`, a
+/// virtual host `matcher`).
 pub(crate) fn place(t: &mut RouteTable<'_>, source: SourceId, pointer: String, not_analysed: &mut Vec<NotAnalysed>) {
     t.source = source;
-    let list: Arc<str> = join_token(&pointer, t.vh_key).into();
-    // A dump's copy of an inline table was reported where the listener holds it.
-    let report = t.origin != TableOrigin::DumpStatic;
-    for vh in &mut t.virtual_hosts {
-        vh.list = list.clone();
-        if vh.has_matcher && report {
-            not_analysed.push(NotAnalysed {
-                source,
-                pointer: join_token(&vh.pointer(), "matcher"),
-                what: "a virtual host matcher",
-            });
-        }
-        if !vh.routes.is_empty() {
-            // One pointer string per virtual host, shared by its routes.
-            let routes: Arc<str> = join_token(&vh.pointer(), "routes").into();
-            for r in &mut vh.routes {
-                r.list = routes.clone();
-            }
-        }
-    }
-    if t.vhds && report {
-        not_analysed.push(NotAnalysed { source, pointer: join_token(&pointer, "vhds"), what: "vhds" });
-    }
     t.pointer = pointer;
-}
-
-/// No pointer yet: the table's reader sets the lists' pointers once the table's is known.
-fn unplaced() -> Arc<str> {
-    Arc::from("")
+    // A dump's copy of an inline table was reported where the listener holds it.
+    if t.origin == TableOrigin::DumpStatic {
+        return;
+    }
+    for vh in t.virtual_hosts.iter().filter(|vh| vh.has_matcher) {
+        not_analysed.push(NotAnalysed {
+            source,
+            pointer: join_token(&t.vh_pointer(vh), "matcher"),
+            what: "a virtual host matcher",
+        });
+    }
+    if t.vhds {
+        not_analysed.push(NotAnalysed { source, pointer: join_token(&t.pointer, "vhds"), what: "vhds" });
+    }
 }
 
 impl<'t> FromRaw<'t> for VirtualHost<'t> {
@@ -106,7 +94,6 @@ impl<'t> FromRaw<'t> for VirtualHost<'t> {
         let domains = take(o.domains).map(|l| l.0).unwrap_or_default();
         VirtualHost {
             name: string(o.name).unwrap_or_default(),
-            list: unplaced(),
             index,
             domains: exact(domains.into_iter().filter_map(|d| d.0)),
             routes: take(o.routes).map(|l| l.0).unwrap_or_default(),
@@ -124,7 +111,7 @@ impl<'t> FromRaw<'t> for VirtualHost<'t> {
 impl<'t> FromRaw<'t> for Route<'t> {
     type Raw = RawRoute<'t>;
     fn from_raw(o: RawRoute<'t>, index: usize) -> Self {
-        route(o, index, unplaced())
+        route(o, index)
     }
 }
 
@@ -137,7 +124,7 @@ impl<'t> FromRaw<'t> for QueryParameterMatcher<'t> {
             // `present_match`, or neither: then the parameter must be present.
             HeaderMatch::Present(boolean(&q.present_match).unwrap_or(true))
         };
-        QueryParameterMatcher { name: string(q.name).unwrap_or_default(), kind }
+        QueryParameterMatcher { name: text(q.name).unwrap_or_default(), kind }
     }
 }
 
@@ -148,6 +135,11 @@ impl<'t> FromRaw<'t> for HeaderMatcher<'t> {
     }
 }
 
+/// A string as a route keeps it (two words).
+fn text<'a>(f: Option<Field<super::route_raw::LStr<'a>>>) -> Option<Text<'a>> {
+    string(f).map(text_of)
+}
+
 /// Collects into a `Vec` of exactly the items' length (a route table is read in full, not
 /// grown into: no spare capacity kept per virtual host).
 fn exact<T>(items: impl Iterator<Item = T>) -> Vec<T> {
@@ -156,14 +148,15 @@ fn exact<T>(items: impl Iterator<Item = T>) -> Vec<T> {
     v
 }
 
-fn route<'t>(o: RawRoute<'t>, index: usize, list: Arc<str>) -> Route<'t> {
-    let name = string(o.name);
+fn route(o: RawRoute<'_>, index: usize) -> Route<'_> {
+    let name = text(o.name);
     let matcher = message(o.r#match).map(route_match).unwrap_or_default();
     let mut forward = message(o.route);
     let mirrors = mirrors(forward.as_mut().and_then(|r| r.request_mirror_policies.take()));
     let action =
         action(forward, o.redirect, o.direct_response, o.filter_action.is_some(), o.non_forwarding_action.is_some());
-    Route { name, index, list, matcher, action, mirrors }
+    // A list in a text of at most 4 GiB has fewer items than `u32::MAX`.
+    Route { name, index: u32::try_from(index).unwrap_or(u32::MAX), matcher, action, mirrors }
 }
 
 fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
@@ -181,15 +174,16 @@ fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
     .collect();
     let case_sensitive = boolean(&m.case_sensitive).unwrap_or(true);
     let (connect, policy) = (m.connect_matcher.is_some(), m.path_match_policy.is_some());
-    let headers = take(m.headers).map(|l| l.0).unwrap_or_default().into_boxed_slice();
-    let query_parameters = take(m.query_parameters).map(|l| l.0).unwrap_or_default().into_boxed_slice();
-    let path = if let Some(p) = string(m.prefix) {
+    // Copied into lists of their exact length (a parsed list has room for four).
+    let headers = take(m.headers).map(|l| ThinVec::from(l.0)).unwrap_or_default();
+    let query_parameters = take(m.query_parameters).map(|l| ThinVec::from(l.0)).unwrap_or_default();
+    let path = if let Some(p) = text(m.prefix) {
         PathSpec::Prefix(p)
-    } else if let Some(p) = string(m.path) {
+    } else if let Some(p) = text(m.path) {
         PathSpec::Path(p)
     } else if let Some(r) = message(m.safe_regex) {
-        PathSpec::SafeRegex(string(r.regex).unwrap_or_default())
-    } else if let Some(p) = string(m.path_separated_prefix) {
+        PathSpec::SafeRegex(text(r.regex).unwrap_or_default())
+    } else if let Some(p) = text(m.path_separated_prefix) {
         PathSpec::PathSeparatedPrefix(p)
     } else if connect {
         PathSpec::Connect
@@ -205,42 +199,42 @@ fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {
     let invert_match = boolean(&h.invert_match).unwrap_or(false);
     let treat_missing_header_as_empty = boolean(&h.treat_missing_header_as_empty).unwrap_or(false);
     let present = boolean(&h.present_match);
-    let kind = if let Some(v) = string(h.exact_match) {
+    let kind = if let Some(v) = text(h.exact_match) {
         HeaderMatch::Exact { value: v, ignore_case: false }
-    } else if let Some(v) = string(h.prefix_match) {
+    } else if let Some(v) = text(h.prefix_match) {
         HeaderMatch::Prefix { value: v, ignore_case: false }
-    } else if let Some(v) = string(h.suffix_match) {
+    } else if let Some(v) = text(h.suffix_match) {
         HeaderMatch::Suffix { value: v, ignore_case: false }
-    } else if let Some(v) = string(h.contains_match) {
+    } else if let Some(v) = text(h.contains_match) {
         HeaderMatch::Contains { value: v, ignore_case: false }
     } else if let Some(r) = message(h.safe_regex_match) {
-        HeaderMatch::Regex(string(r.regex).unwrap_or_default())
+        HeaderMatch::Regex(text(r.regex).unwrap_or_default())
     } else if let Some(p) = present {
         HeaderMatch::Present(p)
     } else if let Some(sm) = message(h.string_match) {
         string_matcher(sm)
     } else if let Some(k) = h.match_key {
-        HeaderMatch::Other(k)
+        HeaderMatch::Other(text_of(k))
     } else {
         // No match specifier: Envoy then tests presence.
         HeaderMatch::Present(true)
     };
-    HeaderMatcher { name: string(h.name).unwrap_or_default(), kind, invert_match, treat_missing_header_as_empty }
+    HeaderMatcher { name: text(h.name).unwrap_or_default(), kind, invert_match, treat_missing_header_as_empty }
 }
 
 /// A `StringMatcher` as a [`HeaderMatch`].
 fn string_matcher(sm: RawStringMatcher<'_>) -> HeaderMatch<'_> {
     let ignore_case = boolean(&sm.ignore_case).unwrap_or(false);
-    if let Some(v) = string(sm.exact) {
+    if let Some(v) = text(sm.exact) {
         HeaderMatch::Exact { value: v, ignore_case }
-    } else if let Some(v) = string(sm.prefix) {
+    } else if let Some(v) = text(sm.prefix) {
         HeaderMatch::Prefix { value: v, ignore_case }
-    } else if let Some(v) = string(sm.suffix) {
+    } else if let Some(v) = text(sm.suffix) {
         HeaderMatch::Suffix { value: v, ignore_case }
-    } else if let Some(v) = string(sm.contains) {
+    } else if let Some(v) = text(sm.contains) {
         HeaderMatch::Contains { value: v, ignore_case }
     } else if let Some(r) = message(sm.safe_regex) {
-        HeaderMatch::Regex(string(r.regex).unwrap_or_default())
+        HeaderMatch::Regex(text(r.regex).unwrap_or_default())
     } else {
         HeaderMatch::Other("string_match".into())
     }
@@ -275,17 +269,19 @@ fn action<'t>(
     non_forwarding_action: bool,
 ) -> Action<'t> {
     if let Some(r) = route {
-        if let Some(c) = string(r.cluster) {
+        if let Some(c) = text(r.cluster) {
             return Action::Cluster(c);
         }
         if let Some(w) = message(r.weighted_clusters) {
             let clusters = take(w.clusters).map(|l| l.0).unwrap_or_default();
-            return Action::WeightedClusters(exact(clusters.into_iter().filter_map(|c| c.0).map(|c| {
+            let mut exact = ThinVec::with_capacity(clusters.iter().filter(|c| c.0.is_some()).count());
+            exact.extend(clusters.into_iter().filter_map(|c| c.0).map(|c| {
                 let weight = get(&c.weight).and_then(|w| w.0).unwrap_or(0);
-                (string(c.name).unwrap_or_default(), weight)
-            })));
+                (text(c.name).unwrap_or_default(), weight)
+            }));
+            return Action::WeightedClusters(exact);
         }
-        if let Some(h) = string(r.cluster_header) {
+        if let Some(h) = text(r.cluster_header) {
             return Action::ClusterHeader(h);
         }
         return Action::ClusterPlugin;
@@ -300,10 +296,10 @@ fn action<'t>(
                 _ => None,
             })
             .collect();
-        return Action::Redirect(parts.join(" "));
+        return Action::Redirect(parts.join(" ").into());
     }
     if let Some(d) = message(direct) {
-        let body = message(d.body).and_then(|b| string(b.inline_string));
+        let body = message(d.body).and_then(|b| text(b.inline_string));
         return Action::DirectResponse { status: get(&d.status).and_then(|s| s.0).unwrap_or(0), body };
     }
     if filter_action {
@@ -375,7 +371,7 @@ static_resources:
         assert!(table.ignore_port_in_host_matching);
         let vh = &table.virtual_hosts[0];
         assert_eq!(
-            vh.pointer(),
+            table.vh_pointer(vh),
             "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/route_config/virtual_hosts/0"
         );
         assert_eq!(vh.domains, ["a.com"]);
@@ -464,25 +460,28 @@ filter_chains:
         let table = t.table_of(0, hcm).expect("inline table");
         assert_eq!(table.pointer, "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig");
         let vh = &table.virtual_hosts[0];
-        assert_eq!(vh.pointer(), "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig/virtualHosts/0");
+        assert_eq!(
+            table.vh_pointer(vh),
+            "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig/virtualHosts/0"
+        );
         assert_eq!(vh.domains, ["a", "b."]);
         assert_eq!(vh.require_tls, RequireTls::All);
         let r = &vh.routes[0];
-        assert_eq!(r.pointer(), format!("{}/routes/0", vh.pointer()));
+        assert_eq!(table.route_pointer(vh, r), format!("{}/routes/0", table.vh_pointer(vh)));
         assert_eq!(r.matcher.path, PathSpec::Path("/p".into()));
         assert!(!r.matcher.case_sensitive, "Envoy's JSON parser reads \"no\" as false (Abseil's SimpleAtob)");
         assert_eq!(*r.matcher.unevaluated, ["grpc"]);
         assert_eq!(r.matcher.headers[0].kind, HeaderMatch::Other("invert_match".into()));
         assert_eq!(r.matcher.headers[1].kind, HeaderMatch::Other("rangeMatch".into()));
         // `9` is no cluster (Envoy rejects the input, XDS119): it reads as an empty message.
-        assert_eq!(r.action, Action::WeightedClusters(vec![("c".into(), 7), ("".into(), 0)]));
+        assert_eq!(r.action, Action::WeightedClusters(thin_vec::thin_vec![("c".into(), 7), ("".into(), 0)]));
         assert_eq!(vh.routes[1].action, Action::Redirect("path_redirect=/x response_code=301 strip_query=true".into()));
         let rds = &t.tables[1];
         assert_eq!(rds.name.as_deref(), Some("rt2"));
         // `3` and `1` are refused (XDS119): the virtual host reads as empty, so the places of
         // the others hold; the domain is left out.
         assert_eq!(rds.virtual_hosts.len(), 2);
-        assert_eq!(rds.virtual_hosts[1].pointer(), "/resources/1/virtualHosts/1");
+        assert_eq!(rds.vh_pointer(&rds.virtual_hosts[1]), "/resources/1/virtualHosts/1");
         assert_eq!(rds.virtual_hosts[1].domains, ["a", "c"]);
     }
 

@@ -8,9 +8,11 @@
 //! need one.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
-use crate::source::{Casing, SourceId, join_index};
+use thin_vec::ThinVec;
+
+use crate::model::Text;
+use crate::source::{Casing, SourceId, join_index, join_token};
 
 /// Where a route table was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,18 @@ pub struct RouteTable<'a> {
     pub mirrors: Option<Box<Mirrors<'a>>>,
     /// The `virtual_hosts` key as the input spells it, for the virtual hosts' pointers.
     pub vh_key: &'static str,
+}
+
+impl RouteTable<'_> {
+    /// JSON pointer of one of its virtual hosts.
+    pub fn vh_pointer(&self, vh: &VirtualHost<'_>) -> String {
+        join_index(&join_token(&self.pointer, self.vh_key), vh.index)
+    }
+
+    /// JSON pointer of a route of its virtual host `vh`.
+    pub fn route_pointer(&self, vh: &VirtualHost<'_>, route: &Route<'_>) -> String {
+        join_index(&join_token(&self.vh_pointer(vh), "routes"), route.index as usize)
+    }
 }
 
 /// One `request_mirror_policies` list (boxed where it sits: most tables, virtual hosts and
@@ -98,9 +112,9 @@ pub enum RequireTls {
 pub struct VirtualHost<'a> {
     /// Its `name`, which Envoy's texts and xdsck's findings name it by.
     pub name: Cow<'a, str>,
-    /// JSON pointer of the table's `virtual_hosts` list, shared by the table's virtual hosts.
-    pub list: Arc<str>,
-    /// Its position in that list.
+    /// Its position in the table's `virtual_hosts` ([`RouteTable::vh_pointer`] spells its place
+    /// from it: a pointer kept for each virtual host and its routes was three allocations of
+    /// some 100 bytes a tenant's table).
     pub index: usize,
     /// As written (Envoy lower-cases them when it indexes them).
     pub domains: Vec<Cow<'a, str>>,
@@ -114,22 +128,14 @@ pub struct VirtualHost<'a> {
     pub mirrors: Option<Box<Mirrors<'a>>>,
 }
 
-impl VirtualHost<'_> {
-    /// JSON pointer of the `VirtualHost` message in its input.
-    pub fn pointer(&self) -> String {
-        join_index(&self.list, self.index)
-    }
-}
-
 /// One route of a virtual host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route<'a> {
     /// Its `name`, if any.
-    pub name: Option<Cow<'a, str>>,
-    /// Its position in the virtual host's `routes`: order decides which of two routes wins.
-    pub index: usize,
-    /// JSON pointer of the virtual host's `routes` list, shared by its routes.
-    pub list: Arc<str>,
+    pub name: Option<Text<'a>>,
+    /// Its position in the virtual host's `routes`: order decides which of two routes wins
+    /// ([`RouteTable::route_pointer`] spells its place from it).
+    pub index: u32,
     /// Its `match`: what a request must be for this route to take it.
     pub matcher: RouteMatch<'a>,
     /// What it does with the requests it takes.
@@ -139,11 +145,6 @@ pub struct Route<'a> {
 }
 
 impl Route<'_> {
-    /// JSON pointer of the `Route` message in its input.
-    pub fn pointer(&self) -> String {
-        join_index(&self.list, self.index)
-    }
-
     /// How xdsck names a route: its name, or `routes[N]`.
     pub fn display_name(&self) -> String {
         match &self.name {
@@ -157,14 +158,14 @@ impl Route<'_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathSpec<'a> {
     /// `prefix`: the path starts with it (`""` takes every path).
-    Prefix(Cow<'a, str>),
+    Prefix(Text<'a>),
     /// `path`: the path, query stripped, is exactly it.
-    Path(Cow<'a, str>),
+    Path(Text<'a>),
     /// `safe_regex.regex`: the RE2 pattern must match the whole path.
-    SafeRegex(Cow<'a, str>),
+    SafeRegex(Text<'a>),
     /// `path_separated_prefix`: the path, query stripped, is it, or starts with it followed by
     /// `/`.
-    PathSeparatedPrefix(Cow<'a, str>),
+    PathSeparatedPrefix(Text<'a>),
     /// `connect_matcher`: CONNECT requests only.
     Connect,
     /// `path_match_policy` (an extension, e.g. a URI template).
@@ -177,7 +178,7 @@ pub enum PathSpec<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HeaderMatcher<'a> {
     /// The header tested, pseudo-headers (`:path`, `:method`, `:authority`) included.
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// The test applied to its value.
     pub kind: HeaderMatch<'a>,
     /// `invert_match`: the matcher holds where the test fails. A string test on an absent header
@@ -194,38 +195,38 @@ pub enum HeaderMatch<'a> {
     /// `string_match.exact` (or the legacy `exact_match`): the value is this string.
     Exact {
         /// The string compared with.
-        value: Cow<'a, str>,
+        value: Text<'a>,
         /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
     /// `string_match.prefix`: the value starts with this string.
     Prefix {
         /// The string compared with.
-        value: Cow<'a, str>,
+        value: Text<'a>,
         /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
     /// `string_match.suffix`: the value ends with this string.
     Suffix {
         /// The string compared with.
-        value: Cow<'a, str>,
+        value: Text<'a>,
         /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
     /// `string_match.contains`: the value holds this string somewhere.
     Contains {
         /// The string compared with.
-        value: Cow<'a, str>,
+        value: Text<'a>,
         /// `ignore_case`: compared ASCII case-insensitively.
         ignore_case: bool,
     },
     /// `string_match.safe_regex` (or `safe_regex_match`): the RE2 pattern must match the whole
     /// value.
-    Regex(Cow<'a, str>),
+    Regex(Text<'a>),
     /// `present_match: true|false`.
     Present(bool),
     /// A form xdsck does not evaluate (`range_match`, ...).
-    Other(Cow<'a, str>),
+    Other(Text<'a>),
 }
 
 /// `RouteMatch`.
@@ -235,14 +236,15 @@ pub struct RouteMatch<'a> {
     pub path: PathSpec<'a>,
     /// `case_sensitive` (default true); applies to prefix, path and path_separated_prefix.
     pub case_sensitive: bool,
-    /// `headers`: every one must hold. The three lists are boxed slices, mostly empty: a
-    /// tenant-scale input has a million routes, and a `Vec` is half as large again.
-    pub headers: Box<[HeaderMatcher<'a>]>,
+    /// `headers`: every one must hold. The three lists are `ThinVec`s, a word each and no
+    /// allocation when empty, as they mostly are: a tenant-scale input has a million routes (as
+    /// boxed slices they were two words each, 24 bytes more a route).
+    pub headers: ThinVec<HeaderMatcher<'a>>,
     /// `query_parameters`: every one must hold.
-    pub query_parameters: Box<[QueryParameterMatcher<'a>]>,
+    pub query_parameters: ThinVec<QueryParameterMatcher<'a>>,
     /// Predicates xdsck does not evaluate, by field name (`runtime_fraction`, `grpc`,
     /// `tls_context`, `dynamic_metadata`, `filter_state`, `cookies`).
-    pub unevaluated: Box<[&'static str]>,
+    pub unevaluated: ThinVec<&'static str>,
 }
 
 impl Default for RouteMatch<'_> {
@@ -250,9 +252,9 @@ impl Default for RouteMatch<'_> {
         Self {
             path: PathSpec::Missing,
             case_sensitive: true,
-            headers: Box::default(),
-            query_parameters: Box::default(),
-            unevaluated: Box::default(),
+            headers: ThinVec::new(),
+            query_parameters: ThinVec::new(),
+            unevaluated: ThinVec::new(),
         }
     }
 }
@@ -265,7 +267,7 @@ impl Default for RouteMatch<'_> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct QueryParameterMatcher<'a> {
     /// The parameter tested (`name`).
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// The test applied to its first value.
     pub kind: HeaderMatch<'a>,
 }
@@ -274,21 +276,21 @@ pub struct QueryParameterMatcher<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action<'a> {
     /// `route.cluster`: forwarded to this cluster.
-    Cluster(Cow<'a, str>),
+    Cluster(Text<'a>),
     /// `route.weighted_clusters`: split across these clusters by weight.
-    WeightedClusters(Vec<(Cow<'a, str>, u32)>),
+    WeightedClusters(ThinVec<(Text<'a>, u32)>),
     /// `route.cluster_header`: forwarded to the cluster this request header names.
-    ClusterHeader(Cow<'a, str>),
+    ClusterHeader(Text<'a>),
     /// `cluster_specifier_plugin` or `inline_cluster_specifier_plugin`.
     ClusterPlugin,
     /// `redirect`: answered with a redirect; its scalar fields as `key=value`, space-separated.
-    Redirect(String),
+    Redirect(Box<str>),
     /// `direct_response`: Envoy answers the request itself, no upstream involved.
     DirectResponse {
         /// The HTTP status Envoy sends.
         status: u32,
         /// The body, when given as `inline_string`; `None` for no body or one from elsewhere.
-        body: Option<Cow<'a, str>>,
+        body: Option<Text<'a>>,
     },
     /// `filter_action` or `non_forwarding_action`.
     Other(&'static str),
@@ -299,7 +301,7 @@ pub enum Action<'a> {
 impl Action<'_> {
     /// The action with its strings owned, to outlive the input (a trace's answer keeps it).
     pub fn into_owned(self) -> Action<'static> {
-        let own = |s: Cow<'_, str>| Cow::Owned(s.into_owned());
+        let own = |s: Text<'_>| Text::owned(s.into_owned());
         match self {
             Action::Cluster(c) => Action::Cluster(own(c)),
             Action::WeightedClusters(w) => Action::WeightedClusters(w.into_iter().map(|(n, x)| (own(n), x)).collect()),

@@ -562,7 +562,6 @@ pub(crate) mod tests {
                 .iter()
                 .map(|(n, d)| VirtualHost {
                     name: (*n).into(),
-                    list: "".into(),
                     index: 0,
                     domains: d.iter().map(|s| (*s).into()).collect(),
                     routes: Vec::new(),
@@ -695,7 +694,6 @@ pub(crate) mod tests {
         Route {
             name: None,
             index: 0,
-            list: "".into(),
             matcher: RouteMatch { path, case_sensitive, ..RouteMatch::default() },
             action: Action::Missing,
             mirrors: None,

@@ -166,7 +166,7 @@ pub(crate) fn route_in_table(
         // ALL, or EXTERNAL_ONLY with the default internal_address_config (loopback counts as
         // external): a plaintext request is redirected before any route.
         out.step("virtual_host", "require_tls: a request without TLS is redirected to https:// before any route");
-        out.action = Some(Action::Redirect("https_redirect=true (require_tls, 301)".to_owned()));
+        out.action = Some(Action::Redirect("https_redirect=true (require_tls, 301)".into()));
         return;
     }
     if vh.has_matcher {

@@ -24,7 +24,7 @@ pub(crate) struct DuplicateDomain;
 /// The pointer of one domain.
 fn domain_pointer(t: &TableCx<'_, '_>, (v, d): DomainAt) -> String {
     let vh = &t.table.virtual_hosts[v];
-    join_index(&join_token(&vh.pointer(), "domains"), d)
+    join_index(&join_token(&t.table.vh_pointer(vh), "domains"), d)
 }
 
 fn diagnostic(t: &TableCx<'_, '_>, problem: &DomainProblem) -> Diagnostic {

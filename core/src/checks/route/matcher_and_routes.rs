@@ -33,8 +33,8 @@ impl Check for MatcherAndRoutes {
                         t.table.display_name()
                     ),
                 )
-                .at(t.location(&join_token(&vh.pointer(), "matcher")))
-                .related("its routes", t.location(&join_token(&vh.pointer(), "routes")))
+                .at(t.location(&join_token(&t.table.vh_pointer(vh), "matcher")))
+                .related("its routes", t.location(&join_token(&t.table.vh_pointer(vh), "routes")))
                 .with_envoy_error(envoy_text::MATCHER_AND_ROUTES)
                 .note("a virtual host chooses its route either by the ordered routes or by the matcher tree, not both")
                 .note("keep one: move the routes into the matcher as Route actions, or drop the matcher");

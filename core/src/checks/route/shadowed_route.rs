@@ -365,8 +365,8 @@ fn diagnostic(
             describe_path(&m.path, m.case_sensitive),
         ),
     )
-    .at(t.location(&later.pointer()))
-    .related("the earlier route that wins", t.location(&earlier.pointer()));
+    .at(t.location(&t.table.route_pointer(vh, later)))
+    .related("the earlier route that wins", t.location(&t.table.route_pointer(vh, earlier)));
     if let (Some(path), Some(host)) = (witness_path(later), host) {
         let headers = if later.matcher.headers.is_empty() { "" } else { " (with the headers it asks for)" };
         d = d
@@ -417,8 +417,6 @@ impl Check for ShadowedRoute {
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
-
     use super::*;
 
     fn m(path: PathSpec, cs: bool) -> RouteMatch {
@@ -447,7 +445,7 @@ mod tests {
         for _ in 0..300 {
             let routes: Vec<Route> = (0..40)
                 .map(|i| {
-                    let t: Cow<str> = texts[next(texts.len() as u64) as usize].into();
+                    let t: crate::model::Text = texts[next(texts.len() as u64) as usize].into();
                     let path = match next(7) {
                         0 | 1 => PathSpec::Prefix(t),
                         2 | 3 => PathSpec::Path(t),
@@ -460,16 +458,13 @@ mod tests {
                         case_sensitive: next(3) != 0,
                         headers: headers.iter().filter(|_| next(4) == 0).cloned().collect(),
                         query_parameters: std::iter::once(query.clone()).filter(|_| next(5) == 0).collect(),
-                        unevaluated: if next(12) == 0 { Box::new(["runtime_fraction"]) } else { Box::default() },
+                        unevaluated: if next(12) == 0 {
+                            thin_vec::thin_vec!["runtime_fraction"]
+                        } else {
+                            thin_vec::ThinVec::new()
+                        },
                     };
-                    Route {
-                        name: None,
-                        index: i,
-                        list: "/r".into(),
-                        matcher,
-                        action: Action::Cluster("c".into()),
-                        mirrors: None,
-                    }
+                    Route { name: None, index: i, matcher, action: Action::Cluster("c".into()), mirrors: None }
                 })
                 .collect();
             let mut earlier = Earlier::default();

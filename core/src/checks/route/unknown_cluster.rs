@@ -176,7 +176,7 @@ impl Check for UnknownCluster {
                 for r in &vh.routes {
                     let whose = || format!("route '{}' of virtual host '{}'", r.display_name(), vh.name);
                     // Spelled out only for a finding: every route of the run passes here.
-                    let action = || join_token(&r.pointer(), "route");
+                    let action = || join_token(&table.route_pointer(vh, r), "route");
                     match &r.action {
                         Action::Cluster(c) if unknown(c) => {
                             out.push(diagnostic(&t, &[join_token(&action(), "cluster")], Use::Target, c, whose()));
@@ -205,7 +205,7 @@ impl Check for UnknownCluster {
                 }
                 if let Some(m) = vh.mirrors.as_ref().filter(|_| host_used) {
                     let whose = format!("virtual host '{}'", vh.name);
-                    mirrors(&t, m, &join_token(&vh.pointer(), m.key), &whose, &unknown, out);
+                    mirrors(&t, m, &join_token(&table.vh_pointer(vh), m.key), &whose, &unknown, out);
                 }
             }
             if let Some(m) = table.mirrors.as_ref().filter(|_| table_used) {

@@ -48,7 +48,7 @@ impl Check for UnmatchableDomain {
             for vh in &t.table.virtual_hosts {
                 for (i, domain) in vh.domains.iter().enumerate() {
                     let Some(why) = why(&t, domain) else { continue };
-                    let pointer = join_index(&join_token(&vh.pointer(), "domains"), i);
+                    let pointer = join_index(&join_token(&t.table.vh_pointer(vh), "domains"), i);
                     let d = Diagnostic::new(
                         &RULE,
                         format!("domain '{domain}' of virtual host '{}' never matches a request", vh.name),
