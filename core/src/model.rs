@@ -30,6 +30,8 @@ pub mod route;
 
 pub use one_or_list::OneOrList;
 
+use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_field_index};
+
 /// A string as the model keeps it, in two words. Its length fits a [`Text`] (the loader refuses
 /// a text longer than [`TextOffset::MAX_TEXT`], and an unescaped string or a name made of a few
 /// of them is no longer than its text); room a parse left beyond 4 GiB would not, and is given
@@ -45,8 +47,6 @@ pub(crate) fn text_of(s: Cow<'_, str>) -> Text<'_> {
         }
     }
 }
-
-use crate::source::{Location, Locator, Pointer, SourceFile, SourceId, Translation, join_field, join_field_index};
 
 /// Every input of a run, loaded.
 #[derive(Debug, Default)]

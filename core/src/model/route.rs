@@ -4,8 +4,8 @@
 //! part can say the JSON pointer it was read at, so a finding can point at a domain or a route.
 //! Strings borrow from the input's text where it spells them without escapes (a tenant-scale
 //! dump holds millions of them), and a virtual host's or route's pointer is made when asked for
-//! (from its list's pointer, shared by its siblings, and its index): only findings and traces
-//! need one.
+//! ([`RouteTable::vh_pointer`], [`RouteTable::route_pointer`]: from the table's pointer and the
+//! numbers of the virtual host and the route): only findings and traces need one.
 
 use std::borrow::Cow;
 
