@@ -352,7 +352,9 @@ impl<'a> Walk<'a> {
                         .enumerate()
                         .map(|(i, c)| ClusterBuild { pointer: join_index(&base, i).into(), ..c.0 })
                         .collect();
-                    list.names.extend(builds.iter().map(|b| ClusterName { name: b.name.clone(), is_static: true }));
+                    list.names.extend(
+                        builds.iter().map(|b| ClusterName { name: Cow::from(b.name.clone()), is_static: true }),
+                    );
                     if self.cluster_builds.is_empty() {
                         self.cluster_builds = builds;
                     } else {

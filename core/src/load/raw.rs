@@ -20,7 +20,7 @@ use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, Vi
 use crate::model::{
     Address, AddressSuffix, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter,
     MatchAddresses, NetworkFilter, NetworkFilterKind, OneOrList, Protocol, SocketAddress, SourceType, Text, TextOffset,
-    TransportSocket,
+    TransportSocket, text_of,
 };
 use crate::source::{Pointer, SourceId, join_field, join_index};
 
@@ -603,14 +603,15 @@ impl<'a> ClusterParts<'a> {
         }
         let status_ranges = status_ranges("", casing, self.health_checks);
         ClusterBuild {
-            name: self.name,
+            name: text_of(self.name),
             pointer: Pointer::root(),
             discovery,
             lb_policy: if self.load_balancing_policy { None } else { Some(self.lb_policy.map_or(0, |p| p.0 as i32)) },
             load_assignment,
             localities,
-            tls: self.transport_socket.and_then(|t| t.into_model().certificates),
-            status_ranges,
+            tls: self.transport_socket.and_then(|t| t.into_model().certificates).map(Box::new),
+            // Copied into a list of its exact length (most clusters have none: no allocation).
+            status_ranges: ThinVec::from(status_ranges),
         }
     }
 }

@@ -8,14 +8,14 @@ use std::borrow::Cow;
 
 use thin_vec::ThinVec;
 
-use super::Address;
+use super::{Address, Text};
 use crate::source::Pointer;
 
 /// A cluster as Envoy builds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterBuild<'a> {
     /// `name`.
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// JSON pointer of the Cluster message; every other pointer of the build is below it.
     pub pointer: Pointer,
     /// `type`, the service discovery type (`None`: a `cluster_type` extension).
@@ -27,11 +27,13 @@ pub struct ClusterBuild<'a> {
     pub load_assignment: bool,
     /// `load_assignment.endpoints[].lb_endpoints[]`, by locality.
     pub localities: Vec<Vec<Endpoint<'a>>>,
-    /// Its transport socket's TLS certificates, when it has a TLS context.
-    pub tls: Option<TlsCertificates<'a>>,
+    /// Its transport socket's TLS certificates, when it has a TLS context. Boxed, as the
+    /// status ranges are a `ThinVec`: most clusters have neither, and a tenant's route table
+    /// names three (at 100k tenants 300k builds; 152 bytes each with these in place).
+    pub tls: Option<Box<TlsCertificates<'a>>>,
     /// The status ranges of its HTTP health checks (`expected_statuses`,
     /// `retriable_statuses`), which Envoy checks when it builds the health checker.
-    pub status_ranges: Vec<StatusRange>,
+    pub status_ranges: ThinVec<StatusRange>,
 }
 
 /// One `Int64Range` of an HTTP health check's statuses.
