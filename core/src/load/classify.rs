@@ -11,7 +11,7 @@ use super::protojson::ParseScope;
 use super::raw::{RawListenerState, RawObject, RawUpdateFailure, object_offset};
 use super::route::place;
 use super::rules;
-use crate::model::build::{BootstrapBuild, ClusterBuild, ConfigSourceKind, ConfigSourceUse};
+use crate::model::build::{BootstrapBuild, ClusterBuild, ClusterPlace, ConfigSourceKind, ConfigSourceUse};
 use crate::model::route::{HcmRoutes, NotAnalysed, RouteTable, TableOrigin};
 use crate::model::{
     Casing, ClusterList, ClusterName, ErrorState, FilterChain, IgnoreAnnotation, Input, InputKind, Listener,
@@ -342,7 +342,7 @@ impl<'a> Walk<'a> {
                 if let Some(clusters) = resources.clusters.map(|l| l.take(&mut self.split.borrow_mut())) {
                     let list = self.clusters.get_or_insert_with(ClusterList::default);
                     list.partial |= cds;
-                    let base = join_field(&sr, inner, "clusters");
+                    let base: std::sync::Arc<str> = join_field(&sr, inner, "clusters").into();
                     // In place (a `BuiltCluster` is its build; the spare room of a long list's
                     // parse buffer is pages never written), and moved whole: a tenant bootstrap's
                     // 100k clusters are 40 MB of builds, which a copy into a growing list held
@@ -350,7 +350,7 @@ impl<'a> Walk<'a> {
                     let mut builds: Vec<ClusterBuild<'a>> = clusters
                         .into_iter()
                         .enumerate()
-                        .map(|(i, c)| ClusterBuild { pointer: join_index(&base, i).into(), ..c.0 })
+                        .map(|(i, c)| ClusterBuild { place: ClusterPlace::Listed(base.clone(), i as u32), ..c.0 })
                         .collect();
                     list.names.extend(
                         builds.iter().map(|b| ClusterName { name: Cow::from(b.name.clone()), is_static: true }),
@@ -570,7 +570,7 @@ impl<'a> Walk<'a> {
         let list = self.clusters.get_or_insert_with(ClusterList::default);
         list.names.push(ClusterName { name: cow(r.name.clone()), is_static: false });
         let mut build = r.into_cluster_parts().into_build();
-        build.pointer = pointer.into();
+        build.place = ClusterPlace::At(pointer.into_boxed_str());
         self.cluster_builds.push(build);
     }
 

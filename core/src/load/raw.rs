@@ -15,14 +15,16 @@ use super::protojson::{
 };
 use super::route::{TableParts, mirrors_of};
 use super::route_raw::{Codec, Given, Items, LBool, List, Obj, RawMirror, RawRds, RawRouteConfiguration};
-use crate::model::build::{ClusterBuild, Discovery, Endpoint, Pem, PemHolds, Source, StatusRange, TlsCertificates};
+use crate::model::build::{
+    ClusterBuild, ClusterPlace, Discovery, Endpoint, EndpointPlace, Pem, PemHolds, Source, StatusRange, TlsCertificates,
+};
 use crate::model::route::{CodecType, Hcm, HcmRoutes, RouteTable, TableOrigin, VirtualHost};
 use crate::model::{
     Address, AddressSuffix, Casing, ChainIndex, CidrRange, FilterChain, FilterChainMatch, Listener, ListenerFilter,
     MatchAddresses, NetworkFilter, NetworkFilterKind, OneOrList, Protocol, SocketAddress, SourceType, Text, TextOffset,
     TransportSocket, text_of,
 };
-use crate::source::{Pointer, SourceId, join_field, join_index};
+use crate::source::{SourceId, join_field, join_index};
 
 pub(crate) fn object_offset(first_key: Option<&str>) -> Option<usize> {
     // The key's first character follows its opening quote; the object starts at or before it.
@@ -580,35 +582,34 @@ impl<'a> ClusterParts<'a> {
         let discovery =
             if self.cluster_type { None } else { Discovery::from_number(self.discovery_type.map_or(0, |t| t.0)) };
         let load_assignment = self.load_assignment.is_some();
-        let mut localities = Vec::new();
+        let (mut localities, mut endpoints) = (0, ThinVec::new());
         if let Some(la) = self.load_assignment {
-            let list =
-                join_field(&join_field("", casing, "load_assignment"), Casing::from_camel(la.camel), "endpoints");
-            let mut i = 0;
-            localities = exact(la.endpoints, |locality| {
-                let lbs = join_field(&join_index(&list, i), Casing::from_camel(locality.camel), "lb_endpoints");
-                i += 1;
-                let mut j = 0;
-                exact(locality.lb_endpoints, |e| {
+            let assignment = Casing::from_camel(la.camel);
+            let la = la.endpoints.unwrap_or_default().0;
+            localities = la.len() as u32;
+            // One list for every locality's endpoints, of its exact length.
+            endpoints.reserve_exact(la.iter().map(|l| l.lb_endpoints.as_ref().map_or(0, |e| e.0.len())).sum());
+            for (i, locality) in la.into_iter().enumerate() {
+                let casings = [casing, assignment, Casing::from_camel(locality.camel)];
+                for (j, e) in locality.lb_endpoints.unwrap_or_default().0.into_iter().enumerate() {
                     let address = e.endpoint.and_then(|e| e.address);
-                    let pointer = join_index(&lbs, j).into();
-                    j += 1;
-                    Endpoint {
-                        pointer,
+                    endpoints.push(Endpoint {
                         address_given: address.is_some(),
                         address: address.and_then(RawAddress::into_model),
-                    }
-                })
-            });
+                        place: EndpointPlace { locality: i as u32, index: j as u32, casings },
+                    });
+                }
+            }
         }
         let status_ranges = status_ranges("", casing, self.health_checks);
         ClusterBuild {
             name: text_of(self.name),
-            pointer: Pointer::root(),
+            place: ClusterPlace::At(Box::default()),
             discovery,
             lb_policy: if self.load_balancing_policy { None } else { Some(self.lb_policy.map_or(0, |p| p.0 as i32)) },
             load_assignment,
             localities,
+            endpoints,
             tls: self.transport_socket.and_then(|t| t.into_model().certificates).map(Box::new),
             // Copied into a list of its exact length (most clusters have none: no allocation).
             status_ranges: ThinVec::from(status_ranges),

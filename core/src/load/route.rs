@@ -93,8 +93,8 @@ impl<'t> FromRaw<'t> for VirtualHost<'t> {
     fn from_raw(o: RawVirtualHost<'t>, index: usize) -> Self {
         let domains = take(o.domains).map(|l| l.0).unwrap_or_default();
         VirtualHost {
-            name: string(o.name).unwrap_or_default(),
-            index,
+            name: text(o.name).unwrap_or_default(),
+            index: index as u32,
             domains: exact(domains.into_iter().filter_map(|d| d.0)),
             routes: take(o.routes).map(|l| l.0).unwrap_or_default(),
             has_matcher: o.matcher.is_some(),

@@ -5,19 +5,21 @@
 //! records what Envoy already built.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use thin_vec::ThinVec;
 
 use super::{Address, Text};
-use crate::source::Pointer;
+use crate::source::{Casing, join_field, join_field_index, join_index};
 
 /// A cluster as Envoy builds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterBuild<'a> {
     /// `name`.
     pub name: Text<'a>,
-    /// JSON pointer of the Cluster message; every other pointer of the build is below it.
-    pub pointer: Pointer,
+    /// Where the Cluster message is ([`ClusterBuild::pointer`]); every other pointer of the
+    /// build is below it.
+    pub place: ClusterPlace,
     /// `type`, the service discovery type (`None`: a `cluster_type` extension).
     pub discovery: Option<Discovery>,
     /// `lb_policy`, by its number (0, `ROUND_ROBIN`, when unset); `None` when
@@ -25,8 +27,13 @@ pub struct ClusterBuild<'a> {
     pub lb_policy: Option<i32>,
     /// `load_assignment` is set.
     pub load_assignment: bool,
-    /// `load_assignment.endpoints[].lb_endpoints[]`, by locality.
-    pub localities: Vec<Vec<Endpoint<'a>>>,
+    /// How many `load_assignment.endpoints` (localities) it has.
+    pub localities: u32,
+    /// Every `load_assignment.endpoints[].lb_endpoints[]`, locality after locality: one list
+    /// a word wide, each endpoint knowing its place (a tenant's table names three clusters of
+    /// one endpoint each; a list per locality and a pointer string per endpoint were three
+    /// allocations a cluster).
+    pub endpoints: ThinVec<Endpoint<'a>>,
     /// Its transport socket's TLS certificates, when it has a TLS context. Boxed, as the
     /// status ranges are a `ThinVec`: most clusters have neither, and a tenant's route table
     /// names three (at 100k tenants 300k builds; 152 bytes each with these in place).
@@ -34,6 +41,27 @@ pub struct ClusterBuild<'a> {
     /// The status ranges of its HTTP health checks (`expected_statuses`,
     /// `retriable_statuses`), which Envoy checks when it builds the health checker.
     pub status_ranges: ThinVec<StatusRange>,
+}
+
+impl ClusterBuild<'_> {
+    /// JSON pointer of the Cluster message.
+    pub fn pointer(&self) -> String {
+        match &self.place {
+            ClusterPlace::At(p) => p.to_string(),
+            ClusterPlace::Listed(list, i) => join_index(list, *i as usize),
+        }
+    }
+}
+
+/// Where a cluster is in its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClusterPlace {
+    /// At this pointer (a resource of its own).
+    At(Box<str>),
+    /// Item `.1` of the list at `.0` (a bootstrap's `static_resources.clusters`): the list's
+    /// pointer is one string its clusters share (a tenant bootstrap lists 300k clusters, and a
+    /// pointer each was 300k allocations).
+    Listed(Arc<str>, u32),
 }
 
 /// One `Int64Range` of an HTTP health check's statuses.
@@ -81,12 +109,34 @@ impl Discovery {
 /// One `LbEndpoint`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint<'a> {
-    /// JSON pointer of the LbEndpoint, below the cluster's.
-    pub pointer: Pointer,
     /// `endpoint.address`, when given (`endpoint_name` endpoints have none either).
     pub address: Option<Address<'a>>,
     /// `endpoint.address` is there, set or not: an empty Address is PGV's to refuse.
     pub address_given: bool,
+    /// Where it is: [`Endpoint::pointer`] spells it when a finding needs it.
+    pub place: EndpointPlace,
+}
+
+/// An endpoint's place in its cluster: the locality's and its own position, and how the three
+/// objects on the way spell their keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndpointPlace {
+    /// Its locality's position in `load_assignment.endpoints`.
+    pub locality: u32,
+    /// Its position in the locality's `lb_endpoints`.
+    pub index: u32,
+    /// The casings of the cluster (`load_assignment`), the load assignment (`endpoints`) and
+    /// the locality (`lb_endpoints`).
+    pub casings: [Casing; 3],
+}
+
+impl Endpoint<'_> {
+    /// JSON pointer of the LbEndpoint, below the cluster's.
+    pub fn pointer(&self) -> String {
+        let EndpointPlace { locality, index, casings: [cluster, assignment, lbs] } = self.place;
+        let list = join_field(&join_field("", cluster, "load_assignment"), assignment, "endpoints");
+        join_field_index(&join_index(&list, locality as usize), lbs, "lb_endpoints", index as usize)
+    }
 }
 
 /// A TLS context's certificates, as Envoy looks for them. Its lists are `ThinVec`s (a word

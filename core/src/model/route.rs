@@ -59,7 +59,7 @@ pub struct RouteTable<'a> {
 impl RouteTable<'_> {
     /// JSON pointer of one of its virtual hosts.
     pub fn vh_pointer(&self, vh: &VirtualHost<'_>) -> String {
-        join_index(&join_token(&self.pointer, self.vh_key), vh.index)
+        join_index(&join_token(&self.pointer, self.vh_key), vh.index as usize)
     }
 
     /// JSON pointer of a route of its virtual host `vh`.
@@ -111,11 +111,11 @@ pub enum RequireTls {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VirtualHost<'a> {
     /// Its `name`, which Envoy's texts and xdsck's findings name it by.
-    pub name: Cow<'a, str>,
+    pub name: Text<'a>,
     /// Its position in the table's `virtual_hosts` ([`RouteTable::vh_pointer`] spells its place
     /// from it: a pointer kept for each virtual host and its routes was three allocations of
     /// some 100 bytes a tenant's table).
-    pub index: usize,
+    pub index: u32,
     /// As written (Envoy lower-cases them when it indexes them).
     pub domains: Vec<Cow<'a, str>>,
     /// In the order given: Envoy takes the first whose match holds.

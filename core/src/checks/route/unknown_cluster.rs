@@ -44,15 +44,18 @@ pub(crate) enum Use {
 /// The clusters of each Envoy of the run, as Envoy validates routes against them: every input
 /// is an Envoy of its own, unless the run says they are one ([`Snapshot::one_envoy`]).
 struct Known<'s> {
+    /// The sets of names `all` and `statics` refer to, by position: seeded
+    /// ([`crate::hashing`]), not SipHash: a name is probed per route (with SipHash, 2% of a run
+    /// of 10k listeners with inline route tables).
+    sets: Vec<InputSet<&'s str>>,
     /// Each Envoy's clusters (CiliumEnvoyConfigs' excepted, see the explanation), by
-    /// [`Known::envoy`]; seeded ([`crate::hashing`]), not SipHash: a name is probed per route
-    /// (with SipHash, 2% of a run of 10k listeners with inline route tables).
-    all: HashMap<Option<usize>, InputSet<&'s str>>,
+    /// [`Known::envoy`].
+    all: HashMap<Option<usize>, usize>,
     /// The Envoys of which some input lists every cluster Envoy has (not only the static ones).
     complete: FxHashSet<Option<usize>>,
     /// Each input's static clusters, for its own static listeners: a bootstrap builds them
     /// before CDS has delivered anything (checked with envoy 1.40, live).
-    statics: HashMap<usize, InputSet<&'s str>>,
+    statics: HashMap<usize, usize>,
     one_envoy: bool,
 }
 
@@ -61,6 +64,7 @@ impl<'s> Known<'s> {
     /// enough to tell which tables the run can check, without hashing 100k names again).
     fn of(snapshot: &'s Snapshot<'_>, names: bool) -> Self {
         let mut k = Known {
+            sets: Vec::new(),
             all: HashMap::new(),
             complete: FxHashSet::default(),
             statics: HashMap::new(),
@@ -72,19 +76,39 @@ impl<'s> Known<'s> {
             if !list.partial {
                 k.complete.insert(envoy);
             }
-            let statics = k.statics.entry(i).or_default();
-            let all = k.all.entry(envoy).or_default();
+            // An input that is an Envoy of its own and lists static clusters only (a
+            // bootstrap's) has one set for both: at tenant scale each was 300k names.
+            let shared = envoy.is_some() && list.names.iter().all(|c| c.is_static);
+            let statics = k.new_set();
+            k.statics.insert(i, statics);
+            let all = match k.all.get(&envoy) {
+                _ if shared => statics,
+                Some(&all) => all,
+                None => k.new_set(),
+            };
+            k.all.insert(envoy, all);
             if !names {
                 continue;
             }
+            // Sized once: a growing table holds its old one beside it while it rehashes.
+            k.sets[all].reserve(list.names.len());
+            if !shared {
+                k.sets[statics].reserve(list.names.iter().filter(|c| c.is_static).count());
+            }
             for c in &list.names {
-                all.insert(&c.name);
-                if c.is_static {
-                    statics.insert(&c.name);
+                k.sets[all].insert(&c.name);
+                if c.is_static && !shared {
+                    k.sets[statics].insert(&c.name);
                 }
             }
         }
         k
+    }
+
+    /// A new empty set, by its position.
+    fn new_set(&mut self) -> usize {
+        self.sets.push(InputSet::default());
+        self.sets.len() - 1
     }
 
     /// The Envoy the snapshot's input `input` (its index) is: the input itself, or the run's one.
@@ -94,13 +118,14 @@ impl<'s> Known<'s> {
 
     /// The clusters a table is validated against, or `None` when the run does not have them.
     fn for_table(&self, t: &TableCx<'_, '_>) -> Option<&InputSet<&'s str>> {
-        match &t.listener {
+        let set = match &t.listener {
             Some((l, _)) if l.listener.state == ListenerState::Static => self.statics.get(&t.envoy),
             _ => {
                 let envoy = self.envoy(t.envoy);
                 self.complete.contains(&envoy).then(|| self.all.get(&envoy)).flatten()
             }
-        }
+        };
+        set.map(|&s| &self.sets[s])
     }
 }
 

@@ -127,9 +127,9 @@ impl Check for InvalidAddress {
                 );
             }
             for c in input.cluster_builds.iter().filter(|c| c.discovery == Some(Discovery::Static)) {
-                for e in c.localities.iter().flatten().filter(|e| e.address.is_some() || !e.address_given) {
+                for e in c.endpoints.iter().filter(|e| e.address.is_some() || !e.address_given) {
                     let Some((message, envoy)) = endpoint_problem(&c.name, e.address.as_ref()) else { continue };
-                    let pointer = format!("{}{}", c.pointer, e.pointer);
+                    let pointer = format!("{}{}", c.pointer(), e.pointer());
                     let offset = text.locate_pointer(&pointer);
                     let at = Location::new(input.source, pointer, offset);
                     out.push(Diagnostic::new(&RULE, message).at(at).with_envoy_error(envoy));

@@ -78,10 +78,7 @@ fn problems(c: &ClusterBuild<'_>) -> Vec<(Option<&'static str>, String, String)>
             "LOGICAL_DNS clusters must have a single host".to_owned(),
         ));
     }
-    if discovery == Discovery::LogicalDns
-        && c.load_assignment
-        && !(c.localities.len() == 1 && c.localities[0].len() == 1)
-    {
+    if discovery == Discovery::LogicalDns && c.load_assignment && !(c.localities == 1 && c.endpoints.len() == 1) {
         out.push((
             Some("load_assignment"),
             format!("LOGICAL_DNS cluster '{}' does not have exactly one endpoint", c.name),
@@ -122,11 +119,12 @@ impl Check for InvalidCluster {
             let text = cx.locator(input);
             for c in &input.cluster_builds {
                 for (field, message, envoy) in problems(c) {
+                    let cluster = c.pointer();
                     let pointer = match field {
-                        Some(f) => join_field(&c.pointer, crate::model::Casing::Snake, f),
-                        None => c.pointer.to_string(),
+                        Some(f) => join_field(&cluster, crate::model::Casing::Snake, f),
+                        None => cluster.clone(),
                     };
-                    let offset = text.locate_pointer(&pointer).or_else(|| text.locate_pointer(&c.pointer));
+                    let offset = text.locate_pointer(&pointer).or_else(|| text.locate_pointer(&cluster));
                     out.push(
                         Diagnostic::new(&RULE, message)
                             .at(Location::new(input.source, pointer, offset))
@@ -135,8 +133,9 @@ impl Check for InvalidCluster {
                 }
                 for r in &c.status_ranges {
                     let Some((message, envoy)) = status_range(r, &c.name) else { continue };
-                    let pointer = format!("{}{}", c.pointer, r.pointer);
-                    let offset = text.locate_pointer(&pointer).or_else(|| text.locate_pointer(&c.pointer));
+                    let cluster = c.pointer();
+                    let pointer = format!("{cluster}{}", r.pointer);
+                    let offset = text.locate_pointer(&pointer).or_else(|| text.locate_pointer(&cluster));
                     out.push(
                         Diagnostic::new(&RULE, message)
                             .at(Location::new(input.source, pointer, offset))

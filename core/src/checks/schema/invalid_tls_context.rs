@@ -98,7 +98,7 @@ impl Check for InvalidTlsContext {
             let text: Locator<'_> = cx.locator(input);
             for c in &input.cluster_builds {
                 if let Some(certs) = &c.tls {
-                    let base = join_field(&c.pointer, Casing::Snake, "transport_socket");
+                    let base = join_field(&c.pointer(), Casing::Snake, "transport_socket");
                     report(certs, &base, input.source, &|p| text.locate_pointer(p), &|d| d, out);
                 }
             }

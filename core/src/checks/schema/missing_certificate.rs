@@ -112,7 +112,7 @@ impl Check for MissingCertificate {
             let text: Locator<'_> = cx.locator(input);
             for c in &input.cluster_builds {
                 if let Some(certs) = &c.tls {
-                    let base = join_field(&c.pointer, Casing::Snake, "transport_socket");
+                    let base = join_field(&c.pointer(), Casing::Snake, "transport_socket");
                     unknown_secrets(
                         certs,
                         &bootstrap.static_secrets,
