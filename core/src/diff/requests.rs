@@ -288,7 +288,7 @@ impl RequestCells {
         for vh in vhs {
             for r in &vh.routes {
                 let m = &r.matcher;
-                folded |= !m.case_sensitive;
+                folded |= !m.case_sensitive();
                 match &m.path {
                     PathSpec::Prefix(x) | PathSpec::Path(x) => {
                         paths.extend([x.to_string(), format!("{x}xdsck-diff")]);
@@ -310,7 +310,7 @@ impl RequestCells {
                     .headers
                     .iter()
                     .map(|h| (&h.name, &h.kind))
-                    .chain(m.query_parameters.iter().map(|q| (&q.name, &q.kind)));
+                    .chain(m.query_parameters().iter().map(|q| (&q.name, &q.kind)));
                 for (name, kind) in kinds {
                     if matches!(kind, HeaderMatch::Regex(_) | HeaderMatch::Other(_)) {
                         notes.push(format!(
@@ -329,7 +329,7 @@ impl RequestCells {
                         _ => headers.entry(name).or_insert_with(|| vec![None]).extend(values(&h.kind)),
                     }
                 }
-                for q in &m.query_parameters {
+                for q in m.query_parameters() {
                     query.entry(q.name.to_string()).or_insert_with(|| vec![None]).extend(values(&q.kind));
                 }
             }

@@ -352,9 +352,7 @@ impl<'a> Walk<'a> {
                         .enumerate()
                         .map(|(i, c)| ClusterBuild { place: ClusterPlace::Listed(base.clone(), i as u32), ..c.0 })
                         .collect();
-                    list.names.extend(
-                        builds.iter().map(|b| ClusterName { name: Cow::from(b.name.clone()), is_static: true }),
-                    );
+                    list.names.extend(builds.iter().map(|b| ClusterName { name: b.name.clone(), is_static: true }));
                     if self.cluster_builds.is_empty() {
                         self.cluster_builds = builds;
                     } else {
@@ -535,7 +533,7 @@ impl<'a> Walk<'a> {
                 (entry.dynamic_warming_clusters, false),
             ] {
                 let names = entries.unwrap_or_default().into_iter().filter_map(|e| e.cluster);
-                list.names.extend(names.map(|c| ClusterName { name: cow(c.name), is_static }));
+                list.names.extend(names.map(|c| ClusterName { name: text_of(cow(c.name)), is_static }));
             }
         }
     }
@@ -568,7 +566,7 @@ impl<'a> Walk<'a> {
     /// cluster manager's checks.
     fn cluster(&mut self, r: RawObject<'a>, pointer: String) {
         let list = self.clusters.get_or_insert_with(ClusterList::default);
-        list.names.push(ClusterName { name: cow(r.name.clone()), is_static: false });
+        list.names.push(ClusterName { name: text_of(cow(r.name.clone())), is_static: false });
         let mut build = r.into_cluster_parts().into_build();
         build.place = ClusterPlace::At(pointer.into_boxed_str());
         self.cluster_builds.push(build);

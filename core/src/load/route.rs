@@ -60,7 +60,7 @@ impl<'t> TableParts<'t> {
             vhds: self.vhds,
             validate_clusters: self.validate_clusters,
             mirrors: self.mirrors,
-            pointer: String::new(),
+            pointer: Box::default(),
             vh_key: self.vh_key,
         }
     }
@@ -71,7 +71,7 @@ impl<'t> TableParts<'t> {
 /// virtual host `matcher`).
 pub(crate) fn place(t: &mut RouteTable<'_>, source: SourceId, pointer: String, not_analysed: &mut Vec<NotAnalysed>) {
     t.source = source;
-    t.pointer = pointer;
+    t.pointer = pointer.into_boxed_str();
     // A dump's copy of an inline table was reported where the listener holds it.
     if t.origin == TableOrigin::DumpStatic {
         return;
@@ -192,7 +192,7 @@ fn route_match(m: RawRouteMatch<'_>) -> RouteMatch<'_> {
     } else {
         PathSpec::Missing
     };
-    RouteMatch { path, case_sensitive, headers, query_parameters, unevaluated }
+    RouteMatch::new(path, case_sensitive, headers, query_parameters, unevaluated)
 }
 
 fn header_matcher(h: RawHeaderMatcher<'_>) -> HeaderMatcher<'_> {
@@ -366,7 +366,10 @@ static_resources:
         let hcm = &t.hcms[0];
         assert!(hcm.strip_any_host_port && !hcm.strip_matching_host_port);
         let table = t.table_of(0, hcm).expect("inline table");
-        assert_eq!(table.pointer, "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/route_config");
+        assert_eq!(
+            &*table.pointer,
+            "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/route_config"
+        );
         assert_eq!(table.name.as_deref(), Some("rt"));
         assert!(table.ignore_port_in_host_matching);
         let vh = &table.virtual_hosts[0];
@@ -381,7 +384,7 @@ static_resources:
         assert_eq!(vh.routes[0].action, Action::Cluster("c".into()));
         assert_eq!(vh.routes[1].display_name(), "last");
         assert_eq!(vh.routes[1].matcher.path, PathSpec::SafeRegex("/v[0-9]".into()));
-        assert_eq!(*vh.routes[1].matcher.unevaluated, ["runtime_fraction"]);
+        assert_eq!(vh.routes[1].matcher.unevaluated(), ["runtime_fraction"]);
         assert_eq!(vh.routes[1].action, Action::DirectResponse { status: 200, body: Some("hi".into()) });
     }
 
@@ -458,7 +461,7 @@ filter_chains:
         let hcm = &t.hcms[0];
         assert!(!hcm.strip_any_host_port, "the snake_case spelling wins");
         let table = t.table_of(0, hcm).expect("inline table");
-        assert_eq!(table.pointer, "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig");
+        assert_eq!(&*table.pointer, "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig");
         let vh = &table.virtual_hosts[0];
         assert_eq!(
             table.vh_pointer(vh),
@@ -469,8 +472,8 @@ filter_chains:
         let r = &vh.routes[0];
         assert_eq!(table.route_pointer(vh, r), format!("{}/routes/0", table.vh_pointer(vh)));
         assert_eq!(r.matcher.path, PathSpec::Path("/p".into()));
-        assert!(!r.matcher.case_sensitive, "Envoy's JSON parser reads \"no\" as false (Abseil's SimpleAtob)");
-        assert_eq!(*r.matcher.unevaluated, ["grpc"]);
+        assert!(!r.matcher.case_sensitive(), "Envoy's JSON parser reads \"no\" as false (Abseil's SimpleAtob)");
+        assert_eq!(r.matcher.unevaluated(), ["grpc"]);
         assert_eq!(r.matcher.headers[0].kind, HeaderMatch::Other("invert_match".into()));
         assert_eq!(r.matcher.headers[1].kind, HeaderMatch::Other("rangeMatch".into()));
         // `9` is no cluster (Envoy rejects the input, XDS119): it reads as an empty message.
@@ -512,7 +515,7 @@ spec:
         assert!(matches!(&hcm.routes, HcmRoutes::Rds(n) if n == "ns/cec/rt"));
         let table = t.table_of(0, hcm).expect("resolved");
         assert_eq!(table.origin, TableOrigin::Rds);
-        assert_eq!(table.pointer, "/spec/resources/1");
+        assert_eq!(&*table.pointer, "/spec/resources/1");
     }
 
     #[test]

@@ -310,7 +310,7 @@ pub(crate) enum RouteVerdict {
 pub(crate) fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
     let m = &route.matcher;
     let path = req.bare_path();
-    let fold = |s: &str| if m.case_sensitive { s.to_owned() } else { s.to_ascii_lowercase() };
+    let fold = |s: &str| if m.case_sensitive() { s.to_owned() } else { s.to_ascii_lowercase() };
     let (p, spec) = (fold(path), &m.path);
     let path_ok = match spec {
         PathSpec::Prefix(x) => p.starts_with(&fold(x)),
@@ -328,7 +328,10 @@ pub(crate) fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
         PathSpec::Missing => return RouteVerdict::Misses("the match has no path specifier".to_owned()),
     };
     if !path_ok {
-        return RouteVerdict::Misses(format!("{} does not match path {path:?}", describe_path(spec, m.case_sensitive)));
+        return RouteVerdict::Misses(format!(
+            "{} does not match path {path:?}",
+            describe_path(spec, m.case_sensitive())
+        ));
     }
     for h in &m.headers {
         match header_matches(h, req) {
@@ -339,9 +342,9 @@ pub(crate) fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
             }
         }
     }
-    if !m.query_parameters.is_empty() {
+    if !m.query_parameters().is_empty() {
         let query = req.query_parameters();
-        for q in &m.query_parameters {
+        for q in m.query_parameters() {
             // Envoy tests the first value of a parameter given more than once.
             let value = query.iter().find(|(k, _)| *k == q.name).map(|(_, v)| *v);
             let holds = match (&q.kind, value) {
@@ -363,7 +366,7 @@ pub(crate) fn route_matches(route: &Route, req: &Request) -> RouteVerdict {
             }
         }
     }
-    if let Some(f) = m.unevaluated.first() {
+    if let Some(f) = m.unevaluated().first() {
         return RouteVerdict::Undecided(format!("{f} is not evaluated"));
     }
     RouteVerdict::Matches
@@ -557,7 +560,7 @@ pub(crate) mod tests {
             source: crate::source::SourceId(0),
             name: Some("rt".into()),
             origin: TableOrigin::Inline,
-            pointer: String::new(),
+            pointer: Box::default(),
             virtual_hosts: vhs
                 .iter()
                 .map(|(n, d)| VirtualHost {
@@ -694,7 +697,7 @@ pub(crate) mod tests {
         Route {
             name: None,
             index: 0,
-            matcher: RouteMatch { path, case_sensitive, ..RouteMatch::default() },
+            matcher: RouteMatch::of_path(path, case_sensitive),
             action: Action::Missing,
             mirrors: None,
         }

@@ -177,7 +177,7 @@ pub(crate) fn route_in_table(
     let choice = crate::routing::select_route(vh, req);
     for (i, verdict) in &choice.tried {
         let r = &vh.routes[*i];
-        let what = describe_path(&r.matcher.path, r.matcher.case_sensitive);
+        let what = describe_path(&r.matcher.path, r.matcher.case_sensitive());
         let text = match verdict {
             RouteVerdict::Matches => format!("{} ({what}) matches", r.display_name()),
             RouteVerdict::Misses(why) => format!("{} does not match: {why}", r.display_name()),

@@ -24,7 +24,7 @@ use crate::checks::{Check, Context, ListenerCx, Reads};
 use crate::diagnostic::{Diagnostic, Severity, declare_rule};
 use crate::hashing::InputSet;
 use crate::model::route::{Action, Hcm, HcmRoutes, RouteTable, RouteTables, VirtualHost};
-use crate::model::{Address, FilterChain, Protocol};
+use crate::model::{Address, FilterChain, Protocol, Text, text_of};
 use crate::parallel::sort_unstable_cheap;
 use crate::routing::{DomainIndex, Request, RouteOutcome, select_route, strip_port};
 
@@ -99,7 +99,8 @@ struct ExactNames<'c>(Vec<ByParent<'c>>);
 /// is found once: the sort compares each name some twenty times.
 #[derive(PartialEq, Eq)]
 struct ByParent<'c> {
-    name: Cow<'c, str>,
+    /// Two words, not `Cow`'s three: 24 bytes a name with `parent`.
+    name: Text<'c>,
     /// The byte after its first dot; 0 when it has none.
     parent: u32,
 }
@@ -107,7 +108,7 @@ struct ByParent<'c> {
 impl<'c> ByParent<'c> {
     fn new(name: Cow<'c, str>) -> Self {
         let parent = name.find('.').map_or(0, |dot| dot as u32 + 1);
-        ByParent { name, parent }
+        ByParent { name: text_of(name), parent }
     }
 
     fn key(&self) -> (Option<&str>, &str) {

@@ -53,7 +53,7 @@ fn text_covers(earlier: &str, earlier_cs: bool, later: &str, later_cs: bool, pre
 
 /// Whether every path the later match takes, the earlier one takes too.
 fn path_covers(e: &RouteMatch, l: &RouteMatch) -> bool {
-    let (ecs, lcs) = (e.case_sensitive, l.case_sensitive);
+    let (ecs, lcs) = (e.case_sensitive(), l.case_sensitive());
     match (&e.path, &l.path) {
         // The query string is removed before matching: a prefix with `?` never matches.
         (PathSpec::Prefix(p), _) if never(p) => false,
@@ -75,9 +75,9 @@ fn path_covers(e: &RouteMatch, l: &RouteMatch) -> bool {
 /// Whether the earlier route takes every request the later one takes.
 fn covers(earlier: &Route, later: &Route) -> bool {
     let (e, l) = (&earlier.matcher, &later.matcher);
-    e.unevaluated.is_empty()
+    e.unevaluated().is_empty()
         && e.headers.iter().all(|h| l.headers.contains(h))
-        && e.query_parameters.iter().all(|q| l.query_parameters.contains(q))
+        && e.query_parameters().iter().all(|q| l.query_parameters().contains(q))
         && !matches!(l.path, PathSpec::Missing | PathSpec::Connect | PathSpec::Policy)
         && path_covers(e, l)
 }
@@ -160,7 +160,7 @@ impl Trie {
 
 impl Paths {
     fn add(&mut self, m: &RouteMatch, route: usize) {
-        let slot = usize::from(!m.case_sensitive);
+        let slot = usize::from(!m.case_sensitive());
         let text = |p: &str| if slot == 1 { p.to_ascii_lowercase() } else { p.to_owned() };
         match &m.path {
             PathSpec::Prefix(p) if !never(p) => self.prefix[slot].insert(text(p).bytes(), route),
@@ -197,7 +197,7 @@ impl Paths {
         };
         // A case-sensitive earlier route covers a case-insensitive later one only when the
         // later text has no letters: otherwise the later one takes spellings it misses.
-        let sensitive = l.case_sensitive || !q.bytes().any(|b| b.is_ascii_alphabetic());
+        let sensitive = l.case_sensitive() || !q.bytes().any(|b| b.is_ascii_alphabetic());
         for (slot, text) in [(0, &**q), (1, lower)] {
             if slot == 0 && !sensitive {
                 continue;
@@ -221,12 +221,12 @@ impl Paths {
 impl<'v, 'a> Earlier<'v, 'a> {
     /// The ids of a route's conditions, sorted; matchers not seen before get one.
     fn intern(&mut self, m: &'v RouteMatch<'a>) -> Vec<usize> {
-        let mut ids = Vec::with_capacity(m.headers.len() + m.query_parameters.len());
+        let mut ids = Vec::with_capacity(m.headers.len() + m.query_parameters().len());
         for h in &m.headers {
             let next = 2 * self.headers.len();
             ids.push(*self.headers.entry(h).or_insert(next));
         }
-        for q in &m.query_parameters {
+        for q in m.query_parameters() {
             let next = 2 * self.queries.len() + 1;
             ids.push(*self.queries.entry(q).or_insert(next));
         }
@@ -240,7 +240,7 @@ impl<'v, 'a> Earlier<'v, 'a> {
     fn known(&self, m: &RouteMatch<'a>) -> Vec<usize> {
         let headers = m.headers.iter().filter_map(|h| self.headers.get(h));
         let mut ids: Vec<usize> =
-            headers.chain(m.query_parameters.iter().filter_map(|q| self.queries.get(q))).copied().collect();
+            headers.chain(m.query_parameters().iter().filter_map(|q| self.queries.get(q))).copied().collect();
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -248,7 +248,7 @@ impl<'v, 'a> Earlier<'v, 'a> {
 
     fn add(&mut self, r: &'v Route<'a>, route: usize) {
         let m = &r.matcher;
-        if !m.unevaluated.is_empty() {
+        if !m.unevaluated().is_empty() {
             return;
         }
         let key: Box<[usize]> = self.intern(m).into();
@@ -326,7 +326,7 @@ fn witness_path(later: &Route) -> Option<String> {
         _ => return None,
     };
     let mut query = Vec::new();
-    for q in &later.matcher.query_parameters {
+    for q in later.matcher.query_parameters() {
         let value = match &q.kind {
             HeaderMatch::Exact { value, .. }
             | HeaderMatch::Prefix { value, .. }
@@ -362,7 +362,7 @@ fn diagnostic(
             later.display_name(),
             vh.name,
             earlier.display_name(),
-            describe_path(&m.path, m.case_sensitive),
+            describe_path(&m.path, m.case_sensitive()),
         ),
     )
     .at(t.location(&t.table.route_pointer(vh, later)))
@@ -420,7 +420,7 @@ mod tests {
     use super::*;
 
     fn m(path: PathSpec, cs: bool) -> RouteMatch {
-        RouteMatch { path, case_sensitive: cs, ..RouteMatch::default() }
+        RouteMatch::of_path(path, cs)
     }
 
     /// The index finds, for every route, the first earlier route [`covers`] says takes all of
@@ -453,17 +453,14 @@ mod tests {
                         _ => [PathSpec::SafeRegex(".*".into()), PathSpec::Connect, PathSpec::Missing][next(3) as usize]
                             .clone(),
                     };
-                    let matcher = RouteMatch {
+                    // Arguments are evaluated in order, as the fields were: the same draws.
+                    let matcher = RouteMatch::new(
                         path,
-                        case_sensitive: next(3) != 0,
-                        headers: headers.iter().filter(|_| next(4) == 0).cloned().collect(),
-                        query_parameters: std::iter::once(query.clone()).filter(|_| next(5) == 0).collect(),
-                        unevaluated: if next(12) == 0 {
-                            thin_vec::thin_vec!["runtime_fraction"]
-                        } else {
-                            thin_vec::ThinVec::new()
-                        },
-                    };
+                        next(3) != 0,
+                        headers.iter().filter(|_| next(4) == 0).cloned().collect(),
+                        std::iter::once(query.clone()).filter(|_| next(5) == 0).collect(),
+                        if next(12) == 0 { thin_vec::thin_vec!["runtime_fraction"] } else { thin_vec::ThinVec::new() },
+                    );
                     Route { name: None, index: i, matcher, action: Action::Cluster("c".into()), mirrors: None }
                 })
                 .collect();
