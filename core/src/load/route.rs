@@ -94,7 +94,8 @@ impl<'t> FromRaw<'t> for VirtualHost<'t> {
         let domains = take(o.domains).map(|l| l.0).unwrap_or_default();
         VirtualHost {
             name: text(o.name).unwrap_or_default(),
-            index: index as u32,
+            // A list in a text of at most 4 GiB has fewer items than `u32::MAX`.
+            index: u32::try_from(index).unwrap_or(u32::MAX),
             domains: exact(domains.into_iter().filter_map(|d| d.0)),
             routes: take(o.routes).map(|l| l.0).unwrap_or_default(),
             has_matcher: o.matcher.is_some(),

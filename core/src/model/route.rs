@@ -231,7 +231,7 @@ pub enum HeaderMatch<'a> {
 
 /// `RouteMatch`. Forty bytes: what few matches have (case-insensitive paths, query
 /// parameters, predicates xdsck does not evaluate) is boxed together, so a route is 96 bytes
-/// and a virtual host's five routes 480, which jemalloc keeps in 512; at 104 bytes five took
+/// and a virtual host's five routes 480, which jemalloc keeps in 512; at 112 bytes five took
 /// 640 (a tenant-scale input has a million routes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteMatch<'a> {
