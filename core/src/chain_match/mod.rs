@@ -272,6 +272,11 @@ pub struct MatchGraph<'l, 'a> {
 #[derive(Default)]
 struct ChainKeys<'k> {
     keys: Vec<Key<'k>>,
+    /// Each server name's hash (`hasher.hash_one(key)`), taken where the keys are read, on
+    /// every core: the insertion, on one, then hashes a number with its parent's, not the name
+    /// (a fifth of its time at tenant scale). `None` for other keys, hashed where a node with
+    /// many children needs it (few do: the names at a port are the wide level).
+    hashes: Vec<Option<u64>>,
     ends: [usize; 10],
 }
 
@@ -280,8 +285,22 @@ impl<'k> ChainKeys<'k> {
         &self.keys[self.ends[depth]..self.ends[depth + 1]]
     }
 
-    /// Fills in one chain's keys; `false` if a value is one Envoy refuses.
-    fn fill(&mut self, m: Option<&'k FilterChainMatch<'_>>) -> bool {
+    fn level_hashes(&self, depth: usize) -> &[Option<u64>] {
+        &self.hashes[self.ends[depth]..self.ends[depth + 1]]
+    }
+
+    /// Fills in one chain's keys and its names' hashes; `false` if a value is one Envoy refuses.
+    fn fill(&mut self, m: Option<&'k FilterChainMatch<'_>>, hasher: &InputHasher) -> bool {
+        if !self.fill_keys(m) {
+            return false;
+        }
+        self.hashes.clear();
+        let name = |k: &Key<'_>| matches!(k, Key::Name(_) | Key::Suffix(_));
+        self.hashes.extend(self.keys.iter().map(|k| name(k).then(|| hasher.hash_one(k))));
+        true
+    }
+
+    fn fill_keys(&mut self, m: Option<&'k FilterChainMatch<'_>>) -> bool {
         self.keys.clear();
         // Room for every key at once (a level holds its values, or `Any`): grown from empty,
         // the buffer was reallocated three times a chain, 2% of a tenant-scale run.
@@ -402,7 +421,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             // walk to its key's node each) on one core: at 100k tenants the 500k names outgrew
             // a table sized by the 400k chains.
             children: HashTable::with_capacity(listener.filter_chains.len().max(names)),
-            hasher,
+            // The same seed as the keys' hashes taken below with `hasher`.
+            hasher: hasher.clone(),
             counts: Vec::with_capacity(estimate),
             overlaps: Vec::new(),
             excluded: vec![None; listener.filter_chains.len()],
@@ -428,7 +448,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         let fill = |block: &'l [FilterChain<'a>]| -> Vec<Option<ChainKeys<'l>>> {
             par_map_cheap(block, |c| {
                 let mut keys = ChainKeys::default();
-                keys.fill(c.filter_chain_match.as_ref()).then_some(keys)
+                keys.fill(c.filter_chain_match.as_ref(), &hasher).then_some(keys)
             })
         };
         let mut blocks = chains.chunks(KEY_BLOCK).enumerate();
@@ -504,8 +524,8 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         }
         // Below the last level there are only leaves, handled above.
         let Some(&level) = Level::ALL.get(depth) else { return };
-        for key in keys.level(depth) {
-            let child = self.child_or_insert(parent, level, key);
+        for (key, &hash) in keys.level(depth).iter().zip(keys.level_hashes(depth)) {
+            let child = self.child_or_insert(parent, level, key, hash);
             tuple.push(key.clone());
             self.insert_level(chain, keys, depth + 1, child, tuple);
             tuple.pop();
@@ -529,13 +549,20 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
         }
         let mut node = parent;
         for level in &Level::ALL[depth..] {
-            node = self.child_or_insert(node, *level, &Key::Any);
+            node = self.child_or_insert(node, *level, &Key::Any, None);
         }
         self.graph.add_edge(node, leaf, ());
     }
 
-    fn child_or_insert(&mut self, parent: NodeIndex, level: Level, key: &Key<'l>) -> NodeIndex {
-        if let Some(n) = self.child(parent, key) {
+    /// `key_hash` is `hasher.hash_one(key)` when it was taken.
+    fn child_or_insert(&mut self, parent: NodeIndex, level: Level, key: &Key<'l>, key_hash: Option<u64>) -> NodeIndex {
+        // Hashed once, and only for a node whose children are in `children`.
+        let key_hash = self.is_indexed(parent).then(|| key_hash.unwrap_or_else(|| self.hasher.hash_one(key)));
+        let found = match key_hash {
+            Some(hash) => self.indexed_child(parent, key, hash),
+            None => self.graph.neighbors(parent).find(|&n| self.values.is(self.graph[n], key)),
+        };
+        if let Some(n) = found {
             return n;
         }
         let n = self.graph.add_node(self.values.store(key));
@@ -549,27 +576,36 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
             for k in self.graph.neighbors(parent) {
                 if let Some(key) = self.values.key(self.graph[k]) {
                     let (graph, values, h) = (&self.graph, &self.values, &self.hasher);
-                    self.children.insert_unique(h.hash_one((parent, key)), (parent, k), |&(p, c)| {
-                        hash_entry(h, graph, values, p, c)
-                    });
+                    let hash = entry_hash(h, parent, h.hash_one(&key));
+                    self.children.insert_unique(hash, (parent, k), |&(p, c)| hash_entry(h, graph, values, p, c));
                 }
             }
-        } else if *count as usize > SMALL {
+        } else if let Some(key_hash) = key_hash {
+            // Indexed before this child (the count was past SMALL already).
+            let hash = entry_hash(&self.hasher, parent, key_hash);
             let (graph, values, h) = (&self.graph, &self.values, &self.hasher);
-            self.children
-                .insert_unique(h.hash_one((parent, key)), (parent, n), |&(p, c)| hash_entry(h, graph, values, p, c));
+            self.children.insert_unique(hash, (parent, n), |&(p, c)| hash_entry(h, graph, values, p, c));
         }
         n
     }
 
     /// The child of `parent` with this key.
     pub fn child(&self, parent: NodeIndex, key: &Key<'l>) -> Option<NodeIndex> {
-        if self.counts.get(parent.index()).is_none_or(|&c| c as usize <= SMALL) {
-            return self.graph.neighbors(parent).find(|&n| self.values.is(self.graph[n], key));
+        match self.is_indexed(parent) {
+            // The key is hashed only for a node indexed in `children`.
+            true => self.indexed_child(parent, key, self.hasher.hash_one(key)),
+            false => self.graph.neighbors(parent).find(|&n| self.values.is(self.graph[n], key)),
         }
-        self.children
-            .find(self.hasher.hash_one((parent, key)), |&(p, c)| p == parent && self.values.is(self.graph[c], key))
-            .map(|&(_, c)| c)
+    }
+
+    /// Whether `parent`'s children are in `children` (it has more than [`SMALL`]).
+    fn is_indexed(&self, parent: NodeIndex) -> bool {
+        self.counts.get(parent.index()).is_some_and(|&c| c as usize > SMALL)
+    }
+
+    fn indexed_child(&self, parent: NodeIndex, key: &Key<'l>, key_hash: u64) -> Option<NodeIndex> {
+        let hash = entry_hash(&self.hasher, parent, key_hash);
+        self.children.find(hash, |&(p, c)| p == parent && self.values.is(self.graph[c], key)).map(|&(_, c)| c)
     }
 
     /// The children of a node, in no particular order and without allocating.
@@ -716,7 +752,13 @@ fn hash_entry(
     child: NodeIndex,
 ) -> u64 {
     // Only key nodes are indexed.
-    values.key(graph[child]).map_or(0, |key| hasher.hash_one((parent, &key)))
+    values.key(graph[child]).map_or(0, |key| entry_hash(hasher, parent, hasher.hash_one(&key)))
+}
+
+/// Where `children` files a child of `parent` whose key hashes to `key_hash`: the key's hash
+/// is taken once (on every core, see [`ChainKeys`]), and the parent mixed in here.
+fn entry_hash(hasher: &InputHasher, parent: NodeIndex, key_hash: u64) -> u64 {
+    hasher.hash_one((parent, key_hash))
 }
 
 /// How a chain leaf holds its chain's index (see [`Stored`]).

@@ -96,8 +96,9 @@ impl<'t> FromRaw<'t> for VirtualHost<'t> {
             name: text(o.name).unwrap_or_default(),
             // A list in a text of at most 4 GiB has fewer items than `u32::MAX`.
             index: u32::try_from(index).unwrap_or(u32::MAX),
-            domains: exact(domains.into_iter().filter_map(|d| d.0)),
-            routes: take(o.routes).map(|l| l.0).unwrap_or_default(),
+            // Sized to their items as they were read: boxing them keeps the allocation.
+            domains: exact(domains.into_iter().filter_map(|d| d.0)).into_boxed_slice(),
+            routes: take(o.routes).map(|l| l.0).unwrap_or_default().into_boxed_slice(),
             has_matcher: o.matcher.is_some(),
             mirrors: mirrors(o.request_mirror_policies),
             require_tls: match get(&o.require_tls).map(|r| r.0) {
@@ -378,7 +379,7 @@ static_resources:
             table.vh_pointer(vh),
             "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config/route_config/virtual_hosts/0"
         );
-        assert_eq!(vh.domains, ["a.com"]);
+        assert_eq!(*vh.domains, ["a.com"]);
         assert_eq!(vh.routes[0].display_name(), "routes[0]");
         assert_eq!(vh.routes[0].matcher.path, PathSpec::Prefix("/api".into()));
         assert_eq!(vh.routes[0].matcher.headers[0].kind, HeaderMatch::Exact { value: "b".into(), ignore_case: false });
@@ -468,7 +469,7 @@ filter_chains:
             table.vh_pointer(vh),
             "/resources/0/filterChains/0/filters/0/typedConfig/routeConfig/virtualHosts/0"
         );
-        assert_eq!(vh.domains, ["a", "b."]);
+        assert_eq!(*vh.domains, ["a", "b."]);
         assert_eq!(vh.require_tls, RequireTls::All);
         let r = &vh.routes[0];
         assert_eq!(table.route_pointer(vh, r), format!("{}/routes/0", table.vh_pointer(vh)));
@@ -486,7 +487,7 @@ filter_chains:
         // the others hold; the domain is left out.
         assert_eq!(rds.virtual_hosts.len(), 2);
         assert_eq!(rds.vh_pointer(&rds.virtual_hosts[1]), "/resources/1/virtualHosts/1");
-        assert_eq!(rds.virtual_hosts[1].domains, ["a", "c"]);
+        assert_eq!(*rds.virtual_hosts[1].domains, ["a", "c"]);
     }
 
     #[test]

@@ -116,10 +116,11 @@ pub struct VirtualHost<'a> {
     /// from it: a pointer kept for each virtual host and its routes was three allocations of
     /// some 100 bytes a tenant's table).
     pub index: u32,
-    /// As written (Envoy lower-cases them when it indexes them).
-    pub domains: Vec<Cow<'a, str>>,
+    /// As written (Envoy lower-cases them when it indexes them). Boxed slices, not `Vec`s (read
+    /// to their length, never grown): 16 bytes a virtual host, a tenant's two in 128 bytes, not 160.
+    pub domains: Box<[Cow<'a, str>]>,
     /// In the order given: Envoy takes the first whose match holds.
-    pub routes: Vec<Route<'a>>,
+    pub routes: Box<[Route<'a>]>,
     /// A `matcher` tree is set (routes are then chosen by it, which xdsck does not evaluate).
     pub has_matcher: bool,
     /// Whether plain HTTP is redirected before routing, which a trace reports.

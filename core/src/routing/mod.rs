@@ -567,7 +567,7 @@ pub(crate) mod tests {
                     name: (*n).into(),
                     index: 0,
                     domains: d.iter().map(|s| (*s).into()).collect(),
-                    routes: Vec::new(),
+                    routes: Box::default(),
                     has_matcher: false,
                     require_tls: Default::default(),
                     mirrors: None,
