@@ -1132,6 +1132,9 @@ mod tests {
         // (112; 80 with `Vec`s): a tenant's two in 128 bytes, not 160.
         assert_eq!(std::mem::size_of::<route::Route<'_>>(), 96);
         assert_eq!(std::mem::size_of::<route::VirtualHost<'_>>(), 64);
+        // A tenant's inline table, boxed in its HCM: its name in two words and its virtual
+        // hosts a boxed slice, 80 bytes (96, jemalloc's next class, with a `Cow` and a `Vec`).
+        assert_eq!(std::mem::size_of::<route::RouteTable<'_>>(), 80);
         assert_eq!(std::mem::size_of::<route::RouteMatch<'_>>(), 40);
         assert_eq!(std::mem::size_of::<route::Action<'_>>(), 24);
         assert_eq!(std::mem::size_of::<route::HeaderMatcher<'_>>(), 48);

@@ -760,7 +760,7 @@ impl<'a> Walk<'a> {
                 if let Some(n) = &t.name
                     && let Some(qualified) = qualified_name(&namespace, &cec_name, n)
                 {
-                    t.name = Some(Cow::Owned(qualified));
+                    t.name = Some(text_of(Cow::Owned(qualified)));
                 }
             }
         }

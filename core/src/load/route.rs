@@ -53,9 +53,10 @@ impl<'t> TableParts<'t> {
     pub(crate) fn table(self, origin: TableOrigin) -> RouteTable<'t> {
         RouteTable {
             source: SourceId::default(),
-            name: self.name,
+            name: self.name.map(text_of),
             origin,
-            virtual_hosts: self.virtual_hosts,
+            // Sized to its items as they were read: boxing it keeps the allocation.
+            virtual_hosts: self.virtual_hosts.into_boxed_slice(),
             ignore_port_in_host_matching: self.ignore_port_in_host_matching,
             vhds: self.vhds,
             validate_clusters: self.validate_clusters,

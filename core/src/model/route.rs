@@ -34,14 +34,14 @@ pub struct RouteTable<'a> {
     pub source: SourceId,
     /// As Envoy names it (qualified as the Cilium agent does for a CiliumEnvoyConfig); `None`
     /// when the message has no name (Envoy's texts then end in `in route `).
-    pub name: Option<Cow<'a, str>>,
+    pub name: Option<Text<'a>>,
     /// Where it came from, which decides what Envoy's refusal of it costs.
     pub origin: TableOrigin,
     /// JSON pointer of the `RouteConfiguration` message in its input.
     pub pointer: Box<str>,
     /// In the order given: Envoy searches domains in this order, and the first duplicate is the
-    /// one it complains about.
-    pub virtual_hosts: Vec<VirtualHost<'a>>,
+    /// one it complains about. A boxed slice, and the name a `Text`: 80 bytes a table, not 96.
+    pub virtual_hosts: Box<[VirtualHost<'a>]>,
     /// `ignore_port_in_host_matching`: the Host's `:port` is dropped before domains are searched.
     pub ignore_port_in_host_matching: bool,
     /// `vhds` is set: virtual hosts arrive on demand and are not in this input.
@@ -117,7 +117,8 @@ pub struct VirtualHost<'a> {
     /// some 100 bytes a tenant's table).
     pub index: u32,
     /// As written (Envoy lower-cases them when it indexes them). Boxed slices, not `Vec`s (read
-    /// to their length, never grown): 16 bytes a virtual host, a tenant's two in 128 bytes, not 160.
+    /// to their length, never grown): 16 bytes less a virtual host, a tenant's two in 128 bytes,
+    /// not 160.
     pub domains: Box<[Cow<'a, str>]>,
     /// In the order given: Envoy takes the first whose match holds.
     pub routes: Box<[Route<'a>]>,
