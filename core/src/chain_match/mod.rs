@@ -558,11 +558,7 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
     fn child_or_insert(&mut self, parent: NodeIndex, level: Level, key: &Key<'l>, key_hash: Option<u64>) -> NodeIndex {
         // Hashed once, and only for a node whose children are in `children`.
         let key_hash = self.is_indexed(parent).then(|| key_hash.unwrap_or_else(|| self.hasher.hash_one(key)));
-        let found = match key_hash {
-            Some(hash) => self.indexed_child(parent, key, hash),
-            None => self.graph.neighbors(parent).find(|&n| self.values.is(self.graph[n], key)),
-        };
-        if let Some(n) = found {
+        if let Some(n) = self.find_child(parent, key, key_hash) {
             return n;
         }
         let n = self.graph.add_node(self.values.store(key));
@@ -591,21 +587,25 @@ impl<'l, 'a> MatchGraph<'l, 'a> {
 
     /// The child of `parent` with this key.
     pub fn child(&self, parent: NodeIndex, key: &Key<'l>) -> Option<NodeIndex> {
-        match self.is_indexed(parent) {
-            // The key is hashed only for a node indexed in `children`.
-            true => self.indexed_child(parent, key, self.hasher.hash_one(key)),
-            false => self.graph.neighbors(parent).find(|&n| self.values.is(self.graph[n], key)),
+        // The key is hashed only for a node indexed in `children`.
+        self.find_child(parent, key, self.is_indexed(parent).then(|| self.hasher.hash_one(key)))
+    }
+
+    /// The child of `parent` with this key: looked up in `children` by `key_hash` (taken when
+    /// `parent` is indexed there), else found among its few edges.
+    fn find_child(&self, parent: NodeIndex, key: &Key<'l>, key_hash: Option<u64>) -> Option<NodeIndex> {
+        match key_hash {
+            Some(key_hash) => {
+                let hash = entry_hash(&self.hasher, parent, key_hash);
+                self.children.find(hash, |&(p, c)| p == parent && self.values.is(self.graph[c], key)).map(|&(_, c)| c)
+            }
+            None => self.graph.neighbors(parent).find(|&n| self.values.is(self.graph[n], key)),
         }
     }
 
     /// Whether `parent`'s children are in `children` (it has more than [`SMALL`]).
     fn is_indexed(&self, parent: NodeIndex) -> bool {
         self.counts.get(parent.index()).is_some_and(|&c| c as usize > SMALL)
-    }
-
-    fn indexed_child(&self, parent: NodeIndex, key: &Key<'l>, key_hash: u64) -> Option<NodeIndex> {
-        let hash = entry_hash(&self.hasher, parent, key_hash);
-        self.children.find(hash, |&(p, c)| p == parent && self.values.is(self.graph[c], key)).map(|&(_, c)| c)
     }
 
     /// The children of a node, in no particular order and without allocating.
